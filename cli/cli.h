@@ -1,0 +1,51 @@
+// kvplan cli: the only place that touches argv, stdout and exit codes.
+// main.cpp dispatches `kvplan <command> ...` to one cmd_*.cpp each; commands throw
+// InputError for bad input (main prints it and exits 2) and return 0 on success.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "planner/types.h"
+
+namespace kvplan::cli {
+
+namespace po = boost::program_options;
+using Args = std::vector<std::string>;
+
+enum class Format { table, json, md, csv };
+//! --format: table|json|md|csv; default table.
+Format parse_format(const std::string& s);
+
+//! Adds the serving options shared by plan, simulate and size (ARCHITECTURE.md), all
+//! taken as strings so that comma lists can expand: --tp 1,2 --kv-cache-dtype fp16,int4.
+void add_serving_options(po::options_description& desc);
+//! Adds --format and -o/--output.
+void add_output_options(po::options_description& desc);
+//! Every combination of the comma lists given (the cartesian product, in option order).
+std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm);
+//! "a,b,,c" -> {"a","b","c"}; an empty item or list is an InputError naming the option.
+std::vector<std::string> split_list(const std::string& s, const std::string& option);
+//! A positive integer option value; InputError naming the option otherwise.
+int64_t parse_int_option(const std::string& s, const std::string& option, int64_t min_value = 1);
+double parse_num_option(const std::string& s, const std::string& option, double min_value,
+                        double max_value);
+
+//! Parses args against desc; unknown options and bad values are InputErrors.
+po::variables_map parse(const Args& args, const po::options_description& desc);
+
+//! Writes text to -o FILE (refusing to overwrite an existing file unless --force) or stdout.
+void emit(const po::variables_map& vm, const std::string& text);
+
+int cmd_plan(const Args& args);
+int cmd_models(const Args& args);
+int cmd_gpus(const Args& args);
+int cmd_simulate(const Args& args);
+int cmd_size(const Args& args);
+int cmd_validate(const Args& args);
+
+}  // namespace kvplan::cli

@@ -1,0 +1,71 @@
+#include <iostream>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "io/config_io.h"
+#include "reports/plan_report.h"
+
+namespace kvplan::cli {
+
+int cmd_plan(const Args& args) {
+  po::options_description desc("kvplan plan: memory, FLOPs, capacity and latency (lists expand to rows)");
+  desc.add_options()
+      ("help,h", "this help")
+      ("model", po::value<std::string>(), "catalog name(s) or file(s): HF config.json or YAML")
+      ("gpu", po::value<std::string>(), "catalog name(s) or file(s)")
+      ("context", po::value<std::string>()->default_value("2048"), "tokens per request (prompt + output)")
+      ("batch", po::value<std::string>()->default_value("1"), "concurrent sequences for the decode step");
+  add_serving_options(desc);
+  add_output_options(desc);
+  const auto vm = parse(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
+  if (!vm.count("gpu")) throw InputError("command line", "--gpu", "a GPU name or file (see `kvplan gpus`)", "nothing");
+  const Format format = parse_format(vm.count("format") ? vm["format"].as<std::string>() : "table");
+
+  std::vector<ModelConfig> models;
+  for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) models.push_back(io::load_model(name));
+  std::vector<GpuSpec> gpus;
+  for (const auto& name : split_list(vm["gpu"].as<std::string>(), "--gpu")) gpus.push_back(io::load_gpu(name));
+  std::vector<int64_t> contexts, batches;
+  for (const auto& c : split_list(vm["context"].as<std::string>(), "--context")) contexts.push_back(parse_int_option(c, "--context"));
+  for (const auto& b : split_list(vm["batch"].as<std::string>(), "--batch")) batches.push_back(parse_int_option(b, "--batch"));
+  const auto options = expand_serving_options(vm);
+
+  std::vector<reports::PlanRow> rows;
+  for (const auto& m : models)
+    for (const auto& g : gpus)
+      for (const auto& o : options) {
+        validate(m, o, "command line");
+        for (int64_t ctx : contexts) {
+          if (o.max_model_len && ctx > *o.max_model_len)
+            throw InputError("command line", "--context", "at most --max-model-len (" + std::to_string(*o.max_model_len) + ")",
+                             std::to_string(ctx));
+          for (int64_t b : batches) rows.push_back({m.name, g.name, o, make_plan(m, g, o, ctx, b)});
+        }
+      }
+
+  std::string text;
+  switch (format) {
+    case Format::json: text = reports::plan_json(rows).dump(2) + "\n"; break;
+    case Format::md: text = reports::render(reports::plan_table(rows), reports::TextFormat::md); break;
+    case Format::csv: text = reports::render(reports::plan_table(rows), reports::TextFormat::csv); break;
+    case Format::table:
+      text = reports::render(reports::plan_table(rows), reports::TextFormat::table);
+      if (rows.size() == 1) text += reports::plan_detail(rows.front());
+      text += "GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n";
+      for (const auto& r : rows)
+        if (!r.plan.memory.note.empty()) {
+          text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note + "\n";
+          break;
+        }
+      break;
+  }
+  emit(vm, text);
+  return 0;
+}
+
+}  // namespace kvplan::cli

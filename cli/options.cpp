@@ -1,0 +1,190 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "io/config_io.h"
+
+namespace kvplan::cli {
+
+namespace {
+const std::string kWhere = "command line";
+
+std::string opt(const std::string& name) { return "--" + name; }
+
+std::vector<std::string> values(const po::variables_map& vm, const std::string& name) {
+  if (!vm.count(name)) return {""};
+  return split_list(vm[name].as<std::string>(), opt(name));
+}
+
+template <typename T, typename Parse>
+T parse_enum(const std::string& s, const std::string& option, const std::string& expected, Parse parse) {
+  const auto v = parse(s);
+  if (!v) throw InputError(kWhere, option, expected, "'" + s + "'");
+  return *v;
+}
+}  // namespace
+
+Format parse_format(const std::string& s) {
+  if (s == "table") return Format::table;
+  if (s == "json") return Format::json;
+  if (s == "md") return Format::md;
+  if (s == "csv") return Format::csv;
+  throw InputError(kWhere, "--format", "table, json, md or csv", "'" + s + "'");
+}
+
+std::vector<std::string> split_list(const std::string& s, const std::string& option) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (item.empty()) throw InputError(kWhere, option, "a value or a comma-separated list of values", "'" + s + "'");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+int64_t parse_int_option(const std::string& s, const std::string& option, int64_t min_value) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || v < min_value)
+    throw InputError(kWhere, option, "an integer >= " + std::to_string(min_value), "'" + s + "'");
+  return v;
+}
+
+double parse_num_option(const std::string& s, const std::string& option, double min_value, double max_value) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || !(v >= min_value && v <= max_value))
+    throw InputError(kWhere, option, fmt::format("a number in [{}, {}]", min_value, max_value), "'" + s + "'");
+  return v;
+}
+
+void add_serving_options(po::options_description& desc) {
+  const auto s = [] { return po::value<std::string>(); };
+  desc.add_options()
+      ("tensor-parallel-size,tp", s(), "GPUs per tensor-parallel group (list ok)")
+      ("pipeline-parallel-size,pp", s(), "pipeline stages (list ok)")
+      ("dtype", s(), "weights and activations: fp32|fp16|bf16 (default: the model's)")
+      ("quantization", s(), "weights: none|fp8|int8|awq|gptq")
+      ("kv-cache-dtype", s(), "auto|fp16|bf16|fp8|int8|int4|int2")
+      ("kv-quant", s(), "quantized KV metadata: raw|per-token|kivi|kvquant")
+      ("kv-group", s(), "quantization group size (per-token: 128, kivi: 32)")
+      ("kv-residual", s(), "fp16 residual tokens (kivi: 128)")
+      ("block-size", s(), "paged KV block size in tokens (16)")
+      ("gpu-memory-utilization", s(), "fraction of GPU memory the engine may use (0.9)")
+      ("max-model-len", s(), "longest request, tokens")
+      ("max-num-seqs", s(), "most sequences in one batch (256)")
+      ("max-num-batched-tokens", s(), "most tokens in one step (engine default)")
+      ("engine", s(), "memory accounting: ideal|vllm|sglang|trtllm")
+      ("kv-heads", s(), "what-if: replace num_key_value_heads")
+      ("no-kv-cache", po::bool_switch(), "naive recompute, no cache (the seed's baseline)")
+      ("calibration", s(), "measured efficiencies (gpu_validate's calibration JSON)");
+}
+
+void add_output_options(po::options_description& desc) {
+  desc.add_options()
+      ("format", po::value<std::string>(), "table|json|md|csv (table on a terminal)")
+      ("output,o", po::value<std::string>(), "write to FILE instead of stdout")
+      ("force", po::bool_switch(), "overwrite the -o file if it exists");
+}
+
+std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) {
+  ServingOptions base;
+  base.kv_cache = !(vm.count("no-kv-cache") && vm["no-kv-cache"].as<bool>());
+  if (vm.count("calibration")) base.calibration = io::load_calibration(vm["calibration"].as<std::string>());
+
+  std::vector<ServingOptions> rows{base};
+  // Each option multiplies the rows by its list; the first option varies slowest.
+  const auto expand = [&](const std::string& name, auto apply) {
+    if (!vm.count(name)) return;
+    const auto items = values(vm, name);
+    std::vector<ServingOptions> next;
+    for (const auto& r : rows)
+      for (const auto& item : items) {
+        ServingOptions o = r;
+        apply(o, item);
+        next.push_back(o);
+      }
+    rows = std::move(next);
+  };
+  expand("tensor-parallel-size", [](ServingOptions& o, const std::string& v) { o.tp = parse_int_option(v, "--tensor-parallel-size"); });
+  expand("pipeline-parallel-size", [](ServingOptions& o, const std::string& v) { o.pp = parse_int_option(v, "--pipeline-parallel-size"); });
+  expand("dtype", [](ServingOptions& o, const std::string& v) {
+    if (v == "auto") return;
+    o.dtype = parse_enum<DType>(v, "--dtype", "auto, fp32, fp16 or bf16", parse_dtype);
+  });
+  expand("quantization", [](ServingOptions& o, const std::string& v) {
+    o.quantization = parse_enum<WeightQuant>(v, "--quantization", "none, fp8, int8, awq or gptq", parse_weight_quant);
+  });
+  expand("kv-cache-dtype", [](ServingOptions& o, const std::string& v) {
+    if (v == "auto") return;
+    o.kv_cache_dtype = parse_enum<DType>(v, "--kv-cache-dtype", "auto, fp16, bf16, fp8, int8, int4 or int2", parse_dtype);
+  });
+  expand("kv-quant", [](ServingOptions& o, const std::string& v) {
+    o.kv_quant = parse_enum<KvQuant>(v, "--kv-quant", "raw, per-token, kivi or kvquant", parse_kv_quant);
+  });
+  expand("kv-group", [](ServingOptions& o, const std::string& v) { o.kv_group = parse_int_option(v, "--kv-group"); });
+  expand("kv-residual", [](ServingOptions& o, const std::string& v) { o.kv_residual = parse_int_option(v, "--kv-residual", 0); });
+  expand("block-size", [](ServingOptions& o, const std::string& v) { o.block_size = parse_int_option(v, "--block-size"); });
+  expand("gpu-memory-utilization", [](ServingOptions& o, const std::string& v) {
+    o.gpu_memory_utilization = parse_num_option(v, "--gpu-memory-utilization", 1e-3, 1.0);
+  });
+  expand("max-model-len", [](ServingOptions& o, const std::string& v) { o.max_model_len = parse_int_option(v, "--max-model-len"); });
+  expand("max-num-seqs", [](ServingOptions& o, const std::string& v) { o.max_num_seqs = parse_int_option(v, "--max-num-seqs"); });
+  expand("max-num-batched-tokens", [](ServingOptions& o, const std::string& v) {
+    o.max_num_batched_tokens = parse_int_option(v, "--max-num-batched-tokens");
+  });
+  expand("engine", [](ServingOptions& o, const std::string& v) {
+    o.engine = parse_enum<Engine>(v, "--engine", "ideal, vllm, sglang or trtllm", parse_engine);
+  });
+  expand("kv-heads", [](ServingOptions& o, const std::string& v) { o.kv_heads = parse_int_option(v, "--kv-heads"); });
+  return rows;
+}
+
+po::variables_map parse(const Args& args, const po::options_description& desc) {
+  po::variables_map vm;
+  try {
+    const auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(desc).style(style).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(kWhere, "", "options listed by --help", e.what());
+  }
+  return vm;
+}
+
+void emit(const po::variables_map& vm, const std::string& text) {
+  if (!vm.count("output")) {
+    std::cout << text;
+    return;
+  }
+  const std::string path = vm["output"].as<std::string>();
+  std::error_code ec;
+  const bool force = vm.count("force") && vm["force"].as<bool>();
+  if (std::filesystem::exists(path, ec) && !force)
+    throw InputError("--output", "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError("--output", "", "a writable path", "'" + path + "'");
+  out << text;
+}
+
+}  // namespace kvplan::cli

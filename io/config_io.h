@@ -1,0 +1,35 @@
+// kvplan io: loading the files users write (model, GPU, calibration) into planner types.
+// Every error is an InputError naming the file, the key and what was expected.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "planner/types.h"
+
+namespace kvplan::io {
+
+//! The configs/ folder: $KVPLAN_CONFIG_DIR, else configs/ beside the binary's source tree.
+std::filesystem::path config_root();
+//! A catalog name (file stem under configs/<kind>/) or a path to a file, resolved to a
+//! path; throws InputError listing the catalog when neither exists.
+std::filesystem::path resolve(const std::string& kind, const std::string& name_or_path);
+//! File stems in configs/<kind>/, sorted.
+std::vector<std::string> catalog(const std::string& kind);
+
+//! A model file: Hugging Face config.json keys (JSON is YAML) plus kvplan's name/params.
+ModelConfig load_model(const std::string& name_or_path);
+//! Parses model text; `file` names it in errors.
+ModelConfig parse_model(const std::string& text, const std::string& file);
+
+GpuSpec load_gpu(const std::string& name_or_path);
+GpuSpec parse_gpu(const std::string& text, const std::string& file);
+
+//! A calibration file written by gpu_validate (JSON or YAML).
+Calibration load_calibration(const std::string& path);
+
+//! Reads a whole file; InputError when it is missing, a directory or unreadable.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace kvplan::io

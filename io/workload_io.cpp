@@ -1,0 +1,232 @@
+#include "io/workload_io.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+#include "io/config_io.h"
+#include "io/yaml_util.h"
+
+namespace kvplan::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string show(const YAML::Node& v) {
+  if (v.IsScalar()) return "'" + v.Scalar() + "'";
+  if (v.IsSequence()) return "a list";
+  if (v.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+//! The mapping under `key` with its keys renamed "key.child", so the strict accessors
+//! name nested keys in full. Keys outside `allowed` are an error (a typo would otherwise
+//! silently fall back to a default).
+YAML::Node section(const YAML::Node& root, const std::string& key, const std::string& file,
+                   const std::vector<std::string>& allowed, const std::string& what) {
+  const YAML::Node v = root[key];
+  if (!v.IsDefined() || v.IsNull()) throw InputError(file, key, what + " (the key is required)", "nothing");
+  if (!v.IsMap()) throw InputError(file, key, what, show(v));
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : v) {
+    const std::string k = kv.first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      throw InputError(file, key + "." + k, "one of the keys " + list, "an unknown key");
+    }
+    out[key + "." + k] = kv.second;
+  }
+  return out;
+}
+
+double positive(const YAML::Node& n, const std::string& key, const std::string& file) {
+  const double d = req_num(n, key, file, 0);
+  if (!(d > 0)) throw InputError(file, key, "a positive number", "'" + n[key].Scalar() + "'");
+  return d;
+}
+
+sim::LengthDist length_dist(const YAML::Node& root, const std::string& key, const std::string& file) {
+  const YAML::Node n = section(root, key, file, {"dist", "value", "min", "max", "mean", "sigma"},
+                               "a mapping with dist: fixed|uniform|lognormal|trace");
+  const std::string dist_key = key + ".dist";
+  const std::string dist = req_str(n, dist_key, file);
+  sim::LengthDist d;
+  if (dist == "fixed") {
+    d.kind = sim::LengthKind::fixed;
+    d.value = req_int(n, key + ".value", file, 1);
+  } else if (dist == "uniform") {
+    d.kind = sim::LengthKind::uniform;
+    d.min = req_int(n, key + ".min", file, 1);
+    d.max = req_int(n, key + ".max", file, 1);
+    if (d.max < d.min)
+      throw InputError(file, key + ".max", "at least " + key + ".min (" + std::to_string(d.min) + ")",
+                       std::to_string(d.max));
+  } else if (dist == "lognormal") {
+    d.kind = sim::LengthKind::lognormal;
+    d.mean = positive(n, key + ".mean", file);
+    d.sigma = req_num(n, key + ".sigma", file, 0, 10);
+    d.min = opt_int(n, key + ".min", file, 1).value_or(1);
+    d.max = opt_int(n, key + ".max", file, 1).value_or(int64_t{1} << 30);
+    if (d.max < d.min)
+      throw InputError(file, key + ".max", "at least " + key + ".min (" + std::to_string(d.min) + ")",
+                       std::to_string(d.max));
+  } else if (dist == "trace") {
+    d.kind = sim::LengthKind::trace;
+  } else {
+    throw InputError(file, dist_key, "fixed, uniform, lognormal or trace", "'" + dist + "'");
+  }
+  return d;
+}
+
+//! Parses a whole CSV field as a number; false when it is not one.
+template <typename T>
+bool parse_field(std::string_view s, T& out) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  if (s.empty()) return false;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
+fs::path resolve_trace(const std::string& trace, const std::string& workload_file) {
+  std::error_code ec;
+  const fs::path p(trace);
+  if (p.is_absolute()) {
+    if (fs::is_regular_file(p, ec)) return p;
+  } else {
+    const fs::path beside = fs::path(workload_file).parent_path() / p;
+    if (fs::is_regular_file(beside, ec)) return beside;
+    const fs::path under_root = fs::path(KVPLAN_SOURCE_DIR) / p;
+    if (fs::is_regular_file(under_root, ec)) return under_root;
+  }
+  throw InputError(workload_file, "trace",
+                   "an existing CSV file (a relative path is looked up beside the workload file, "
+                   "then under the project root)",
+                   "'" + trace + "'");
+}
+
+std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::string& file) {
+  std::vector<sim::TraceRow> rows;
+  size_t pos = 0;
+  int64_t line_no = 0;
+  bool header = false;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    const std::string where = " on line " + std::to_string(line_no);
+    if (!header) {
+      std::string h;
+      for (char c : line)
+        if (c != ' ' && c != '\t') h += c;
+      if (h != "arrival_s,prompt_tokens,output_tokens")
+        throw InputError(file, "", "a header line 'arrival_s,prompt_tokens,output_tokens'",
+                         "'" + std::string(line) + "'" + where);
+      header = true;
+      continue;
+    }
+    std::string_view f[3];
+    size_t start = 0;
+    int n = 0;
+    for (;;) {
+      const size_t comma = line.find(',', start);
+      if (n < 3) f[n] = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      ++n;
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (n != 3)
+      throw InputError(file, "", "3 comma-separated columns", std::to_string(n) + where);
+    sim::TraceRow r;
+    if (!parse_field(f[0], r.arrival_s) || !std::isfinite(r.arrival_s) || r.arrival_s < 0)
+      throw InputError(file, "arrival_s", "a finite number of seconds >= 0", "'" + std::string(f[0]) + "'" + where);
+    if (!parse_field(f[1], r.prompt_tokens) || r.prompt_tokens < 1)
+      throw InputError(file, "prompt_tokens", "an integer >= 1", "'" + std::string(f[1]) + "'" + where);
+    if (!parse_field(f[2], r.output_tokens) || r.output_tokens < 1)
+      throw InputError(file, "output_tokens", "an integer >= 1", "'" + std::string(f[2]) + "'" + where);
+    if (!rows.empty() && r.arrival_s < rows.back().arrival_s)
+      throw InputError(file, "arrival_s", "arrival times in non-decreasing order",
+                       "'" + std::string(f[0]) + "' after " + std::to_string(rows.back().arrival_s) + where);
+    rows.push_back(r);
+  }
+  if (rows.empty()) throw InputError(file, "", "at least one request after the header", "none");
+  const double first_s = rows.front().arrival_s;
+  for (auto& r : rows) r.arrival_s -= first_s;
+  return rows;
+}
+
+std::shared_ptr<const std::vector<sim::TraceRow>> load_trace(const fs::path& path) {
+  return std::make_shared<const std::vector<sim::TraceRow>>(parse_trace(read_file(path), path.string()));
+}
+
+sim::Workload parse_workload(const std::string& text, const std::string& file) {
+  const YAML::Node root = parse_yaml_mapping(text, file);
+  sim::Workload w;
+  w.file = file;
+  w.name = opt_str(root, "name", file).value_or(fs::path(file).stem().string());
+  w.source = opt_str(root, "source", file).value_or("");
+
+  const YAML::Node a = section(root, "arrival", file, {"process", "rate_per_s", "cv"},
+                               "a mapping with process: poisson|gamma|fixed|trace");
+  const std::string process = req_str(a, "arrival.process", file);
+  if (process == "poisson") {
+    w.arrival.process = sim::ArrivalProcess::poisson;
+  } else if (process == "gamma") {
+    w.arrival.process = sim::ArrivalProcess::gamma;
+    w.arrival.cv = positive(a, "arrival.cv", file);
+  } else if (process == "fixed") {
+    w.arrival.process = sim::ArrivalProcess::fixed;
+  } else if (process == "trace") {
+    w.arrival.process = sim::ArrivalProcess::trace;
+  } else {
+    throw InputError(file, "arrival.process", "poisson, gamma, fixed or trace", "'" + process + "'");
+  }
+  if (w.arrival.process != sim::ArrivalProcess::trace) w.arrival.rate_per_s = positive(a, "arrival.rate_per_s", file);
+
+  w.prompt_tokens = length_dist(root, "prompt_tokens", file);
+  w.output_tokens = length_dist(root, "output_tokens", file);
+
+  const bool uses_trace = w.arrival.process == sim::ArrivalProcess::trace ||
+                          w.prompt_tokens.kind == sim::LengthKind::trace ||
+                          w.output_tokens.kind == sim::LengthKind::trace;
+  const auto trace = opt_str(root, "trace", file);
+  if (uses_trace && !trace)
+    throw InputError(file, "trace", "a trace CSV path (arrival or a length distribution is 'trace')", "nothing");
+  if (trace) {
+    const fs::path p = resolve_trace(*trace, file);
+    w.trace_file = p.string();
+    w.trace = load_trace(p);
+  }
+
+  const auto requests = opt_int(root, "requests", file, 1);
+  if (requests) {
+    w.requests = *requests;
+  } else if (w.arrival.process == sim::ArrivalProcess::trace) {
+    w.requests = static_cast<int64_t>(w.trace->size());
+  } else {
+    throw InputError(file, "requests", "an integer >= 1 (the key is required unless arrivals come from a trace)",
+                     "nothing");
+  }
+
+  const YAML::Node slo = section(root, "slo", file, {"ttft_p99_s", "tpot_p99_s"},
+                                 "a mapping with ttft_p99_s and tpot_p99_s");
+  w.slo.ttft_p99_s = positive(slo, "slo.ttft_p99_s", file);
+  w.slo.tpot_p99_s = positive(slo, "slo.tpot_p99_s", file);
+  return w;
+}
+
+sim::Workload load_workload(const std::string& name_or_path) {
+  const fs::path p = resolve("workloads", name_or_path);
+  return parse_workload(read_file(p), p.string());
+}
+
+}  // namespace kvplan::io

@@ -1,0 +1,118 @@
+#include "io/yaml_util.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace kvplan::io {
+
+namespace {
+
+std::string show(const YAML::Node& v) {
+  if (v.IsScalar()) return "'" + v.Scalar() + "'";
+  if (v.IsSequence()) return "a list";
+  if (v.IsMap()) return "a mapping";
+  return "null";
+}
+
+// A scalar as a finite double, or nullopt when it is not a number at all.
+std::optional<double> as_number(const YAML::Node& v) {
+  if (!v.IsScalar()) return std::nullopt;
+  const std::string& s = v.Scalar();
+  if (s.empty()) return std::nullopt;
+  std::istringstream in(s);
+  in.imbue(std::locale::classic());
+  double d = 0;
+  in >> d;
+  if (in.fail() || !in.eof()) {
+    // YAML spellings of special floats are numbers, just not usable ones.
+    if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::nan("");
+    if (s == ".inf" || s == ".Inf" || s == "+.inf") return HUGE_VAL;
+    if (s == "-.inf" || s == "-.Inf") return -HUGE_VAL;
+    return std::nullopt;
+  }
+  return d;
+}
+
+YAML::Node child(const YAML::Node& n, const std::string& key) {
+  const YAML::Node v = n[key];
+  if (!v.IsDefined() || v.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+  return v;
+}
+
+}  // namespace
+
+YAML::Node parse_yaml_mapping(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(file, "", "valid YAML or JSON",
+                     "a syntax error at line " + std::to_string(e.mark.line + 1) + ", column " +
+                         std::to_string(e.mark.column + 1) + " (" + e.msg + ")");
+  }
+  if (!root.IsDefined() || root.IsNull()) throw InputError(file, "", "a mapping of keys to values", "an empty file");
+  if (!root.IsMap()) throw InputError(file, "", "a mapping of keys to values", show(root));
+  return root;
+}
+
+std::optional<double> opt_num(const YAML::Node& n, const std::string& key, const std::string& file,
+                              double min_value, double max_value) {
+  const YAML::Node v = child(n, key);
+  if (!v.IsDefined()) return std::nullopt;
+  const auto d = as_number(v);
+  const std::string range = "a finite number >= " + YAML::Node(min_value).Scalar() +
+                            (max_value < 1e300 ? " and <= " + YAML::Node(max_value).Scalar() : "");
+  if (!d || !std::isfinite(*d) || *d < min_value || *d > max_value) throw InputError(file, key, range, show(v));
+  return d;
+}
+
+double req_num(const YAML::Node& n, const std::string& key, const std::string& file, double min_value,
+               double max_value) {
+  const auto d = opt_num(n, key, file, min_value, max_value);
+  if (!d) throw InputError(file, key, "a number (the key is required)", "nothing");
+  return *d;
+}
+
+std::optional<int64_t> opt_int(const YAML::Node& n, const std::string& key, const std::string& file,
+                               int64_t min_value) {
+  const YAML::Node v = child(n, key);
+  if (!v.IsDefined()) return std::nullopt;
+  const auto d = as_number(v);
+  const std::string expected = "an integer >= " + std::to_string(min_value);
+  // 9.2e18 is the largest double below 2^63: anything above cannot be a byte count.
+  if (!d || !std::isfinite(*d) || *d != std::floor(*d) || *d < static_cast<double>(min_value) || *d > 9.2e18)
+    throw InputError(file, key, expected, show(v));
+  return static_cast<int64_t>(*d);
+}
+
+int64_t req_int(const YAML::Node& n, const std::string& key, const std::string& file, int64_t min_value) {
+  const auto i = opt_int(n, key, file, min_value);
+  if (!i) throw InputError(file, key, "an integer >= " + std::to_string(min_value) + " (the key is required)", "nothing");
+  return *i;
+}
+
+std::optional<bool> opt_bool(const YAML::Node& n, const std::string& key, const std::string& file) {
+  const YAML::Node v = child(n, key);
+  if (!v.IsDefined()) return std::nullopt;
+  if (v.IsScalar()) {
+    const std::string& s = v.Scalar();
+    if (s == "true" || s == "True" || s == "TRUE") return true;
+    if (s == "false" || s == "False" || s == "FALSE") return false;
+  }
+  throw InputError(file, key, "true or false", show(v));
+}
+
+std::optional<std::string> opt_str(const YAML::Node& n, const std::string& key, const std::string& file) {
+  const YAML::Node v = child(n, key);
+  if (!v.IsDefined()) return std::nullopt;
+  if (!v.IsScalar()) throw InputError(file, key, "a string", show(v));
+  return v.Scalar();
+}
+
+std::string req_str(const YAML::Node& n, const std::string& key, const std::string& file) {
+  const auto s = opt_str(n, key, file);
+  if (!s) throw InputError(file, key, "a string (the key is required)", "nothing");
+  return *s;
+}
+
+}  // namespace kvplan::io

@@ -1,0 +1,119 @@
+// The memory budget: how one GPU's memory is split between weights, activations, the
+// runtime and the KV pool, and the capacity that pool gives.
+//
+// --engine ideal (the default) is the engine-neutral model:
+//   usable     = memory as CUDA reports it x gpu_memory_utilization (default 0.90, vLLM's)
+//   activation = peak of one forward step over max_num_batched_tokens tokens (default
+//                8,192) and of the sampler over max_num_seqs rows of fp32 logits
+//   reserve    = the runtime's own memory: 512 MiB for the CUDA context and library
+//                workspaces, plus 256 MiB of NCCL buffers when the model spans GPUs,
+//                or what a calibration file measured
+//   KV pool    = usable - weights - activation - reserve, in whole blocks.
+// vLLM, SGLang and TensorRT-LLM follow their own code (engine_*.cpp).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "planner/checked.h"
+#include "planner/engine_detail.h"
+
+namespace kvplan {
+
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kContextReserveBytes = 512 * kMiB;
+constexpr int64_t kNcclReserveBytes = 256 * kMiB;
+constexpr int64_t kDefaultBatchedTokens = 8192;
+constexpr int64_t kLogitBytes = 4;  // samplers work on fp32 logits
+
+std::string gb(int64_t bytes) {
+  const double v = static_cast<double>(bytes) / 1e9;
+  return std::to_string(static_cast<int64_t>(std::round(v * 10)) / 10) + "." +
+         std::to_string(static_cast<int64_t>(std::round(v * 10)) % 10) + " GB";
+}
+
+}  // namespace
+
+namespace detail {
+
+//! Live activation bytes per token of one layer's forward pass on one GPU: the residual
+//! stream and its normed copy, Q/K/V, the attention output, and the MLP's gate, up and
+//! activated tensors (MoE: each token's top-k expert rows).
+int64_t activation_bytes_per_token(const ModelConfig& m, const ServingOptions& o) {
+  const int64_t act = dtype_bits(o.activation_dtype(m)) / 8;
+  const int64_t tp = o.tp;
+  const int64_t kv = m.is_mla() ? m.kv_lora_rank + m.qk_rope_head_dim : 2 * m.num_kv_heads * m.head_dim;
+  int64_t width = m.intermediate_size;
+  if (m.is_moe()) {
+    const int64_t expert = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+    width = std::max(width, expert * (m.experts_per_token + m.num_shared_experts));
+  }
+  const int64_t mlp = (m.gated_mlp ? 3 : 2) * width / tp;
+  return act * (2 * m.hidden_size + (m.q_dim() + kv) / tp + m.q_dim() / tp + mlp);
+}
+
+MemoryBudget ideal_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  MemoryBudget b;
+  b.gpu_bytes = g.memory_bytes;
+  b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * o.gpu_memory_utilization));
+  b.weights_bytes = weight_bytes_per_gpu(m, o);
+  const int64_t tokens = o.max_num_batched_tokens.value_or(kDefaultBatchedTokens);
+  const int64_t layer_peak = checked_mul(tokens, activation_bytes_per_token(m, o), "activation");
+  const int64_t logits = checked_mul(o.max_num_seqs, ceil_div(m.vocab_size, o.tp) * kLogitBytes, "activation");
+  b.activation_bytes = std::max(layer_peak, logits);
+  b.reserve_bytes = o.calibration.runtime_reserve_bytes.value_or(
+      kContextReserveBytes + (o.tp * o.pp > 1 ? kNcclReserveBytes : 0));
+  return b;
+}
+
+}  // namespace detail
+
+MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  MemoryBudget b;
+  switch (o.engine) {
+    case Engine::ideal: b = detail::ideal_budget(m, g, o); break;
+    case Engine::vllm: b = detail::vllm_budget(m, g, o); break;
+    case Engine::sglang: b = detail::sglang_budget(m, g, o); break;
+    case Engine::trtllm: b = detail::trtllm_budget(m, g, o); break;
+  }
+  if (o.engine == Engine::ideal || b.kv_budget_bytes == 0) {
+    const int64_t left = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes;
+    b.kv_budget_bytes = std::max<int64_t>(0, left);
+  }
+  if (b.weights_bytes > b.usable_bytes) {
+    b.kv_budget_bytes = 0;
+    b.note = "weights (" + gb(b.weights_bytes) + " per GPU) exceed usable memory (" +
+             gb(b.usable_bytes) + "): raise --tp/--pp or quantize the weights";
+  } else if (b.kv_budget_bytes == 0 && b.note.empty()) {
+    b.note = "no memory left for the KV cache after weights, activations and reserve";
+  }
+  return b;
+}
+
+Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
+                  int64_t context_tokens) {
+  Capacity c;
+  if (b.weights_bytes > b.usable_bytes) {
+    c.limited_by = "weights do not fit";
+    return c;
+  }
+  if (!o.kv_cache) {
+    // Naive recompute keeps no cache; each request re-runs its whole context, whose
+    // activations must fit instead.
+    const int64_t per_request = detail::checked_mul(
+        context_tokens, detail::activation_bytes_per_token(m, o), "activation");
+    c.max_concurrent_requests = per_request > 0 ? b.kv_budget_bytes / per_request : 0;
+    c.limited_by = "activation memory (no KV cache)";
+    return c;
+  }
+  const int64_t block = kv_block_bytes_per_gpu(m, o);
+  c.num_blocks = block > 0 ? b.kv_budget_bytes / block : 0;
+  c.max_kv_tokens = detail::engine_max_kv_tokens(m, o, b);
+  const int64_t per_request = kv_blocks_per_request(m, o, context_tokens);
+  c.max_concurrent_requests = per_request > 0 ? c.num_blocks / per_request : 0;
+  c.limited_by = c.max_concurrent_requests == 0 ? "KV memory: not one request fits" : "KV memory";
+  return c;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,21 @@
+// Per-engine memory accounting behind memory_budget() and capacity(). Internal.
+#pragma once
+
+#include "planner/planner.h"
+
+namespace kvplan::detail {
+
+//! --engine ideal: documented defaults, no engine's quirks (engine.cpp).
+MemoryBudget ideal_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! vLLM V1's profile-run accounting (engine_vllm.cpp).
+MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! SGLang's mem_fraction_static accounting (engine_sglang.cpp).
+MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! TensorRT-LLM's free_gpu_memory_fraction accounting (engine_trtllm.cpp).
+MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+
+//! Tokens the pool of `b` holds as the engine counts them (vLLM: blocks of page size ×
+//! layers; SGLang: cells of one token). Default (ideal): whole blocks of block_size.
+int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b);
+
+}  // namespace kvplan::detail

@@ -1,0 +1,145 @@
+// FLOPs, 2 per multiply-add (the convention of Kaplan et al. 2020 §2.1 and of most
+// serving papers). Counted: every weight matrix a token passes through (2 x parameters,
+// biases and norms left out: they add < 0.1 %), the attention scores Q·K^T and the
+// weighted sum softmax·V (2 x heads x head_dim per query-key pair), and the LM head for
+// the positions that are sampled (the last of a forward pass). MLA is counted in its
+// weight-absorbed form (DeepSeek-V2 §2.1.2), which is how the cached latent is used:
+// per pair 2·n_h·(kv_lora_rank + rope) for scores and 2·n_h·kv_lora_rank for values;
+// its projection FLOPs then equal 2 x its attention parameters. MoE: the top-k routed
+// and shared experts of each token, and the router.
+#include <algorithm>
+
+#include "planner/planner.h"
+
+namespace kvplan {
+
+namespace {
+
+struct PerToken {
+  double qkv = 0, out_proj = 0, mlp = 0;  // per token, all layers
+  double scores_per_pair = 0, values_per_pair = 0;  // per query-key pair, one layer
+  double lm_head = 0;
+};
+
+PerToken per_token(const ModelConfig& m) {
+  PerToken p;
+  const auto h = static_cast<double>(m.hidden_size);
+  const auto heads = static_cast<double>(m.num_heads);
+  const auto layers = static_cast<double>(m.num_layers);
+  if (m.is_mla()) {
+    const auto qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const auto lora = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim);
+    const auto ql = static_cast<double>(m.q_lora_rank);
+    double q = m.q_lora_rank > 0 ? h * ql + ql * heads * qk : h * heads * qk;
+    q += h * (lora + rope) + lora * heads * static_cast<double>(m.qk_nope_head_dim);
+    p.qkv = 2 * layers * q;
+    p.out_proj = 2 * layers * (lora * heads * static_cast<double>(m.v_head_dim) +
+                               heads * static_cast<double>(m.v_head_dim) * h);
+    p.scores_per_pair = 2 * heads * (lora + rope);
+    p.values_per_pair = 2 * heads * lora;
+  } else {
+    const auto q = static_cast<double>(m.q_dim());
+    const auto kv = static_cast<double>(m.num_kv_heads * m.head_dim);
+    p.qkv = 2 * layers * h * (q + 2 * kv);
+    p.out_proj = 2 * layers * q * h;
+    p.scores_per_pair = 2 * q;
+    p.values_per_pair = 2 * q;
+  }
+  const double mats = m.gated_mlp ? 3 : 2;
+  const auto dense_layers = static_cast<double>(m.is_moe() ? std::min(m.first_dense_layers, m.num_layers) : m.num_layers);
+  p.mlp = 2 * dense_layers * mats * h * static_cast<double>(m.intermediate_size);
+  if (m.is_moe()) {
+    const auto width = static_cast<double>(m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);
+    const double active = static_cast<double>(m.experts_per_token + m.num_shared_experts);
+    const double per_layer = mats * h * width * active + h * static_cast<double>(m.num_experts);
+    p.mlp += 2 * (layers - dense_layers) * per_layer;
+  }
+  p.lm_head = 2 * h * static_cast<double>(m.vocab_size);
+  return p;
+}
+
+// Sum over query positions p = a..b (1-based) of min(p, w); w = 0 means no window.
+double pairs(double a, double b, double w) {
+  if (b < a) return 0;
+  const auto sum = [](double x, double y) { return (x + y) * (y - x + 1) / 2; };
+  if (w <= 0 || b <= w) return sum(a, b);
+  if (a >= w) return (b - a + 1) * w;
+  return sum(a, w) + (b - w) * w;
+}
+
+// Sum over t = 1..T of pairs(1, t, w): the attention pairs of prefilling every prefix.
+double nested_pairs(double T, double w) {
+  if (w <= 0 || T <= w) return T * (T + 1) * (T + 2) / 6;
+  const double head = w * (w + 1) * (w + 2) / 6;  // t = 1..w
+  const double base = w * (w + 1) / 2;             // pairs(1, w, w)
+  const double n = T - w;                          // t = w+1..T: base + (t - w) w
+  return head + n * base + w * n * (n + 1) / 2;
+}
+
+// Attention pair total over all layers, given a per-window pair function.
+template <typename F>
+double layer_pairs(const ModelConfig& m, F&& f) {
+  if (m.layer_window.empty()) return static_cast<double>(m.num_layers) * f(0.0);
+  double total = 0;
+  for (int64_t w : m.layer_window) total += f(static_cast<double>(w));
+  return total;
+}
+
+FlopBreakdown assemble(const PerToken& p, double tokens, double pair_total, double logits) {
+  FlopBreakdown f;
+  f.qkv = p.qkv * tokens;
+  f.out_proj = p.out_proj * tokens;
+  f.mlp = p.mlp * tokens;
+  f.attn_scores = p.scores_per_pair * pair_total;
+  f.attn_values = p.values_per_pair * pair_total;
+  f.lm_head = p.lm_head * logits;
+  return f;
+}
+
+}  // namespace
+
+FlopBreakdown& FlopBreakdown::operator+=(const FlopBreakdown& b) {
+  qkv += b.qkv;
+  attn_scores += b.attn_scores;
+  attn_values += b.attn_values;
+  out_proj += b.out_proj;
+  mlp += b.mlp;
+  lm_head += b.lm_head;
+  return *this;
+}
+
+FlopBreakdown forward_flops(const ModelConfig& m, int64_t tokens, int64_t cached) {
+  if (tokens <= 0) return {};
+  const auto a = static_cast<double>(cached + 1), b = static_cast<double>(cached + tokens);
+  const double pair_total = layer_pairs(m, [&](double w) { return pairs(a, b, w); });
+  return assemble(per_token(m), static_cast<double>(tokens), pair_total, 1);
+}
+
+FlopBreakdown prefill_flops(const ModelConfig& m, int64_t tokens) { return forward_flops(m, tokens, 0); }
+
+FlopBreakdown decode_step_flops(const ModelConfig& m, int64_t context) {
+  return forward_flops(m, 1, std::max<int64_t>(0, context - 1));
+}
+
+FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens) {
+  // Step t is one token at position t: the same pairs as one prefill of T tokens, and
+  // one LM head per step.
+  if (tokens <= 0) return {};
+  const auto T = static_cast<double>(tokens);
+  const double pair_total = layer_pairs(m, [&](double w) { return pairs(1, T, w); });
+  return assemble(per_token(m), T, pair_total, T);
+}
+
+FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens) {
+  if (tokens <= 0) return {};
+  const auto T = static_cast<double>(tokens);
+  const double pair_total = layer_pairs(m, [&](double w) { return nested_pairs(T, w); });
+  return assemble(per_token(m), T * (T + 1) / 2, pair_total, T);
+}
+
+double seed_naive_projection_flops(const ModelConfig& m, int64_t tokens) {
+  const auto d = static_cast<double>(m.hidden_size), T = static_cast<double>(tokens);
+  return 3 * d * d * T * (T + 1) / 2 * static_cast<double>(m.num_layers);
+}
+
+}  // namespace kvplan

@@ -1,0 +1,89 @@
+#include <string>
+
+#include "planner/checked.h"
+#include "planner/planner.h"
+
+namespace kvplan {
+
+namespace {
+void require(bool ok, const std::string& where, const std::string& key, const std::string& expected,
+             const std::string& got) {
+  if (!ok) throw InputError(where, key, expected, got);
+}
+std::string str(int64_t v) { return std::to_string(v); }
+}  // namespace
+
+void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
+  require(o.tp >= 1, where, "--tensor-parallel-size", "an integer >= 1", str(o.tp));
+  require(o.pp >= 1, where, "--pipeline-parallel-size", "an integer >= 1", str(o.pp));
+  require(m.num_heads % o.tp == 0, where, "--tensor-parallel-size",
+          "a divisor of num_attention_heads (" + str(m.num_heads) + " for " + m.name + ")", str(o.tp));
+  if (!m.is_mla()) {
+    const bool kv_ok = m.num_kv_heads % o.tp == 0 || o.tp % m.num_kv_heads == 0;
+    require(kv_ok, where, "--tensor-parallel-size",
+            "a divisor or multiple of num_key_value_heads (" + str(m.num_kv_heads) + " for " + m.name + ")",
+            str(o.tp));
+  }
+  require(o.pp <= m.num_layers, where, "--pipeline-parallel-size",
+          "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
+  require(o.block_size >= 1, where, "--block-size", "an integer >= 1", str(o.block_size));
+  require(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1, where,
+          "--gpu-memory-utilization", "a fraction in (0, 1]", std::to_string(o.gpu_memory_utilization));
+  require(o.max_num_seqs >= 1, where, "--max-num-seqs", "an integer >= 1", str(o.max_num_seqs));
+  if (o.dtype) {
+    const DType d = *o.dtype;
+    require(d == DType::fp32 || d == DType::fp16 || d == DType::bf16, where, "--dtype",
+            "fp32, fp16 or bf16 (weight quantization is --quantization)", std::string(to_string(d)));
+  }
+  if (o.kv_heads) {
+    require(*o.kv_heads >= 1 && m.num_heads % *o.kv_heads == 0, where, "--kv-heads",
+            "a divisor of num_attention_heads (" + str(m.num_heads) + ")", str(*o.kv_heads));
+    require(!m.is_mla(), where, "--kv-heads", "a model with K/V heads (" + m.name + " uses MLA)", "");
+  }
+  const int64_t group = o.kv_group;
+  require(group >= 0, where, "--kv-group", "an integer >= 1", str(group));
+  if (o.kv_quant == KvQuant::kivi && dtype_bits(o.kv_dtype(m)) < 16) {
+    const int64_t g = group > 0 ? group : 32;
+    const int64_t r = o.kv_residual >= 0 ? o.kv_residual : 128;
+    require(r % g == 0, where, "--kv-residual",
+            "a multiple of --kv-group (" + str(g) + "), as KIVI requires", str(r));
+  }
+}
+
+ModelConfig apply_what_if(const ModelConfig& m, const ServingOptions& o) {
+  ModelConfig out = m;
+  if (o.kv_heads) out.num_kv_heads = *o.kv_heads;
+  return out;
+}
+
+Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions& o,
+               int64_t context_tokens, int64_t batch) {
+  const ModelConfig m = o.kv_heads ? apply_what_if(model, o) : model;
+  Plan p;
+  p.context_tokens = context_tokens;
+  p.batch = batch;
+  p.params = count_params(m).total();
+  p.weight_dtype = o.activation_dtype(m);
+  p.kv_dtype = o.kv_dtype(m);
+  p.memory = memory_budget(m, g, o);
+  p.kv_bytes_per_token = kv_bytes_per_token(m, o);
+  p.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(m, o);
+  p.kv_bytes_per_request = kv_bytes_per_request(m, o, context_tokens);
+  p.capacity = capacity(m, o, p.memory, context_tokens);
+  p.prefill = prefill_flops(m, context_tokens);
+  p.decode_step = o.kv_cache ? decode_step_flops(m, context_tokens) : prefill_flops(m, context_tokens);
+  p.generate_cached = generate_cached_flops(m, context_tokens);
+  p.generate_naive = generate_naive_flops(m, context_tokens);
+  p.seed_naive_projection_flops = seed_naive_projection_flops(m, context_tokens);
+  const StepTimeModel st(m, g, o);
+  p.prefill_time = st.prefill(context_tokens);
+  p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
+                             : st.step(batch * context_tokens,
+                                       static_cast<double>(batch) * static_cast<double>(context_tokens) *
+                                           static_cast<double>(context_tokens + 1) / 2,
+                                       0, 0);
+  p.fits = p.capacity.max_concurrent_requests >= batch;
+  return p;
+}
+
+}  // namespace kvplan

@@ -1,0 +1,188 @@
+// kvplan planner: the analytic model of an LLM on a GPU. It offers
+//  - parameter counts and weight bytes (params.cpp),
+//  - KV-cache bytes per token and per request for every attention kind and quantization
+//    scheme, metadata included (kv.cpp),
+//  - FLOPs per operation for prefill, one decode step and T-token generation with and
+//    without the cache (flops.cpp), 2 FLOPs per multiply-add,
+//  - the memory budget each engine leaves for the KV pool (engine.cpp) and the capacity
+//    it gives in paged blocks,
+//  - roofline step times (roofline.cpp) and `make_plan`, which puts them together.
+// Conventions: bytes are int64 and named *_bytes; GB = 1e9, GiB = 2^30; times *_s.
+// Everything here is pure computation: no files, no printing, no allocation on the
+// hot path, so sweeps of millions of configurations are cheap.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "planner/types.h"
+
+namespace kvplan {
+
+// ---------------------------------------------------------------- validation
+//! Throws InputError when options cannot apply to the model (TP not dividing heads, ...).
+//! `where` names the option source for the message (e.g. "command line").
+void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where);
+
+// ---------------------------------------------------------------- parameters
+struct ParamCount {
+  int64_t embedding = 0;   // input embedding
+  int64_t lm_head = 0;     // 0 when tied
+  int64_t attention = 0;   // all layers: projections (and their biases, norms of MLA)
+  int64_t mlp = 0;         // dense MLPs, all experts, shared experts, routers
+  int64_t norms = 0;       // layer norms and the final norm
+  int64_t active_mlp = 0;  // MLP parameters one token uses (top-k + shared experts)
+  int64_t total() const { return embedding + lm_head + attention + mlp + norms; }
+  int64_t active() const { return embedding + lm_head + attention + active_mlp + norms; }
+};
+ParamCount count_params(const ModelConfig& m);
+
+//! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks;
+//! quantized formats count their group scales (awq/gptq: fp16 scale + packed zero per
+//! 128 weights), embeddings and LM head stay in 16-bit (as engines load them).
+int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
+
+// ---------------------------------------------------------------- KV cache
+//! Bits per stored element of a quantized cache, metadata included, at steady state
+//! (residual fp16 window excluded), for the element counts of one layer.
+struct KvLayout {
+  int64_t elems_per_token_per_layer = 0;  // K+V (or MLA latent+rope) elements, one GPU
+  int64_t replication = 1;                // how many GPUs hold a copy (TP > n_kv, MLA)
+  int64_t group = 0;                      // effective quantization group
+  int64_t residual_tokens = 0;            // fp16 window (kivi)
+  double bits_per_elem = 16;              // steady state, metadata included
+};
+KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o);
+
+//! KV bytes per token of the whole model (all layers, one copy, metadata included).
+int64_t kv_bytes_per_token(const ModelConfig& m, const ServingOptions& o);
+//! Same, on one GPU (its TP shard of its PP stage's layers, replicas included).
+int64_t kv_bytes_per_token_per_gpu(const ModelConfig& m, const ServingOptions& o);
+//! KV bytes of one request holding `tokens` tokens, whole model, before block rounding:
+//! sliding-window layers capped at their window, fp16 residual, metadata.
+int64_t kv_bytes_per_request(const ModelConfig& m, const ServingOptions& o, int64_t tokens);
+//! Bytes of one paged block (block_size tokens) on one GPU, all of its layers.
+int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
+//! Blocks one request of `tokens` tokens holds on one GPU, counted in whole-model blocks
+//! (a sliding layer holds at most ceil(window / block_size) + 1 blocks).
+int64_t kv_blocks_per_request(const ModelConfig& m, const ServingOptions& o, int64_t tokens);
+//! Bytes one request of `tokens` tokens holds on one GPU, each layer in whole blocks.
+int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t tokens);
+
+// ---------------------------------------------------------------- FLOPs
+//! FLOPs by operation, whole model, 2 per multiply-add.
+struct FlopBreakdown {
+  double qkv = 0;          // Q, K, V projections (MLA: down/up projections)
+  double attn_scores = 0;  // Q·K^T
+  double attn_values = 0;  // softmax·V
+  double out_proj = 0;     // attention output projection
+  double mlp = 0;          // MLP, experts (active), routers
+  double lm_head = 0;      // logits of the positions that are sampled
+  double total() const { return qkv + attn_scores + attn_values + out_proj + mlp + lm_head; }
+  FlopBreakdown& operator+=(const FlopBreakdown& b);
+};
+//! One forward pass over `tokens` new tokens that follow `cached` tokens already in the
+//! cache (causal; sliding layers see at most their window); logits for the last only.
+FlopBreakdown forward_flops(const ModelConfig& m, int64_t tokens, int64_t cached);
+//! Prefill of a T-token prompt = forward_flops(m, T, 0).
+FlopBreakdown prefill_flops(const ModelConfig& m, int64_t tokens);
+//! One decode step: one new token attending to `context` keys (itself included).
+FlopBreakdown decode_step_flops(const ModelConfig& m, int64_t context);
+//! Producing T tokens one at a time from a one-token prompt, with the cache:
+//! sum_{t=1..T} decode_step_flops(t).
+FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens);
+//! Same without a cache: step t re-runs the forward pass over all t tokens:
+//! sum_{t=1..T} prefill_flops(t). Closed forms, no loop over t.
+FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens);
+//! The seed's Theorem 1 convention: Q,K,V projections only, d x d each, 1 FLOP per
+//! multiply-add, summed over T steps and L layers: 3 d^2 T(T+1)/2 L.
+double seed_naive_projection_flops(const ModelConfig& m, int64_t tokens);
+
+// ---------------------------------------------------------------- memory and capacity
+struct MemoryBudget {
+  int64_t gpu_bytes = 0;          // memory as CUDA reports it
+  int64_t usable_bytes = 0;       // gpu_bytes x gpu_memory_utilization
+  int64_t weights_bytes = 0;
+  int64_t activation_bytes = 0;   // peak of the largest step the engine plans for
+  int64_t reserve_bytes = 0;      // CUDA context, library workspaces, NCCL, graphs
+  int64_t kv_budget_bytes = 0;    // what is left for the KV pool (>= 0)
+  std::string note;               // why the pool is empty, or the engine's caveat
+};
+//! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
+MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+
+struct Capacity {
+  int64_t num_blocks = 0;                // paged blocks in the pool, per GPU
+  int64_t max_kv_tokens = 0;             // tokens the pool holds
+  int64_t max_concurrent_requests = 0;   // requests of the asked context that fit at once
+  std::string limited_by;                // "memory", "max_num_seqs", "weights do not fit"...
+};
+Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
+                  int64_t context_tokens);
+
+// ---------------------------------------------------------------- roofline
+enum class Bound { memory, compute };
+std::string_view to_string(Bound b);
+
+struct StepTime {
+  double time_s = 0;
+  double compute_s = 0;       // FLOPs / (peak x efficiency), per GPU
+  double memory_s = 0;        // bytes / (bandwidth x efficiency), per GPU
+  double communication_s = 0; // TP all-reduces and PP sends
+  double flops = 0;           // whole model
+  double bytes = 0;           // per GPU
+  Bound bound = Bound::memory;
+};
+
+//! Step-time model of one engine iteration, shared by the planner and the simulator.
+//! Built once per (model, GPU, options); each call is O(1) and allocation-free.
+class StepTimeModel {
+ public:
+  StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+  //! One iteration: `prefill_tokens` new prompt tokens (in sequences whose prompts so far
+  //! sum, per sequence, to `prefill_attended_tokens` key-query pairs... see roofline.cpp),
+  //! plus `decode_seqs` decoding sequences whose contexts sum to `decode_context_tokens`.
+  StepTime step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
+                int64_t decode_context_tokens) const;
+  //! Prefill of one prompt of T tokens, alone.
+  StepTime prefill(int64_t tokens) const;
+  //! One decode step of `batch` sequences, each with `context` keys.
+  StepTime decode(int64_t batch, int64_t context) const;
+
+ private:
+  const ModelConfig* m_;
+  double peak_flops_per_gpu_, bw_bytes_per_s_, link_bytes_per_s_;
+  double prefill_eff_, decode_eff_;
+  double weight_bytes_, act_bytes_per_elem_, kv_bytes_per_token_gpu_;
+  double linear_flops_per_token_, attn_flops_per_pair_, lm_head_flops_;
+  double moe_expert_bytes_, moe_dense_bytes_;  // per GPU; for experts touched per step
+  int64_t tp_, pp_, experts_, top_k_, moe_layers_per_gpu_;
+  double allreduce_bytes_per_token_;
+};
+
+// ---------------------------------------------------------------- the plan
+struct Plan {
+  int64_t context_tokens = 0;
+  int64_t batch = 1;
+  int64_t params = 0;
+  DType weight_dtype = DType::bf16;
+  DType kv_dtype = DType::bf16;
+  MemoryBudget memory;
+  int64_t kv_bytes_per_token = 0;      // whole model, one copy
+  int64_t kv_bytes_per_token_per_gpu = 0;
+  int64_t kv_bytes_per_request = 0;    // whole model, context_tokens, before rounding
+  Capacity capacity;
+  FlopBreakdown prefill, decode_step, generate_cached, generate_naive;
+  double seed_naive_projection_flops = 0;
+  StepTime prefill_time, decode_time;  // decode_time: `batch` sequences at the context
+  bool fits = false;                   // weights fit and `batch` requests fit
+};
+
+//! Everything above for one configuration. Throws InputError on impossible options.
+Plan make_plan(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
+               int64_t context_tokens, int64_t batch);
+
+//! The model with num_key_value_heads replaced by the --kv-heads what-if, if any.
+ModelConfig apply_what_if(const ModelConfig& m, const ServingOptions& o);
+
+}  // namespace kvplan

@@ -1,0 +1,118 @@
+// Roofline step times. A step's time on each GPU is max(compute, memory) plus TP
+// communication:
+//   compute = FLOPs per GPU / (peak FLOP/s of the compute dtype x efficiency)
+//   memory  = bytes per GPU / (memory bandwidth x bandwidth efficiency), where the bytes
+//             are the stage's weights (MoE: only the experts the step's tokens touch),
+//             the KV cache the decoders read, and the KV the prefill writes
+//   comm    = 2 all-reduces per layer of tokens x hidden activations, ring algorithm:
+//             2 (tp-1)/tp x bytes / link bandwidth + 5 us latency each.
+// PP stages run one after another for one step (latency = sum of stages); micro-batch
+// pipelining is not modelled. Default efficiencies (types.h, Calibration): 80 % of
+// bandwidth (an H200 copies at 4.3 of 4.8 TB/s, facts.md), 70 % of peak for prefill
+// GEMMs (8192^3 bf16 reaches 78-81 % on H200, facts.md; real layers are smaller), 50 %
+// for decode, whose skinny GEMMs are memory-bound anyway. A calibration file replaces them.
+#include <algorithm>
+#include <cmath>
+
+#include "planner/engine_detail.h"
+#include "planner/planner.h"
+
+namespace kvplan {
+
+namespace {
+constexpr double kCollectiveLatencyS = 5e-6;
+
+DType compute_dtype(const ModelConfig& m, const ServingOptions& o) {
+  switch (o.quantization) {
+    case WeightQuant::fp8: return DType::fp8;    // W8A8 fp8 GEMMs
+    case WeightQuant::int8: return DType::int8;  // W8A8 int8 (SmoothQuant-style)
+    default: return o.activation_dtype(m);       // weight-only int4 dequantizes to 16-bit
+  }
+}
+}  // namespace
+
+std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
+
+StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
+    : m_(&m), tp_(o.tp), pp_(o.pp) {
+  peak_flops_per_gpu_ = g.peak_flops.for_dtype(compute_dtype(m, o));
+  if (peak_flops_per_gpu_ <= 0) peak_flops_per_gpu_ = g.peak_flops.for_dtype(DType::fp16);
+  bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency;
+  link_bytes_per_s_ = g.interconnect_bytes_per_s;
+  prefill_eff_ = o.calibration.prefill_flops_efficiency;
+  decode_eff_ = o.calibration.decode_flops_efficiency;
+  weight_bytes_ = static_cast<double>(weight_bytes_per_gpu(m, o));
+  act_bytes_per_elem_ = dtype_bits(o.activation_dtype(m)) / 8.0;
+  kv_bytes_per_token_gpu_ = static_cast<double>(kv_bytes_per_token_per_gpu(m, o));
+
+  const FlopBreakdown one = forward_flops(m, 1, 0);
+  linear_flops_per_token_ = one.qkv + one.out_proj + one.mlp;
+  lm_head_flops_ = one.lm_head;
+  attn_flops_per_pair_ = one.attn_scores + one.attn_values;  // one pair, all layers
+
+  experts_ = m.num_experts;
+  top_k_ = m.experts_per_token;
+  const int64_t layers_per_stage = (m.num_layers + o.pp - 1) / o.pp;
+  moe_layers_per_gpu_ = m.is_moe() ? std::max<int64_t>(0, layers_per_stage - m.first_dense_layers / o.pp) : 0;
+  moe_expert_bytes_ = 0;
+  moe_dense_bytes_ = weight_bytes_;
+  if (m.is_moe() && moe_layers_per_gpu_ > 0) {
+    // Bytes of one routed expert on one GPU: its share of the per-GPU weights.
+    const ParamCount pc = count_params(m);
+    const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+    const double expert_params = (m.gated_mlp ? 3.0 : 2.0) * static_cast<double>(m.hidden_size * width);
+    const double bytes_per_param = weight_bytes_ / (static_cast<double>(pc.total()) / static_cast<double>(o.tp * o.pp));
+    moe_expert_bytes_ = expert_params / static_cast<double>(o.tp) * bytes_per_param;
+    moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * static_cast<double>(experts_ * moe_layers_per_gpu_);
+  }
+  allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
+}
+
+StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
+                             int64_t decode_context_tokens) const {
+  StepTime t;
+  const auto tokens = static_cast<double>(prefill_tokens + decode_seqs);
+  if (tokens <= 0) return t;
+  const double pairs = prefill_attn_pairs + static_cast<double>(decode_context_tokens);
+  const double logits = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? 1 : 0));
+  t.flops = linear_flops_per_token_ * tokens + attn_flops_per_pair_ * pairs + lm_head_flops_ * logits;
+
+  double weights = weight_bytes_;
+  if (experts_ > 0 && moe_layers_per_gpu_ > 0) {
+    // Expected distinct experts hit by `tokens` tokens routed uniformly to top-k of E.
+    const double e = static_cast<double>(experts_);
+    const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens));
+    weights = moe_dense_bytes_ + moe_expert_bytes_ * touched * static_cast<double>(moe_layers_per_gpu_);
+  }
+  // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
+  const double stages = static_cast<double>(pp_);
+  t.bytes = weights + kv_bytes_per_token_gpu_ * (static_cast<double>(decode_context_tokens) +
+                                                 static_cast<double>(prefill_tokens));
+  const double eff = prefill_tokens > 0 ? prefill_eff_ : decode_eff_;
+  t.compute_s = t.flops / static_cast<double>(tp_) / (peak_flops_per_gpu_ * eff);
+  t.memory_s = stages * t.bytes / bw_bytes_per_s_;
+  if (tp_ > 1) {
+    const auto tp = static_cast<double>(tp_);
+    const double per_allreduce = 2 * (tp - 1) / tp * tokens * allreduce_bytes_per_token_ / link_bytes_per_s_ +
+                                 kCollectiveLatencyS;
+    t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
+  }
+  if (pp_ > 1 && link_bytes_per_s_ > 0)
+    t.communication_s += (stages - 1) * (tokens * allreduce_bytes_per_token_ / link_bytes_per_s_ + kCollectiveLatencyS);
+  t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
+  t.time_s = std::max(t.compute_s, t.memory_s) + t.communication_s;
+  return t;
+}
+
+StepTime StepTimeModel::prefill(int64_t tokens) const {
+  // Pairs from the FLOP model, so sliding-window layers count only their window.
+  const FlopBreakdown f = forward_flops(*m_, tokens, 0);
+  const double pairs = attn_flops_per_pair_ > 0 ? (f.attn_scores + f.attn_values) / attn_flops_per_pair_ : 0;
+  return step(tokens, pairs, 0, 0);
+}
+
+StepTime StepTimeModel::decode(int64_t batch, int64_t context) const {
+  return step(0, 0, batch, batch * context);
+}
+
+}  // namespace kvplan

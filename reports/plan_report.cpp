@@ -1,0 +1,175 @@
+#include "reports/plan_report.h"
+
+#include <fmt/format.h>
+
+namespace kvplan::reports {
+
+namespace {
+
+nlohmann::json flops_json(const FlopBreakdown& f) {
+  return {{"total", f.total()},     {"qkv", f.qkv},           {"attn_scores", f.attn_scores},
+          {"attn_values", f.attn_values}, {"out_proj", f.out_proj}, {"mlp", f.mlp},
+          {"lm_head", f.lm_head}};
+}
+
+nlohmann::json step_json(const StepTime& t) {
+  return {{"time_s", t.time_s}, {"compute_s", t.compute_s}, {"memory_s", t.memory_s},
+          {"communication_s", t.communication_s}, {"bound", std::string(to_string(t.bound))}};
+}
+
+std::string kv_quant_label(const PlanRow& r) {
+  return dtype_bits(r.plan.kv_dtype) >= 16 ? "-" : std::string(to_string(r.options.kv_quant));
+}
+
+}  // namespace
+
+nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
+  nlohmann::json out = {{"schema", "kvplan.plan/1"},
+                        {"conventions", {{"flops", "2 FLOPs per multiply-add"},
+                                         {"bytes", "integers; GB = 1e9 bytes, GiB = 2^30 bytes"},
+                                         {"memory", "per GPU, except kv_bytes_per_token and kv_bytes_per_request (whole model)"}}}};
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : rows) {
+    const Plan& p = r.plan;
+    const ServingOptions& o = r.options;
+    const Calibration& cal = o.calibration;
+    list.push_back({
+        {"model", r.model},
+        {"gpu", r.gpu},
+        {"tp", o.tp},
+        {"pp", o.pp},
+        {"context_tokens", p.context_tokens},
+        {"batch", p.batch},
+        {"kv_dtype", std::string(to_string(p.kv_dtype))},
+        {"kv_quant", std::string(to_string(o.kv_quant))},
+        {"weight_dtype", o.quantization == WeightQuant::none ? std::string(to_string(p.weight_dtype))
+                                                             : std::string(to_string(o.quantization))},
+        {"engine", std::string(to_string(o.engine))},
+        {"kv_cache", o.kv_cache},
+        {"params", p.params},
+        {"block_size", o.block_size},
+        {"gpu_memory_utilization", o.gpu_memory_utilization},
+        {"memory",
+         {{"gpu_bytes", p.memory.gpu_bytes},
+          {"usable_bytes", p.memory.usable_bytes},
+          {"weights_bytes", p.memory.weights_bytes},
+          {"activation_bytes", p.memory.activation_bytes},
+          {"reserve_bytes", p.memory.reserve_bytes},
+          {"kv_budget_bytes", p.memory.kv_budget_bytes},
+          {"kv_bytes_per_token", p.kv_bytes_per_token},
+          {"kv_bytes_per_token_per_gpu", p.kv_bytes_per_token_per_gpu},
+          {"kv_bytes_per_request", p.kv_bytes_per_request},
+          {"note", p.memory.note}}},
+        {"capacity",
+         {{"max_concurrent_requests", p.capacity.max_concurrent_requests},
+          {"max_kv_tokens", p.capacity.max_kv_tokens},
+          {"num_blocks", p.capacity.num_blocks},
+          {"limited_by", p.capacity.limited_by},
+          {"fits", p.fits}}},
+        {"flops",
+         {{"prefill", p.prefill.total()},
+          {"decode_step", p.decode_step.total()},
+          {"generate_cached", p.generate_cached.total()},
+          {"generate_naive", p.generate_naive.total()},
+          {"seed_naive_projection_1flop_per_mac", p.seed_naive_projection_flops},
+          {"breakdown",
+           {{"prefill", flops_json(p.prefill)},
+            {"decode_step", flops_json(p.decode_step)},
+            {"generate_cached", flops_json(p.generate_cached)},
+            {"generate_naive", flops_json(p.generate_naive)}}}}},
+        {"latency",
+         {{"prefill_s", p.prefill_time.time_s},
+          {"decode_step_s", p.decode_time.time_s},
+          {"bound", std::string(to_string(p.decode_time.bound))},
+          {"prefill_bound", std::string(to_string(p.prefill_time.bound))},
+          {"prefill", step_json(p.prefill_time)},
+          {"decode_step", step_json(p.decode_time)}}},
+        {"calibration",
+         {{"measured", cal.measured},
+          {"device", cal.measured ? cal.device : "documented defaults"},
+          {"bandwidth_efficiency", cal.bandwidth_efficiency},
+          {"prefill_flops_efficiency", cal.prefill_flops_efficiency},
+          {"decode_flops_efficiency", cal.decode_flops_efficiency}}},
+    });
+  }
+  out["rows"] = list;
+  return out;
+}
+
+Table plan_table(const std::vector<PlanRow>& rows) {
+  Table t;
+  t.header = {"model", "gpu", "tp", "pp", "context", "batch", "weights", "kv", "kv quant", "engine",
+              "KV/token", "KV/request", "weights/GPU", "KV pool/GPU", "max KV tokens", "max requests",
+              "requests ×", "prefill", "decode step", "bound"};
+  t.right_align = {false, false, true, true, true, true, false, false, false, false,
+                   true, true, true, true, true, true, true, true, true, false};
+  const double base = rows.empty() ? 0 : static_cast<double>(rows.front().plan.capacity.max_concurrent_requests);
+  for (const auto& r : rows) {
+    const Plan& p = r.plan;
+    const ServingOptions& o = r.options;
+    const std::string weights = o.quantization == WeightQuant::none ? std::string(to_string(p.weight_dtype))
+                                                                    : std::string(to_string(o.quantization));
+    const double ratio = base > 0 ? static_cast<double>(p.capacity.max_concurrent_requests) / base : 0;
+    t.rows.push_back({r.model, r.gpu, std::to_string(o.tp), std::to_string(o.pp), count(p.context_tokens),
+                      std::to_string(p.batch), weights, o.kv_cache ? std::string(to_string(p.kv_dtype)) : "none",
+                      kv_quant_label(r), std::string(to_string(o.engine)), bytes_binary(p.kv_bytes_per_token),
+                      gb(p.kv_bytes_per_request), gb(p.memory.weights_bytes), gb(p.memory.kv_budget_bytes),
+                      count(p.capacity.max_kv_tokens), count(p.capacity.max_concurrent_requests),
+                      base > 0 ? fmt::format("{:.2f}×", ratio) : "-", seconds(p.prefill_time.time_s),
+                      seconds(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
+  }
+  return t;
+}
+
+std::string plan_detail(const PlanRow& r) {
+  const Plan& p = r.plan;
+  const MemoryBudget& m = p.memory;
+  std::string s;
+  s += fmt::format("\n{} on {} (TP {}, PP {}), {} tokens of context, batch {}\n", r.model, r.gpu, r.options.tp,
+                   r.options.pp, count(p.context_tokens), p.batch);
+  s += fmt::format("  parameters           {} ({:.2f} B)\n", count(p.params), static_cast<double>(p.params) / 1e9);
+  s += "Memory per GPU (GB = 1e9 B, GiB = 2^30 B)\n";
+  const auto line = [&](const char* what, int64_t b) { s += fmt::format("  {:<20} {:>12}  {:>12}\n", what, gb(b), gib(b)); };
+  line("GPU memory", m.gpu_bytes);
+  line("usable", m.usable_bytes);
+  line("weights", m.weights_bytes);
+  line("activations", m.activation_bytes);
+  line("runtime reserve", m.reserve_bytes);
+  line("KV pool", m.kv_budget_bytes);
+  if (!m.note.empty()) s += "  note: " + m.note + "\n";
+  s += fmt::format("KV cache: {} per token (whole model), {} per token per GPU, {} per request\n",
+                   bytes_binary(p.kv_bytes_per_token), bytes_binary(p.kv_bytes_per_token_per_gpu),
+                   gb(p.kv_bytes_per_request));
+  s += fmt::format("Capacity: {} blocks of {} tokens = {} tokens; {} requests of {} tokens ({})\n",
+                   count(p.capacity.num_blocks), r.options.block_size, count(p.capacity.max_kv_tokens),
+                   count(p.capacity.max_concurrent_requests), count(p.context_tokens), p.capacity.limited_by);
+  s += "FLOPs (2 per multiply-add)      prefill      decode step   generate (cache)  generate (naive)\n";
+  const auto frow = [&](const char* what, double FlopBreakdown::*f) {
+    s += fmt::format("  {:<26} {:>12}  {:>12}  {:>16}  {:>16}\n", what, flops(p.prefill.*f), flops(p.decode_step.*f),
+                     flops(p.generate_cached.*f), flops(p.generate_naive.*f));
+  };
+  frow("QKV projections", &FlopBreakdown::qkv);
+  frow("attention scores", &FlopBreakdown::attn_scores);
+  frow("attention values", &FlopBreakdown::attn_values);
+  frow("output projection", &FlopBreakdown::out_proj);
+  frow("MLP / experts", &FlopBreakdown::mlp);
+  frow("LM head", &FlopBreakdown::lm_head);
+  s += fmt::format("  {:<26} {:>12}  {:>12}  {:>16}  {:>16}\n", "total", flops(p.prefill.total()),
+                   flops(p.decode_step.total()), flops(p.generate_cached.total()), flops(p.generate_naive.total()));
+  s += fmt::format("  naive / cached generation: {:.1f}×\n", p.generate_naive.total() / p.generate_cached.total());
+  s += fmt::format(
+      "  the seed's convention (QKV projections only, d×d, 1 FLOP per multiply-add): {} for naive generation\n",
+      flops(p.seed_naive_projection_flops));
+  const auto step = [&](const char* what, const StepTime& t) {
+    s += fmt::format("  {:<12} {:>10}  (compute {}, memory {}, communication {}; {}-bound)\n", what, seconds(t.time_s),
+                     seconds(t.compute_s), seconds(t.memory_s), seconds(t.communication_s), to_string(t.bound));
+  };
+  s += "Roofline latency";
+  s += r.options.calibration.measured ? " (calibrated on " + r.options.calibration.device + ")\n"
+                                      : " (default efficiencies: 80% bandwidth, 70% prefill / 50% decode FLOP/s)\n";
+  step("prefill", p.prefill_time);
+  step("decode step", p.decode_time);
+  return s;
+}
+
+}  // namespace kvplan::reports

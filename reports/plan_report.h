@@ -1,0 +1,27 @@
+// kvplan reports: `kvplan plan` output: JSON (schema kvplan.plan/1, ARCHITECTURE.md),
+// a comparison table (text, Markdown, CSV) and, for one row, a detailed breakdown.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "planner/planner.h"
+#include "reports/table.h"
+
+namespace kvplan::reports {
+
+struct PlanRow {
+  std::string model, gpu;
+  ServingOptions options;
+  Plan plan;
+};
+
+nlohmann::json plan_json(const std::vector<PlanRow>& rows);
+//! One line per row; "requests ×" compares each row's capacity with the first row's.
+Table plan_table(const std::vector<PlanRow>& rows);
+//! The memory, FLOP and latency breakdown of one row, with units, for a reader.
+std::string plan_detail(const PlanRow& row);
+
+}  // namespace kvplan::reports

@@ -1,0 +1,35 @@
+// kvplan reports: plain tables rendered as aligned text, Markdown or CSV, and the unit
+// formatting every human-readable number goes through (GB = 1e9 B, GiB = 2^30 B).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvplan::reports {
+
+enum class TextFormat { table, md, csv };
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right_align;  // per column; numbers right-aligned in text and Markdown
+};
+
+//! Renders a table; CSV quotes fields containing commas or quotes (RFC 4180).
+std::string render(const Table& t, TextFormat f);
+
+//! "80.00 GB" (decimal, 1e9).
+std::string gb(int64_t bytes);
+//! "74.51 GiB" (binary, 2^30).
+std::string gib(int64_t bytes);
+//! Bytes with the binary unit that reads best: "512 B", "128.0 KiB", "1.50 MiB", "3.20 GiB".
+std::string bytes_binary(int64_t bytes);
+//! "1.23 TFLOP", "4.56 PFLOP": an amount of work.
+std::string flops(double f);
+//! "812 us", "12.3 ms", "4.56 s".
+std::string seconds(double s);
+//! Integers with thousands separators: 1,234,567.
+std::string count(int64_t n);
+
+}  // namespace kvplan::reports

@@ -1,0 +1,108 @@
+// KV-cache bytes (planner.h: kv_layout, kv_bytes_per_token, kv_bytes_per_request, blocks).
+// Hand formula: 2 (K and V) · layers · kv heads · head_dim · bytes per element.
+#include <doctest/doctest.h>
+
+#include "io/config_io.h"
+#include "planner/planner.h"
+
+using namespace kvplan;
+
+namespace {
+ServingOptions kv(DType d, KvQuant q = KvQuant::raw) {
+  ServingOptions o;
+  o.kv_cache_dtype = d;
+  o.kv_quant = q;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("fp16 KV per token: 32 layers · 2 · 32 heads · 128 · 2 B = 524,288 B for LLaMA-7B") {
+  CHECK(kv_bytes_per_token(io::load_model("llama-7b"), kv(DType::fp16)) == 2 * 32 * 32 * 128 * 2);
+  CHECK(kv_bytes_per_token(io::load_model("llama-7b"), kv(DType::fp16)) == 524288);
+}
+
+TEST_CASE("fp16 KV per token matches facts.md for GQA and MLA models") {
+  CHECK(kv_bytes_per_token(io::load_model("llama-2-70b"), kv(DType::fp16)) == 2 * 80 * 8 * 128 * 2);  // 327,680
+  CHECK(kv_bytes_per_token(io::load_model("llama-3-8b"), kv(DType::fp16)) == 131072);
+  // MLA stores one latent of kv_lora_rank + rope dims per layer: (512 + 64) · 2 B · 61.
+  CHECK(kv_bytes_per_token(io::load_model("deepseek-v3"), kv(DType::fp16)) == 70272);
+  // DeepSeek-V2-Lite: (512 + 64) · 2 B · 27 layers.
+  CHECK(kv_bytes_per_token(io::load_model("deepseek-v2-lite"), kv(DType::fp16)) == 576 * 2 * 27);
+}
+
+TEST_CASE("a quantized cache's metadata follows its scheme, for Llama-2-70B at 2,048 tokens") {
+  // facts.md: 335,544,320 K+V elements per request; fp16 = 671,088,640 B.
+  const ModelConfig m = io::load_model("llama-2-70b");
+  CHECK(kv_bytes_per_request(m, kv(DType::fp16), 2048) == 671088640);
+  CHECK(kv_bytes_per_request(m, kv(DType::int4), 2048) == 167772160);  // raw: 4.00 bits
+  ServingOptions per128 = kv(DType::int4, KvQuant::per_token);
+  per128.kv_group = 128;
+  CHECK(kv_bytes_per_request(m, per128, 2048) == 178257920);  // 4.25 bits, 3.76×
+  ServingOptions per32 = kv(DType::int4, KvQuant::per_token);
+  per32.kv_group = 32;
+  CHECK(kv_bytes_per_request(m, per32, 2048) == 209715200);  // 5.00 bits, 3.20×
+  // KIVI G = 32, R = 128: 1,920 tokens at 5 bits, 128 at 16: 238,551,040 B (2.81×).
+  CHECK(kv_bytes_per_request(m, kv(DType::int4, KvQuant::kivi), 2048) == 238551040);
+}
+
+TEST_CASE("KVQuant nuq4 with 1 % outliers averages 4.32-4.35 bits per element (paper's figure)") {
+  const KvLayout l = kv_layout(io::load_model("llama-7b"), kv(DType::int4, KvQuant::kvquant));
+  CHECK(l.bits_per_elem > 4.32);
+  CHECK(l.bits_per_elem < 4.35);
+}
+
+TEST_CASE("quantization schemes do not apply to 16-bit caches") {
+  const ModelConfig m = io::load_model("llama-2-70b");
+  CHECK(kv_bytes_per_request(m, kv(DType::fp16, KvQuant::kivi), 2048) == 671088640);
+}
+
+TEST_CASE("sliding-window layers keep at most their window") {
+  // Mistral-7B v0.1: every layer slides over 4,096 tokens; 131,072 B per token.
+  const ModelConfig mistral = io::load_model("mistral-7b");
+  CHECK(kv_bytes_per_request(mistral, kv(DType::fp16), 8192) == 4096LL * 131072);
+  CHECK(kv_bytes_per_request(mistral, kv(DType::fp16), 1000) == 1000LL * 131072);
+  // Gemma-2-27B: 23 sliding layers (4,096) and 23 global; 2 · 16 · 128 · 2 = 8,192 B per layer-token.
+  const ModelConfig gemma = io::load_model("gemma-2-27b");
+  CHECK(kv_bytes_per_request(gemma, kv(DType::fp16), 8192) == 23LL * 8192 * (4096 + 8192));
+}
+
+TEST_CASE("TP shards KV heads, and replicates them when there are fewer heads than GPUs") {
+  const ModelConfig m = io::load_model("llama-3-8b");  // 8 KV heads
+  ServingOptions o = kv(DType::fp16);
+  o.tp = 4;
+  CHECK(kv_bytes_per_token_per_gpu(m, o) == 32 * 2 * 2 * 128 * 2);  // 2 heads per GPU
+  o.tp = 16;
+  CHECK(kv_bytes_per_token_per_gpu(m, o) == 32 * 2 * 1 * 128 * 2);  // 1 head, held twice
+  CHECK(kv_layout(m, o).replication == 2);
+  CHECK(kv_bytes_per_token(m, o) == 131072);  // the model's own KV is unchanged
+}
+
+TEST_CASE("MLA's latent is replicated on every TP rank") {
+  ServingOptions o = kv(DType::fp16);
+  o.tp = 8;
+  CHECK(kv_bytes_per_token_per_gpu(io::load_model("deepseek-v3"), o) == 70272);
+}
+
+TEST_CASE("PP splits layers: Llama-2-70B over 2 stages keeps 40 layers per GPU") {
+  ServingOptions o = kv(DType::fp16);
+  o.pp = 2;
+  CHECK(kv_bytes_per_token_per_gpu(io::load_model("llama-2-70b"), o) == 40 * 2 * 8 * 128 * 2);
+}
+
+TEST_CASE("a paged request holds ceil(tokens / block_size) blocks") {
+  const ModelConfig m = io::load_model("llama-3-8b");
+  ServingOptions o = kv(DType::fp16);
+  CHECK(kv_blocks_per_request(m, o, 16) == 1);
+  CHECK(kv_blocks_per_request(m, o, 17) == 2);
+  CHECK(kv_blocks_per_request(m, o, 2049) == 129);
+  o.block_size = 32;
+  CHECK(kv_blocks_per_request(m, o, 2049) == 65);
+  CHECK(kv_block_bytes_per_gpu(m, o) == 32 * 131072);
+}
+
+TEST_CASE("the --kv-heads what-if turns Llama-2-70B back into MHA: 8× the KV") {
+  ServingOptions o = kv(DType::fp16);
+  o.kv_heads = 64;
+  const ModelConfig mha = apply_what_if(io::load_model("llama-2-70b"), o);
+  CHECK(kv_bytes_per_request(mha, o, 2048) == 5368709120LL);  // the seed's 5.37 GB
+}
