@@ -1,0 +1,99 @@
+// Helpers shared by the engine models (engine_vllm.cpp, engine_sglang.cpp,
+// engine_trtllm.cpp). Internal: not part of the planner's public interface.
+// docs/engines.md explains every formula here and links the engine code it follows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/planner.h"
+
+namespace kvplan::detail {
+
+inline constexpr int64_t kEngMiB = int64_t{1} << 20;
+inline constexpr int64_t kEngGiB = int64_t{1} << 30;
+
+//! One pipeline stage: layers [first, last) and whether it holds the embedding (first
+//! stage) and the LM head, final norm and sampler (last stage).
+struct StageSpan {
+  int64_t first = 0;
+  int64_t last = 0;
+  bool first_stage = true;
+  bool last_stage = true;
+  int64_t layers() const { return last - first; }
+};
+
+//! vLLM's get_pp_indices: L / pp layers per stage, the remainder given one each to the
+//! stages just before the last (the last holds the LM head). SGLang splits the same way.
+std::vector<StageSpan> pp_stages(const ModelConfig& m, int64_t pp);
+
+//! Weight bytes of one stage on one GPU as vLLM (and SGLang, whose layers shard the same
+//! way) load them: vocabulary padded to 64 and split over TP, embedding and LM head in
+//! 16-bit whatever the weight quantization, tied LM head shared (unless PP splits them),
+//! K/V heads replicated when TP exceeds them, MLA down-projections, norms and MoE router
+//! replicated, quantized linear layers with their scales, and the rotary cos/sin cache.
+int64_t engine_weight_bytes(const ModelConfig& m, const ServingOptions& o, const StageSpan& s);
+
+//! Bytes of one KV page (block_size tokens) of one attention layer on one GPU, as vLLM's
+//! KV cache specs count them (FullAttentionSpec / SlidingWindowSpec: 2 x block x heads
+//! per rank x head_size x dtype; MLAAttentionSpec: block x (kv_lora_rank + rope) x dtype).
+int64_t vllm_page_bytes_per_layer(const ModelConfig& m, const ServingOptions& o);
+
+//! KV tokens vLLM logs ("GPU KV cache size") for a pool of `kv_bytes` on a stage:
+//! uniform layers: blocks = bytes / (page x layers); mixed sliding/full layers: the
+//! hybrid allocator's groups (group size = the smaller layer count).
+int64_t vllm_tokens_for_budget(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,
+                               int64_t kv_bytes);
+
+//! Bytes of one token's K and V over the stage's layers on one GPU (SGLang's cell size).
+int64_t kv_cell_bytes(const ModelConfig& m, const ServingOptions& o, const StageSpan& s);
+
+//! max_model_len: the option, else the model's max_position_embeddings (vLLM's default).
+int64_t engine_max_model_len(const ModelConfig& m, const ServingOptions& o);
+
+//! vLLM's max_num_batched_tokens default for `vllm serve` (OPENAI_API_SERVER context,
+//! chunked prefill on): 8192 on GPUs with >= 70 GiB that are not A100s, else 2048; then
+//! capped at max_num_seqs x max_model_len (arg_utils.py).
+int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len);
+
+//! Peak torch memory of a profiling step on one stage, split by cause.
+struct ActivationPeak {
+  int64_t forward = 0;        // largest live set inside the forward pass
+  int64_t sampler = 0;        // logits and sampler tensors (last stage only)
+  int64_t kept = 0;           // what the forward leaves alive: hidden states, MoE workspace
+  int64_t moe_workspace = 0;  // fused-MoE workspaces (persistent in vLLM >= 0.17)
+  int64_t peak() const;
+};
+
+//! The profile run: a forward pass over `tokens` dummy tokens, then (last stage) the
+//! sampler over `reqs` rows of full-vocabulary logits at `sampler_bytes_per_logit`.
+ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,
+                                int64_t tokens, int64_t reqs, int64_t sampler_bytes_per_logit);
+
+//! Memory a process holds outside PyTorch before it loads weights: the CUDA context
+//! (0.51 GiB on H100 in vLLM 0.19's "worker init memory snapshot").
+inline constexpr int64_t kCudaContextBytes = 522 * kEngMiB;  // 0.51 GiB
+//! Communication buffers that TP > 1 adds on each GPU (NCCL channels, custom all-reduce
+//! and symmetric-memory buffers); vLLM 0.19 on H100 NVLink: 2.06-2.17 GiB of non-torch
+//! memory at TP 2-4 against 0.25 GiB at TP 1.
+inline constexpr int64_t kTpCommBytes = 1894 * kEngMiB;  // 1.85 GiB
+inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp > 1 ? kTpCommBytes : 0; }
+
+//! "GPU KV cache size: N tokens" and "Maximum concurrency for T tokens per request: X"
+//! exactly as vLLM's kv_cache_utils prints them (thousands separators, two decimals).
+std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
+
+//! The PP stage vLLM's pool is limited by (the one with the fewest blocks), its budget
+//! and the tokens it gives.
+struct VllmStagePlan {
+  StageSpan stage;
+  MemoryBudget budget;
+  int64_t tokens = 0;
+};
+VllmStagePlan vllm_limiting_stage(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+
+//! 1,234,567
+std::string with_thousands(int64_t v);
+
+}  // namespace kvplan::detail

@@ -1,0 +1,75 @@
+// SGLang's memory accounting (python/sglang/srt/model_executor/model_runner.py
+// profile_max_num_token, server_args.py _handle_gpu_memory_settings):
+//
+//   before   = free memory after the CUDA context and the TP communicators exist
+//   rest     = (free memory after loading weights) - before x (1 - mem_fraction_static)
+//            = before x mem_fraction_static - weights
+//   max_total_num_tokens = rest // cell_size   (cell = K+V bytes of one token, all layers)
+//
+// Activations and CUDA graphs are not measured: they must fit in the
+// (1 - mem_fraction_static) share SGLang leaves out of its static pool.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "planner/checked.h"
+#include "planner/engine_common.h"
+#include "planner/engine_detail.h"
+
+namespace kvplan::detail {
+
+namespace {
+
+// kvplan's own --gpu-memory-utilization default; left there, SGLang's default applies.
+constexpr double kKvplanDefaultUtilization = 0.90;
+
+// server_args._handle_gpu_memory_settings (SGLang 0.5.x): reserved MiB for activations
+// (1.5 x chunked_prefill_size), CUDA graphs (2 x cuda_graph_max_bs), 512 MiB of metadata
+// and 1/8 GiB per GPU of the TP x PP group, at least 10 GiB on GPUs above 60 GiB.
+double sglang_default_mem_fraction(const GpuSpec& g, const ServingOptions& o) {
+  const double gpu_mib = static_cast<double>(g.memory_bytes) / static_cast<double>(kEngMiB);
+  const double gib = 1024.0;
+  double chunk = 8192, graph_bs = o.tp < 4 ? 256 : 512;
+  if (gpu_mib < 20 * gib) {
+    chunk = 2048;
+    graph_bs = 8;
+  } else if (gpu_mib < 35 * gib) {
+    chunk = 2048;
+    graph_bs = o.tp < 4 ? 24 : 80;
+  } else if (gpu_mib < 60 * gib) {
+    chunk = 4096;
+    graph_bs = o.tp < 4 ? 32 : 160;
+  } else if (gpu_mib >= 160 * gib) {
+    chunk = 16384;
+    graph_bs = 512;
+  }
+  double reserved = 512 + std::max(chunk, 2048.0) * 1.5 + graph_bs * 2 +
+                    static_cast<double>(o.tp * o.pp) / 8 * gib;
+  if (gpu_mib > 60 * gib) reserved = std::max(reserved, 10 * gib);
+  return std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
+}
+
+}  // namespace
+
+MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  const double fraction = o.gpu_memory_utilization == kKvplanDefaultUtilization
+                              ? sglang_default_mem_fraction(g, o)
+                              : o.gpu_memory_utilization;
+  MemoryBudget b;
+  b.gpu_bytes = g.memory_bytes;
+  b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * fraction));
+  for (const StageSpan& s : pp_stages(m, o.pp)) b.weights_bytes = std::max(b.weights_bytes, engine_weight_bytes(m, o, s));
+  // The fraction applies to the memory free once the context and communicators exist.
+  const int64_t before = g.memory_bytes - kCudaContextBytes - tp_comm_bytes(o);
+  const int64_t static_pool = static_cast<int64_t>(std::floor(static_cast<double>(before) * fraction));
+  b.reserve_bytes = b.usable_bytes - static_pool;
+  b.activation_bytes = 0;  // lives in the (1 - mem_fraction_static) headroom
+  b.kv_budget_bytes = std::max<int64_t>(0, static_pool - b.weights_bytes);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "SGLang mem_fraction_static=%.3f; activations use the rest", fraction);
+  b.note = buf;
+  return b;
+}
+
+}  // namespace kvplan::detail

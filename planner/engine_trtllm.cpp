@@ -1,0 +1,45 @@
+// TensorRT-LLM's memory accounting, simplified (tensorrt_llm/_torch/pyexecutor/_util.py
+// KvCacheCreator / estimate_max_kv_cache_tokens; KvCacheConfig.free_gpu_memory_fraction,
+// default 0.9):
+//
+//   free = total - CUDA context and communicators - weights - peak activation of a
+//          warm-up step over max_num_tokens (8,192) tokens
+//   KV pool = free x free_gpu_memory_fraction   (kvplan's --gpu-memory-utilization)
+//
+// The activation peak reuses the forward-pass model of engine_vllm.cpp with a lighter
+// sampler (logits plus one fp32 copy); no TensorRT-LLM log was available to check it, so
+// this engine is a documented approximation (docs/engines.md).
+#include <algorithm>
+#include <cmath>
+
+#include "planner/checked.h"
+#include "planner/engine_common.h"
+#include "planner/engine_detail.h"
+
+namespace kvplan::detail {
+
+namespace {
+constexpr int64_t kTrtDefaultMaxNumTokens = 8192;  // BuildConfig / LLM API max_num_tokens
+}  // namespace
+
+MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  MemoryBudget b;
+  b.gpu_bytes = g.memory_bytes;
+  b.usable_bytes = g.memory_bytes;
+  const int64_t act = dtype_bits(o.activation_dtype(m)) / 8;
+  const int64_t tokens = o.max_num_batched_tokens.value_or(kTrtDefaultMaxNumTokens);
+  const int64_t reqs = std::min(o.max_num_seqs, tokens);
+  for (const StageSpan& s : pp_stages(m, o.pp)) {
+    b.weights_bytes = std::max(b.weights_bytes, engine_weight_bytes(m, o, s));
+    b.activation_bytes = std::max(b.activation_bytes, profile_run_peak(m, o, s, tokens, reqs, act + 4).peak());
+  }
+  const int64_t runtime = kCudaContextBytes + tp_comm_bytes(o);
+  const int64_t free_bytes = std::max<int64_t>(0, g.memory_bytes - runtime - b.weights_bytes - b.activation_bytes);
+  b.kv_budget_bytes = static_cast<int64_t>(std::floor(static_cast<double>(free_bytes) * o.gpu_memory_utilization));
+  // What is not the pool: the runtime plus the (1 - fraction) of free memory left over.
+  b.reserve_bytes = runtime + (free_bytes - b.kv_budget_bytes);
+  b.note = "TensorRT-LLM: free_gpu_memory_fraction of memory free after weights and activations";
+  return b;
+}
+
+}  // namespace kvplan::detail
