@@ -7,6 +7,13 @@
 
 namespace kvplan::cli {
 
+namespace {
+std::string indent_lines(std::string s) {
+  for (size_t at = s.find('\n'); at != std::string::npos; at = s.find('\n', at + 3)) s.replace(at, 1, "\n  ");
+  return s;
+}
+}  // namespace
+
 int cmd_plan(const Args& args) {
   po::options_description desc("kvplan plan: memory, FLOPs, capacity and latency (lists expand to rows)");
   desc.add_options()
@@ -44,7 +51,11 @@ int cmd_plan(const Args& args) {
           if (o.max_model_len && ctx > *o.max_model_len)
             throw InputError("command line", "--context", "at most --max-model-len (" + std::to_string(*o.max_model_len) + ")",
                              std::to_string(ctx));
-          for (int64_t b : batches) rows.push_back({m.name, g.name, o, make_plan(m, g, o, ctx, b)});
+          for (int64_t b : batches) {
+            const Plan p = make_plan(m, g, o, ctx, b);
+            const ServingOptions used = with_engine_defaults(g, o);
+            rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.capacity)});
+          }
         }
       }
 
@@ -57,6 +68,10 @@ int cmd_plan(const Args& args) {
       text = reports::render(reports::plan_table(rows), reports::TextFormat::table);
       if (rows.size() == 1) text += reports::plan_detail(rows.front());
       text += "GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n";
+      for (const auto& r : rows)
+        if (!r.engine_log.empty())
+          text += "vLLM would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
+                  "):\n  " + indent_lines(r.engine_log) + "\n";
       for (const auto& r : rows)
         if (!r.plan.memory.note.empty()) {
           text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note + "\n";

@@ -149,7 +149,10 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     o.gpu_memory_utilization = parse_num_option(v, "--gpu-memory-utilization", 1e-3, 1.0);
   });
   expand("max-model-len", [](ServingOptions& o, const std::string& v) { o.max_model_len = parse_int_option(v, "--max-model-len"); });
-  expand("max-num-seqs", [](ServingOptions& o, const std::string& v) { o.max_num_seqs = parse_int_option(v, "--max-num-seqs"); });
+  expand("max-num-seqs", [](ServingOptions& o, const std::string& v) {
+    o.max_num_seqs = parse_int_option(v, "--max-num-seqs");
+    o.max_num_seqs_given = true;
+  });
   expand("max-num-batched-tokens", [](ServingOptions& o, const std::string& v) {
     o.max_num_batched_tokens = parse_int_option(v, "--max-num-batched-tokens");
   });

@@ -111,6 +111,13 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   m.model_type = opt_str(n, "model_type", file).value_or("");
   m.hidden_size = req_int(n, "hidden_size", file);
   m.num_layers = req_int(n, "num_hidden_layers", file);
+  // Per-layer tables (sliding windows) and loops are O(layers); published models have at
+  // most a few hundred. Unbounded, 10^12 layers with a sliding window ran out of memory
+  // and 3·10^8 ran for minutes (tests/bad_inputs/models/layers_too_many.yaml).
+  constexpr int64_t kMaxLayers = 65536;
+  if (m.num_layers > kMaxLayers)
+    throw InputError(file, "num_hidden_layers", "at most " + std::to_string(kMaxLayers) + " layers",
+                     std::to_string(m.num_layers));
   m.num_heads = req_int(n, "num_attention_heads", file);
   m.vocab_size = req_int(n, "vocab_size", file);
   m.intermediate_size = req_int(n, "intermediate_size", file);

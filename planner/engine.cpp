@@ -11,10 +11,12 @@
 //   KV pool    = usable - weights - activation - reserve, in whole blocks.
 // vLLM, SGLang and TensorRT-LLM follow their own code (engine_*.cpp).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string>
 
 #include "planner/checked.h"
+#include "planner/engine_common.h"
 #include "planner/engine_detail.h"
 
 namespace kvplan {
@@ -78,8 +80,11 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
     case Engine::trtllm: b = detail::trtllm_budget(m, g, o); break;
   }
   if (o.engine == Engine::ideal || b.kv_budget_bytes == 0) {
-    const int64_t left = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes;
-    b.kv_budget_bytes = std::max<int64_t>(0, left);
+    // Saturating: what is used may exceed 2^63 for absurd models; then nothing is left.
+    int64_t used = 0;
+    const bool too_much = __builtin_add_overflow(b.weights_bytes, b.activation_bytes, &used) ||
+                          __builtin_add_overflow(used, b.reserve_bytes, &used);
+    b.kv_budget_bytes = too_much ? 0 : std::max<int64_t>(0, b.usable_bytes - used);
   }
   if (b.weights_bytes > b.usable_bytes) {
     b.kv_budget_bytes = 0;
@@ -89,6 +94,23 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
     b.note = "no memory left for the KV cache after weights, activations and reserve";
   }
   return b;
+}
+
+ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o) {
+  if (o.engine == Engine::vllm && !o.max_num_seqs_given) {
+    // vLLM's EngineArgs default for `vllm serve` (arg_utils.py, usage context
+    // OPENAI_API_SERVER): 1024 sequences on large GPUs, 256 on A100s and smaller GPUs.
+    std::string name = g.name;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    const bool big = g.memory_bytes >= (int64_t{70} << 30) && name.find("a100") == std::string::npos;
+    o.max_num_seqs = big ? 1024 : 256;
+  }
+  return o;
+}
+
+std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const Capacity& c) {
+  if (o.engine != Engine::vllm || !o.kv_cache) return {};
+  return detail::vllm_startup_lines(m, o, c.max_kv_tokens);
 }
 
 Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
@@ -108,8 +130,11 @@ Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBud
     return c;
   }
   const int64_t block = kv_block_bytes_per_gpu(m, o);
-  c.num_blocks = block > 0 ? b.kv_budget_bytes / block : 0;
   c.max_kv_tokens = detail::engine_max_kv_tokens(m, o, b);
+  // Engines count their pool their own way (vLLM: pages per layer group; SGLang: token
+  // cells); requests then hold whole blocks of that pool.
+  c.num_blocks = o.engine == Engine::ideal ? (block > 0 ? b.kv_budget_bytes / block : 0)
+                                           : c.max_kv_tokens / o.block_size;
   const int64_t per_request = kv_blocks_per_request(m, o, context_tokens);
   c.max_concurrent_requests = per_request > 0 ? c.num_blocks / per_request : 0;
   c.limited_by = c.max_concurrent_requests == 0 ? "KV memory: not one request fits" : "KV memory";

@@ -56,8 +56,9 @@ ModelConfig apply_what_if(const ModelConfig& m, const ServingOptions& o) {
   return out;
 }
 
-Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions& o,
+Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions& given,
                int64_t context_tokens, int64_t batch) {
+  const ServingOptions o = with_engine_defaults(g, given);
   const ModelConfig m = o.kv_heads ? apply_what_if(model, o) : model;
   Plan p;
   p.context_tokens = context_tokens;
@@ -75,10 +76,16 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   p.generate_cached = generate_cached_flops(m, context_tokens);
   p.generate_naive = generate_naive_flops(m, context_tokens);
   p.seed_naive_projection_flops = seed_naive_projection_flops(m, context_tokens);
+  // One decode step touches batch x context tokens (of KV, or recomputed): a count the
+  // step-time model keeps in 64 bits.
+  int64_t batch_tokens = 0;
+  if (__builtin_mul_overflow(batch, context_tokens, &batch_tokens))
+    throw InputError("command line", "--batch", "at most 2^63 - 1 tokens in a batch (--batch x --context)",
+                     str(batch) + " x " + str(context_tokens));
   const StepTimeModel st(m, g, o);
   p.prefill_time = st.prefill(context_tokens);
   p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
-                             : st.step(batch * context_tokens,
+                             : st.step(batch_tokens,
                                        static_cast<double>(batch) * static_cast<double>(context_tokens) *
                                            static_cast<double>(context_tokens + 1) / 2,
                                        0, 0);

@@ -119,6 +119,12 @@ struct Capacity {
 };
 Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
                   int64_t context_tokens);
+//! The options with the engine's own defaults filled in where the user gave none
+//! (vLLM: max_num_seqs 1024 on GPUs of >= 70 GiB other than A100s, else 256).
+ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o);
+//! What the engine prints at start-up about its KV cache (vLLM: "GPU KV cache size: N
+//! tokens" and "Maximum concurrency for T tokens per request: X"), or empty.
+std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const Capacity& c);
 
 // ---------------------------------------------------------------- roofline
 enum class Bound { memory, compute };

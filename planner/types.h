@@ -15,7 +15,7 @@ namespace kvplan {
 //! Bad user input: names the file (or option), the key and what was expected. CLI exit 2.
 class InputError : public std::runtime_error {
  public:
-  InputError(std::string file, std::string key, std::string expected, std::string got = {});
+  InputError(std::string file, std::string key, const std::string& expected, const std::string& got = {});
   const std::string& file() const { return file_; }
   const std::string& key() const { return key_; }
 
@@ -129,6 +129,7 @@ struct ServingOptions {
   double gpu_memory_utilization = 0.90;
   std::optional<int64_t> max_model_len;
   int64_t max_num_seqs = 256;
+  bool max_num_seqs_given = false;     // false: the engine's own default applies (planner.h)
   std::optional<int64_t> max_num_batched_tokens;  // empty = engine default
   Engine engine = Engine::ideal;
   std::optional<int64_t> kv_heads;     // what-if override of num_key_value_heads

@@ -84,6 +84,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
           {"prefill_bound", std::string(to_string(p.prefill_time.bound))},
           {"prefill", step_json(p.prefill_time)},
           {"decode_step", step_json(p.decode_time)}}},
+        {"engine_log", r.engine_log},
         {"calibration",
          {{"measured", cal.measured},
           {"device", cal.measured ? cal.device : "documented defaults"},
@@ -127,7 +128,7 @@ std::string plan_detail(const PlanRow& r) {
   std::string s;
   s += fmt::format("\n{} on {} (TP {}, PP {}), {} tokens of context, batch {}\n", r.model, r.gpu, r.options.tp,
                    r.options.pp, count(p.context_tokens), p.batch);
-  s += fmt::format("  parameters           {} ({:.2f} B)\n", count(p.params), static_cast<double>(p.params) / 1e9);
+  s += fmt::format("  parameters           {} ({:.2f} billion)\n", count(p.params), static_cast<double>(p.params) / 1e9);
   s += "Memory per GPU (GB = 1e9 B, GiB = 2^30 B)\n";
   const auto line = [&](const char* what, int64_t b) { s += fmt::format("  {:<20} {:>12}  {:>12}\n", what, gb(b), gib(b)); };
   line("GPU memory", m.gpu_bytes);

@@ -16,6 +16,7 @@ struct PlanRow {
   std::string model, gpu;
   ServingOptions options;
   Plan plan;
+  std::string engine_log;  // what the engine would print about its KV cache, if known
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);

@@ -1,0 +1,176 @@
+// Random numbers and the lazy request stream. std::mt19937_64 is specified bit for bit
+// by the standard; the distributions are ours, so a seed gives the same requests with
+// every standard library (std::normal_distribution & co. differ between them).
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include "sim/sim.h"
+
+namespace kvplan::sim::detail {
+
+namespace {
+//! SplitMix64 (Steele, Lea, Flood 2014): decorrelates the per-stream seeds.
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+Rng::Rng(uint64_t seed) : mt_(seed) {}
+
+uint64_t Rng::next_u64() { return mt_(); }
+
+double Rng::uniform() { return static_cast<double>(mt_() >> 11) * 0x1.0p-53; }
+
+double Rng::normal() {
+  // Box-Muller (1958): two independent normals from two uniforms; the second is kept.
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  const double u1 = 1.0 - uniform();  // (0, 1]: log is finite
+  const double u2 = uniform();
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = 2.0 * std::numbers::pi * u2;
+  spare_ = r * std::sin(theta);
+  has_spare_ = true;
+  return r * std::cos(theta);
+}
+
+double Rng::exponential() { return -std::log(1.0 - uniform()); }
+
+double Rng::gamma(double shape) {
+  if (!(shape > 0)) throw std::invalid_argument("gamma shape must be > 0");
+  if (shape < 1.0) {
+    // Boost: G(a) = G(a + 1) * U^(1/a) (Marsaglia & Tsang 2000, section 6).
+    const double u = 1.0 - uniform();
+    return gamma(shape + 1.0) * std::pow(u, 1.0 / shape);
+  }
+  // Marsaglia & Tsang (2000), "A simple method for generating gamma variables".
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    double x = 0, v = 0;
+    do {
+      x = normal();
+      v = 1.0 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = 1.0 - uniform();
+    if (u < 1.0 - 0.0331 * x * x * x * x) return d * v;
+    if (std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) return d * v;
+  }
+}
+
+RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale, int64_t count)
+    : w_(&w),
+      arrivals_(splitmix64(2 * seed + 1)),
+      lengths_(splitmix64(2 * seed + 2)),
+      rate_scale_(rate_scale),
+      count_(count) {
+  if (!(rate_scale > 0) || !std::isfinite(rate_scale))
+    throw InputError("simulate", "rate_scale", "a positive finite number", std::to_string(rate_scale));
+  const std::string file = w.file.empty() ? "workload" : w.file;
+  if (w.arrival.process != ArrivalProcess::trace &&
+      (!(w.arrival.rate_per_s > 0) || !std::isfinite(w.arrival.rate_per_s)))
+    throw InputError(file, "arrival.rate_per_s", "a positive number", std::to_string(w.arrival.rate_per_s));
+  if (w.arrival.process == ArrivalProcess::gamma && (!(w.arrival.cv > 0) || !std::isfinite(w.arrival.cv)))
+    throw InputError(file, "arrival.cv", "a positive number", std::to_string(w.arrival.cv));
+  for (const auto* d : {&w.prompt_tokens, &w.output_tokens}) {
+    const std::string key = d == &w.prompt_tokens ? "prompt_tokens" : "output_tokens";
+    if (d->kind == LengthKind::lognormal && (!(d->mean > 0) || !(d->sigma >= 0)))
+      throw InputError(file, key, "a lognormal with mean > 0 and sigma >= 0");
+    if ((d->kind == LengthKind::uniform || d->kind == LengthKind::lognormal) && (d->min < 1 || d->max < d->min))
+      throw InputError(file, key, "1 <= min <= max");
+    if (d->kind == LengthKind::fixed && d->value < 1) throw InputError(file, key + ".value", "an integer >= 1");
+  }
+  const bool needs_trace = w.arrival.process == ArrivalProcess::trace ||
+                           w.prompt_tokens.kind == LengthKind::trace ||
+                           w.output_tokens.kind == LengthKind::trace;
+  if (needs_trace && (!w.trace || w.trace->empty()))
+    throw InputError(file, "trace",
+                     "trace rows (arrival or a length distribution is 'trace')", "none");
+}
+
+int64_t RequestStream::length(const LengthDist& d, const TraceRow* row, bool prompt) {
+  switch (d.kind) {
+    case LengthKind::fixed:
+      return d.value;
+    case LengthKind::uniform: {
+      const auto span = static_cast<double>(d.max - d.min + 1);
+      const auto k = static_cast<int64_t>(std::floor(lengths_.uniform() * span));
+      return d.min + std::min(k, d.max - d.min);
+    }
+    case LengthKind::lognormal: {
+      const double mu = std::log(d.mean) - 0.5 * d.sigma * d.sigma;
+      const double x = std::exp(mu + d.sigma * lengths_.normal());
+      const double clipped = std::clamp(std::round(x), static_cast<double>(d.min),
+                                        static_cast<double>(d.max));
+      return static_cast<int64_t>(clipped);
+    }
+    case LengthKind::trace:
+      return prompt ? row->prompt_tokens : row->output_tokens;
+  }
+  return d.value;
+}
+
+std::optional<GeneratedRequest> RequestStream::next() {
+  if (produced_ >= count_) return std::nullopt;
+  GeneratedRequest r;
+  r.index = produced_;
+  const Workload& w = *w_;
+  const TraceRow* row = nullptr;
+  const std::vector<TraceRow>* trace = w.trace.get();
+  switch (w.arrival.process) {
+    case ArrivalProcess::trace: {
+      // Replays the trace; past its end it starts again one mean gap after its last row.
+      const auto n = static_cast<int64_t>(trace->size());
+      row = &(*trace)[static_cast<size_t>(produced_ % n)];
+      const double first_s = trace->front().arrival_s;
+      const double span_s = trace->back().arrival_s - first_s;
+      const double period_s = span_s + 1.0 / w.base_rate_per_s();
+      const int64_t pass = produced_ / n;  // whole passes over the trace so far
+      t_ = (row->arrival_s - first_s + static_cast<double>(pass) * period_s) / rate_scale_;
+      break;
+    }
+    case ArrivalProcess::poisson:
+    case ArrivalProcess::gamma:
+    case ArrivalProcess::fixed: {
+      // The first request arrives at 0; gaps follow the process.
+      if (produced_ > 0) {
+        const double rate = w.arrival.rate_per_s * rate_scale_;
+        double gap_s = 1.0 / rate;
+        if (w.arrival.process == ArrivalProcess::poisson) {
+          gap_s = arrivals_.exponential() / rate;
+        } else if (w.arrival.process == ArrivalProcess::gamma) {
+          // Gamma(k, theta) with k = 1/cv^2 and k * theta = 1/rate: mean 1/rate, cv as asked.
+          const double k = 1.0 / (w.arrival.cv * w.arrival.cv);
+          gap_s = arrivals_.gamma(k) / (k * rate);
+        }
+        t_ += gap_s;
+      }
+      break;
+    }
+  }
+  r.arrival_s = t_;
+  const bool lengths_from_trace = w.prompt_tokens.kind == LengthKind::trace ||
+                                  w.output_tokens.kind == LengthKind::trace;
+  if (lengths_from_trace && row == nullptr) {
+    // Arrivals are synthetic: lengths come from a random row (prompt and output of the
+    // same row, so their correlation is kept).
+    const auto n = static_cast<double>(trace->size());
+    const auto i = std::min(static_cast<size_t>(lengths_.uniform() * n), trace->size() - 1);
+    row = &(*trace)[i];
+  }
+  r.prompt_tokens = length(w.prompt_tokens, row, true);
+  r.output_tokens = length(w.output_tokens, row, false);
+  ++produced_;
+  return r;
+}
+
+}  // namespace kvplan::sim::detail

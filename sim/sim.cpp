@@ -1,0 +1,812 @@
+// The serving engine: scheduler, paged KV pool, aggregate decode bookkeeping, metrics.
+// See sim.h for the semantics and the event order.
+//
+// Bookkeeping. Let D be the number of decode steps run so far. A decoding request r has a
+// fixed offset x0 such that its context in decode step D (tokens attended, itself
+// included) is x0 + D; after that step it holds x0 + D tokens of cache. So the engine
+// keeps only n_dec (decoders) and ctx_sum (sum of x0 + D over decoders, for the next
+// step): a decode step adds n_dec to ctx_sum. Each request has at most two pending
+// events in a min-heap keyed by (2 D + phase, sequence): phase 0 "needs a new block
+// before step D", phase 1 "produced its last token in step D". Preempted and finished
+// requests bump an epoch; their stale events are skipped when popped.
+//
+// Token accounting (as vLLM counts it): a prefill of n tokens (prompt + tokens generated
+// before a recompute) leaves n tokens cached and samples one token; each decode step
+// caches one more token and samples one. A request of P prompt and O output tokens thus
+// needs one prefill and O - 1 decode steps, and ends holding P + O - 1 tokens.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/sim.h"
+
+namespace kvplan::sim {
+
+std::string_view to_string(Scheduler s) {
+  switch (s) {
+    case Scheduler::continuous: return "continuous";
+    case Scheduler::chunked: return "chunked";
+    case Scheduler::static_batch: return "static";
+  }
+  return "continuous";
+}
+
+std::optional<Scheduler> parse_scheduler(std::string_view s) {
+  if (s == "continuous") return Scheduler::continuous;
+  if (s == "chunked") return Scheduler::chunked;
+  if (s == "static") return Scheduler::static_batch;
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------------------- Simulator
+
+struct Simulator::Impl {
+  std::shared_ptr<const ModelConfig> model;  // StepTimeModel keeps a pointer into it
+  ServingOptions opts;
+  std::unique_ptr<StepTimeModel> stm;
+  int64_t num_blocks = 0;
+  int64_t block_size = 16;
+  int64_t max_model_len = 0;
+  double block_bytes_per_gpu = 0;
+  std::string where;      // "model on gpu", for messages
+  std::string pool_note;  // why the pool is empty, if it is
+  // blocks_at[k]: blocks a request of k * block_size tokens holds; a request of t tokens
+  // holds blocks_at[ceil(t / block_size)] (constant within a block; checked in tests).
+  std::vector<int64_t> blocks_at;
+  // next_growth[k]: the smallest k' > k with blocks_at[k'] > blocks_at[k], or -1.
+  std::vector<int64_t> next_growth;
+
+  int64_t block_index(int64_t tokens) const { return (tokens + block_size - 1) / block_size; }
+  int64_t blocks_for(int64_t tokens) const {
+    return blocks_at[static_cast<size_t>(block_index(tokens))];
+  }
+  //! The first token count > `tokens` that needs more blocks than `tokens`, or -1.
+  int64_t next_growth_tokens(int64_t tokens) const {
+    const int64_t k = next_growth[static_cast<size_t>(block_index(tokens))];
+    return k < 0 ? -1 : (k - 1) * block_size + 1;
+  }
+};
+
+Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
+    : impl_(std::make_unique<Impl>()) {
+  validate(m, o, "serving options");
+  if (!o.kv_cache)
+    throw InputError("serving options", "--no-kv-cache",
+                     "a KV cache (the simulator models vLLM's paged KV pool)", "--no-kv-cache");
+  Impl& s = *impl_;
+  s.model = std::make_shared<const ModelConfig>(apply_what_if(m, o));
+  s.opts = o;
+  s.stm = std::make_unique<StepTimeModel>(*s.model, g, o);
+  s.block_size = o.block_size;
+  if (s.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
+  s.max_model_len = o.max_model_len.value_or(
+      s.model->max_position_embeddings > 0 ? s.model->max_position_embeddings : 131072);
+  const MemoryBudget budget = memory_budget(*s.model, g, o);
+  const Capacity cap = capacity(*s.model, o, budget, s.max_model_len);
+  s.num_blocks = cap.num_blocks;
+  s.where = s.model->name + " on " + g.name;
+  s.pool_note = !budget.note.empty() ? budget.note : cap.limited_by;
+  s.block_bytes_per_gpu = static_cast<double>(kv_block_bytes_per_gpu(*s.model, o));
+  const int64_t kmax = s.block_index(s.max_model_len) + 1;
+  s.blocks_at.resize(static_cast<size_t>(kmax + 1));
+  for (int64_t k = 0; k <= kmax; ++k)
+    s.blocks_at[static_cast<size_t>(k)] =
+        k == 0 ? 0 : kv_blocks_per_request(*s.model, o, k * s.block_size);
+  s.next_growth.assign(s.blocks_at.size(), -1);
+  for (int64_t k = kmax - 1; k >= 0; --k) {
+    const auto i = static_cast<size_t>(k);
+    if (s.blocks_at[i + 1] < s.blocks_at[i])
+      throw std::logic_error("kv_blocks_per_request decreases with tokens");
+    s.next_growth[i] = s.blocks_at[i + 1] > s.blocks_at[i] ? k + 1 : s.next_growth[i + 1];
+  }
+}
+
+Simulator::~Simulator() = default;
+
+int64_t Simulator::num_blocks() const { return impl_->num_blocks; }
+int64_t Simulator::block_size() const { return impl_->block_size; }
+int64_t Simulator::max_model_len() const { return impl_->max_model_len; }
+int64_t Simulator::blocks_for(int64_t tokens) const {
+  if (tokens < 0 || tokens > impl_->max_model_len + impl_->block_size)
+    return kv_blocks_per_request(*impl_->model, impl_->opts, tokens);
+  return impl_->blocks_for(tokens);
+}
+int64_t Simulator::max_num_batched_tokens(Scheduler s) const {
+  if (impl_->opts.max_num_batched_tokens) return *impl_->opts.max_num_batched_tokens;
+  switch (s) {
+    case Scheduler::continuous: return std::max<int64_t>(impl_->max_model_len, 2048);
+    case Scheduler::chunked: return 8192;
+    case Scheduler::static_batch: return INT64_MAX / 4;
+  }
+  return 8192;
+}
+const StepTimeModel& Simulator::step_model() const { return *impl_->stm; }
+const ServingOptions& Simulator::options() const { return impl_->opts; }
+
+// ------------------------------------------------------------------------- the run
+
+namespace {
+
+enum class State : uint8_t { free, waiting, prefilling, decoding, swapped };
+
+struct Req {
+  int64_t id = 0;
+  double arrival_s = 0;
+  int64_t prompt = 0;
+  int64_t output = 0;      // after the max_model_len cap
+  int64_t generated = 0;   // output tokens produced
+  int64_t cached = 0;      // prefilling: tokens cached so far (decoding: x0 + D - 1)
+  int64_t blocks = 0;      // KV blocks held on the GPU
+  int64_t x0 = 0;          // decoding: context in decode step D is x0 + D
+  int64_t chunk = 0;       // tokens of its prefill chunk in the step being composed
+  double first_token_s = 0;
+  double scheduled_s = 0;
+  uint32_t epoch = 0;
+  bool has_first_token = false;
+  bool was_scheduled = false;
+  bool reserved = false;   // static batching: blocks for the full length held from the start
+  State state = State::free;
+  int32_t prev = -1, next = -1;  // running list, oldest admission first
+};
+
+struct Event {
+  int64_t key;   // 2 * decode step + phase (0: grow before the step, 1: finish after it)
+  uint64_t seq;  // insertion order: the tie-break of the documented order
+  int32_t slot;
+  uint32_t epoch;
+  bool operator>(const Event& e) const { return key != e.key ? key > e.key : seq > e.seq; }
+};
+
+Percentiles percentiles(std::vector<double>& v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
+  auto at = [&](double q) {
+    // Nearest rank: the ceil(q n)-th smallest value.
+    auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    rank = std::clamp<size_t>(rank, 1, v.size());
+    auto it = v.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+    std::nth_element(v.begin(), it, v.end());
+    return *it;
+  };
+  p.p50 = at(0.50);
+  p.p90 = at(0.90);
+  p.p99 = at(0.99);
+  return p;
+}
+
+class Run {
+ public:
+  Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o)
+      : e_(e), w_(w), o_(o),
+        count_(o.requests.value_or(w.requests)),
+        stream_(w, o.seed, o.rate_scale, count_),
+        num_blocks_(o.num_blocks.value_or(e.num_blocks)),
+        max_seqs_(e.opts.max_num_seqs),
+        budget_(sim.max_num_batched_tokens(o.scheduler)) {
+    if (count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
+    if (num_blocks_ < 1)
+      throw InputError(e.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
+                       "or quantization)", e.pool_note.empty() ? "none left" : e.pool_note);
+    if (max_seqs_ < 1) throw InputError("serving options", "max_num_seqs", "an integer >= 1");
+    if (o.scheduler == Scheduler::chunked && budget_ < max_seqs_)
+      throw InputError("serving options", "max_num_batched_tokens",
+                       "at least max_num_seqs with chunked prefill",
+                       std::to_string(budget_) + " < " + std::to_string(max_seqs_));
+    if (o.preemption == Preemption::swap && !(o.host_link_bytes_per_s > 0))
+      throw InputError("simulate", "host_link_bytes_per_s", "a positive number");
+  }
+
+  SimResult go();
+
+ private:
+  // ---- request slots
+  int32_t alloc_slot() {
+    if (!free_slots_.empty()) {
+      const int32_t s = free_slots_.back();
+      free_slots_.pop_back();
+      return s;
+    }
+    reqs_.emplace_back();
+    return static_cast<int32_t>(reqs_.size() - 1);
+  }
+  Req& R(int32_t s) { return reqs_[static_cast<size_t>(s)]; }
+
+  // ---- running list (admission order; the tail is the newest, the preemption victim)
+  void push_running(int32_t s) {
+    Req& r = R(s);
+    r.prev = tail_;
+    r.next = -1;
+    if (tail_ >= 0) R(tail_).next = s; else head_ = s;
+    tail_ = s;
+    ++n_running_;
+  }
+  void unlink_running(int32_t s) {
+    Req& r = R(s);
+    if (r.prev >= 0) R(r.prev).next = r.next; else head_ = r.next;
+    if (r.next >= 0) R(r.next).prev = r.prev; else tail_ = r.prev;
+    r.prev = r.next = -1;
+    --n_running_;
+  }
+
+  void emit(RequestEventKind k, const Req& r, std::optional<double> time_s = {}) {
+    if (!o_.on_request) return;
+    o_.on_request(RequestEvent{k, r.id, time_s.value_or(now_), r.generated, r.prompt,
+                               r.output, r.blocks});
+  }
+  void push_event(int64_t key, int32_t slot) {
+    heap_.push(Event{key, seq_++, slot, R(slot).epoch});
+  }
+  bool live(const Event& ev) {
+    const Req& r = R(ev.slot);
+    return r.epoch == ev.epoch && r.state == State::decoding;
+  }
+
+  // ---- blocks
+  void take_blocks(Req& r, int64_t n) {
+    r.blocks += n;
+    blocks_used_ += n;
+    peak_blocks_ = std::max(peak_blocks_, blocks_used_);
+  }
+  void free_blocks(Req& r) {
+    blocks_used_ -= r.blocks;
+    r.blocks = 0;
+  }
+
+  // ---- lifecycle
+  void arrive(const detail::GeneratedRequest& g);
+  void admit(int32_t s, int64_t chunk);
+  //! Makes s a decoder whose next step attends to P + g tokens. It holds the blocks of
+  //! P + g - 1 tokens, or of P + g when `covers_next` (swapped in after the block phase).
+  void join_decoders(int32_t s, bool covers_next = false);
+  void preempt(int32_t s);
+  void finish(int32_t s);
+  //! Allocates n blocks to slot s, preempting the newest running requests while the pool
+  //! is short; false when s itself was preempted.
+  bool allocate(int32_t s, int64_t n);
+
+  // ---- scheduling
+  void grow_decoders();
+  void compose_continuous();
+  void swap_in();
+  void compose_chunked();
+  void compose_static();
+  void after_step(double dt);
+  void check() const;
+
+  const Simulator::Impl& e_;
+  const Workload& w_;
+  const SimOptions& o_;
+  int64_t count_;
+  detail::RequestStream stream_;
+  int64_t num_blocks_, max_seqs_, budget_;
+
+  std::vector<Req> reqs_;
+  std::vector<int32_t> free_slots_;
+  std::deque<int32_t> waiting_;
+  std::deque<int32_t> swapped_;
+  std::vector<int32_t> prefilling_;  // running requests in prefill, admission order
+  std::vector<int32_t> step_prefills_;  // chunks of the step being composed
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
+  uint64_t seq_ = 0;
+  int32_t head_ = -1, tail_ = -1;
+  int64_t n_running_ = 0;
+
+  double now_ = 0;
+  int64_t D_ = 0;        // decode steps run
+  int64_t n_dec_ = 0;    // decoding requests
+  int64_t ctx_sum_ = 0;  // sum of their contexts in decode step D_
+  int64_t blocks_used_ = 0, peak_blocks_ = 0;
+  bool preempted_this_step_ = false;
+  bool decode_step_ = false;  // whether the running decoders take part in this step
+  double swap_s_ = 0;    // swap traffic of the step being composed
+
+  // metrics
+  SimResult res_;
+  std::vector<double> ttft_, tpot_, e2e_, queue_;
+  int64_t good_ = 0;
+  double queue_first_half_s_ = 0, queue_last_quarter_s_ = 0;
+  int64_t n_first_half_ = 0, n_last_quarter_ = 0;
+  double first_arrival_s_ = 0, last_finish_s_ = 0;
+  bool any_arrival_ = false;
+  double batch_time_ = 0, blocks_time_ = 0;
+};
+
+void Run::arrive(const detail::GeneratedRequest& g) {
+  ++res_.arrived;
+  ++res_.events;
+  if (!any_arrival_) {
+    first_arrival_s_ = g.arrival_s;
+    any_arrival_ = true;
+  }
+  const int32_t s = alloc_slot();
+  Req& r = R(s);
+  const uint32_t epoch = r.epoch;
+  r = Req{};
+  r.epoch = epoch + 1;
+  r.id = g.index;
+  r.arrival_s = g.arrival_s;
+  r.prompt = std::max<int64_t>(g.prompt_tokens, 1);
+  r.output = std::max<int64_t>(g.output_tokens, 1);
+  r.state = State::waiting;
+  emit(RequestEventKind::arrived, r, r.arrival_s);
+  // vLLM rejects prompts that leave no room for an output token and stops generation at
+  // max_model_len; a request whose full length cannot fit the pool could never finish.
+  bool reject = r.prompt >= e_.max_model_len;
+  if (!reject) {
+    const int64_t cap = e_.max_model_len - r.prompt;
+    if (r.output > cap) {
+      r.output = cap;
+      ++res_.truncated;
+    }
+    reject = e_.blocks_for(r.prompt + r.output - 1) > num_blocks_;
+  }
+  if (reject) {
+    ++res_.rejected;
+    emit(RequestEventKind::rejected, r);
+    r.state = State::free;
+    free_slots_.push_back(s);
+    return;
+  }
+  waiting_.push_back(s);
+}
+
+void Run::admit(int32_t s, int64_t chunk) {
+  Req& r = R(s);
+  r.state = State::prefilling;
+  r.chunk = chunk;
+  if (!r.was_scheduled) {
+    r.was_scheduled = true;
+    r.scheduled_s = now_;
+  }
+  push_running(s);
+  prefilling_.push_back(s);
+  step_prefills_.push_back(s);
+  emit(RequestEventKind::scheduled, r);
+}
+
+void Run::join_decoders(int32_t s, bool covers_next) {
+  Req& r = R(s);
+  const int64_t next_ctx = r.prompt + r.generated;
+  r.state = State::decoding;
+  r.x0 = next_ctx - D_;
+  ++n_dec_;
+  ctx_sum_ += next_ctx;
+  const int64_t last_step = D_ + (r.output - 1 - r.generated);
+  push_event(2 * last_step + 1, s);
+  if (!r.reserved) {
+    const int64_t t = e_.next_growth_tokens(covers_next ? next_ctx : next_ctx - 1);
+    if (t >= 0 && t - r.x0 <= last_step) push_event(2 * (t - r.x0), s);
+  }
+}
+
+void Run::preempt(int32_t s) {
+  Req& r = R(s);
+  unlink_running(s);
+  if (r.state == State::decoding) {
+    --n_dec_;
+    ctx_sum_ -= r.x0 + D_;
+    r.generated = r.x0 + D_ - r.prompt;  // its context in step D_ is P + g
+    r.cached = r.x0 + D_ - 1;
+  } else if (r.state == State::prefilling) {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
+    auto it = std::find(step_prefills_.begin(), step_prefills_.end(), s);
+    if (it != step_prefills_.end()) step_prefills_.erase(it);
+    r.chunk = 0;
+  }
+  ++r.epoch;
+  ++res_.preemptions;
+  preempted_this_step_ = true;
+  if (o_.preemption == Preemption::swap && r.state == State::decoding) {
+    swap_s_ += static_cast<double>(r.blocks) * e_.block_bytes_per_gpu / o_.host_link_bytes_per_s;
+    free_blocks(r);
+    r.state = State::swapped;
+    swapped_.push_back(s);
+  } else {
+    free_blocks(r);
+    r.cached = 0;
+    r.state = State::waiting;
+    waiting_.push_front(s);
+  }
+  emit(RequestEventKind::preempted, r);
+}
+
+void Run::finish(int32_t s) {
+  Req& r = R(s);
+  unlink_running(s);
+  if (r.state == State::decoding) {
+    --n_dec_;
+    ctx_sum_ -= r.x0 + D_;
+  } else if (r.state == State::prefilling) {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
+  }
+  free_blocks(r);
+  ++r.epoch;
+  r.state = State::free;
+  emit(RequestEventKind::finished, r);
+  free_slots_.push_back(s);
+  ++res_.completed;
+  res_.output_tokens += r.output;
+  res_.prompt_tokens += r.prompt;
+  last_finish_s_ = now_;
+  const double ttft = r.first_token_s - r.arrival_s;
+  ttft_.push_back(ttft);
+  e2e_.push_back(now_ - r.arrival_s);
+  const double queued_s = r.scheduled_s - r.arrival_s;
+  queue_.push_back(queued_s);
+  if (2 * r.id < count_) {
+    queue_first_half_s_ += queued_s;
+    ++n_first_half_;
+  } else if (4 * r.id >= 3 * count_) {
+    queue_last_quarter_s_ += queued_s;
+    ++n_last_quarter_;
+  }
+  bool good = w_.slo.ttft_p99_s <= 0 || ttft <= w_.slo.ttft_p99_s;
+  if (r.output > 1) {
+    const double tpot = (now_ - r.first_token_s) / static_cast<double>(r.output - 1);
+    tpot_.push_back(tpot);
+    good = good && (w_.slo.tpot_p99_s <= 0 || tpot <= w_.slo.tpot_p99_s);
+  }
+  if (good) ++good_;
+}
+
+bool Run::allocate(int32_t s, int64_t n) {
+  while (num_blocks_ - blocks_used_ < n) {
+    const int32_t victim = tail_;
+    preempt(victim);
+    if (victim == s) return false;
+  }
+  take_blocks(R(s), n);
+  return true;
+}
+
+void Run::grow_decoders() {
+  // Blocks due before decode step D_, in the order they fell due.
+  while (!heap_.empty() && heap_.top().key <= 2 * D_) {
+    const Event ev = heap_.top();
+    heap_.pop();
+    ++res_.events;
+    if (!live(ev)) continue;
+    if (ev.key != 2 * D_) throw std::logic_error("simulator: a block event was missed");
+    Req& r = R(ev.slot);
+    const int64_t ctx = r.x0 + D_;
+    const int64_t need = e_.blocks_for(ctx) - r.blocks;
+    if (!allocate(ev.slot, need)) continue;
+    const int64_t final_step = r.prompt + r.output - 1 - r.x0;
+    const int64_t t = e_.next_growth_tokens(ctx);
+    if (t >= 0 && t - r.x0 <= final_step) push_event(2 * (t - r.x0), ev.slot);
+  }
+}
+
+void Run::compose_continuous() {
+  // vLLM V0 (_schedule_default): prefills first, whole prompts, and only when nothing is
+  // swapped out; a step with prefills has no decodes. Otherwise all running requests
+  // decode (preempting the newest when blocks run out), then swapped requests come back
+  // if nothing was preempted.
+  if (swapped_.empty()) {
+    int64_t tokens = 0;
+    while (!waiting_.empty() && n_running_ < max_seqs_) {
+      const int32_t s = waiting_.front();
+      Req& r = R(s);
+      const int64_t len = r.prompt + r.generated;
+      // The first prompt of a step always fits the token budget.
+      if (tokens > 0 && tokens + len > budget_) break;
+      const int64_t need = e_.blocks_for(len);
+      if (num_blocks_ - blocks_used_ < need) break;
+      waiting_.pop_front();
+      take_blocks(r, need);
+      admit(s, len);
+      tokens += len;
+    }
+    if (!step_prefills_.empty()) return;  // prefill-only step
+  }
+  decode_step_ = true;
+  grow_decoders();
+  if (!preempted_this_step_) swap_in();
+}
+
+void Run::swap_in() {
+  // FCFS; a swapped-in request decodes in this step, so it gets the blocks of its next
+  // context at once.
+  while (!swapped_.empty() && n_running_ < max_seqs_) {
+    const int32_t s = swapped_.front();
+    Req& r = R(s);
+    const int64_t need = e_.blocks_for(r.cached + 1);
+    if (num_blocks_ - blocks_used_ < need) break;
+    swapped_.pop_front();
+    take_blocks(r, need);
+    swap_s_ += static_cast<double>(need) * e_.block_bytes_per_gpu / o_.host_link_bytes_per_s;
+    push_running(s);
+    join_decoders(s, true);
+  }
+}
+
+void Run::compose_chunked() {
+  // vLLM V1: running requests first (decoders one token each, then partial prefills),
+  // new requests only when nothing was preempted; one token budget for all.
+  decode_step_ = true;
+  grow_decoders();
+  if (!preempted_this_step_) swap_in();
+  int64_t left = budget_ - n_dec_;
+  for (size_t i = 0; i < prefilling_.size() && left > 0;) {
+    const int32_t s = prefilling_[i];
+    Req& r = R(s);
+    const int64_t chunk = std::min(r.prompt + r.generated - r.cached, left);
+    const int64_t need = e_.blocks_for(r.cached + chunk) - r.blocks;
+    if (!allocate(s, need)) continue;  // s itself was preempted: prefilling_[i] is the next
+    r.chunk = chunk;
+    step_prefills_.push_back(s);
+    left -= chunk;
+    ++i;
+  }
+  if (preempted_this_step_ || !swapped_.empty()) return;
+  while (!waiting_.empty() && n_running_ < max_seqs_ && left > 0) {
+    const int32_t s = waiting_.front();
+    Req& r = R(s);
+    const int64_t chunk = std::min(r.prompt + r.generated, left);
+    const int64_t need = e_.blocks_for(chunk);
+    if (num_blocks_ - blocks_used_ < need) break;
+    waiting_.pop_front();
+    take_blocks(r, need);
+    admit(s, chunk);
+    left -= chunk;
+  }
+}
+
+void Run::compose_static() {
+  if (n_running_ > 0) {  // decode the batch until its last request ends
+    decode_step_ = true;
+    return;
+  }
+  while (!waiting_.empty() && n_running_ < max_seqs_) {
+    const int32_t s = waiting_.front();
+    Req& r = R(s);
+    const int64_t need = e_.blocks_for(r.prompt + r.output - 1);
+    if (num_blocks_ - blocks_used_ < need) break;
+    waiting_.pop_front();
+    take_blocks(r, need);
+    r.reserved = true;
+    admit(s, r.prompt + r.generated);
+  }
+}
+
+void Run::after_step(double dt) {
+  const int64_t n_dec = decode_step_ ? n_dec_ : 0;
+  const bool decoded = n_dec > 0;
+  const int64_t batch = n_dec + static_cast<int64_t>(step_prefills_.size());
+  res_.batch_max = std::max(res_.batch_max, batch);
+  batch_time_ += static_cast<double>(batch) * dt;
+  blocks_time_ += static_cast<double>(blocks_used_) * dt;
+  res_.busy_s += dt;
+  ++res_.steps;
+  ++res_.events;
+  now_ += dt;
+  if (o_.on_step) {
+    int64_t prefill_tokens = 0;
+    for (int32_t s : step_prefills_) prefill_tokens += R(s).chunk;
+    o_.on_step(StepSample{now_, dt, prefill_tokens, n_dec, batch, blocks_used_,
+                          static_cast<int64_t>(waiting_.size() + swapped_.size()),
+                          n_running_});
+  }
+  if (decoded) {
+    res_.tokens_simulated += n_dec_;
+    ++D_;
+    ctx_sum_ += n_dec_;
+    // Requests whose last token came out of this step leave.
+    while (!heap_.empty() && heap_.top().key <= 2 * D_ - 1) {
+      const Event ev = heap_.top();
+      heap_.pop();
+      ++res_.events;
+      if (!live(ev)) continue;
+      Req& r = R(ev.slot);
+      r.generated = r.output;
+      finish(ev.slot);
+    }
+  }
+  for (int32_t s : step_prefills_) {
+    Req& r = R(s);
+    res_.tokens_simulated += r.chunk;
+    r.cached += r.chunk;
+    r.chunk = 0;
+    if (r.cached < r.prompt + r.generated) continue;  // more chunks to come
+    ++r.generated;
+    if (!r.has_first_token) {
+      r.has_first_token = true;
+      r.first_token_s = now_;
+      emit(RequestEventKind::first_token, r);
+    }
+    if (r.generated >= r.output) {
+      finish(s);
+    } else {
+      prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
+      join_decoders(s);
+    }
+  }
+  step_prefills_.clear();
+}
+
+void Run::check() const {
+  // Recounts everything the engine keeps in aggregate.
+  int64_t blocks = 0, n_dec = 0, ctx = 0, n = 0;
+  for (int32_t s = head_; s >= 0; s = reqs_[static_cast<size_t>(s)].next) {
+    const Req& r = reqs_[static_cast<size_t>(s)];
+    ++n;
+    blocks += r.blocks;
+    int64_t held = r.cached;
+    if (r.state == State::decoding) {
+      ++n_dec;
+      ctx += r.x0 + D_;
+      held = r.x0 + D_ - 1;
+      const int64_t generated = r.x0 + D_ - r.prompt;
+      if (generated < 1 || generated >= r.output)
+        throw std::logic_error("simulator: decoder context outside its request");
+    } else if (r.state != State::prefilling) {
+      throw std::logic_error("simulator: a running request is neither prefilling nor decoding");
+    }
+    // The planner's count at the token count rounded up to whole blocks (sim.h).
+    const int64_t charged = r.reserved ? r.prompt + r.output - 1 : held;
+    const int64_t rounded = e_.block_index(charged) * e_.block_size;
+    const int64_t want = kv_blocks_per_request(*e_.model, e_.opts, rounded);
+    if (r.blocks != want) throw std::logic_error("simulator: request holds the wrong block count");
+    if (r.state == State::prefilling && r.cached >= r.prompt + r.generated)
+      throw std::logic_error("simulator: prefill already complete");
+  }
+  if (n != n_running_ || n_dec != n_dec_ || ctx != ctx_sum_ || blocks != blocks_used_)
+    throw std::logic_error("simulator: aggregate bookkeeping disagrees with a recount");
+  if (blocks_used_ > num_blocks_ || blocks_used_ < 0)
+    throw std::logic_error("simulator: blocks in use outside [0, pool]");
+  if (n_running_ > max_seqs_) throw std::logic_error("simulator: more than max_num_seqs running");
+}
+
+SimResult Run::go() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  std::optional<detail::GeneratedRequest> next = stream_.next();
+  const StepTimeModel& stm = *e_.stm;
+  for (;;) {
+    while (next && next->arrival_s <= now_) {
+      arrive(*next);
+      next = stream_.next();
+    }
+    if (o_.check_invariants) check();
+    if (n_running_ == 0 && waiting_.empty() && swapped_.empty()) {
+      if (!next) break;
+      now_ = next->arrival_s;
+      continue;
+    }
+    preempted_this_step_ = false;
+    decode_step_ = false;
+    swap_s_ = 0;
+    switch (o_.scheduler) {
+      case Scheduler::continuous: compose_continuous(); break;
+      case Scheduler::chunked: compose_chunked(); break;
+      case Scheduler::static_batch: compose_static(); break;
+    }
+    const int64_t n_dec = decode_step_ ? n_dec_ : 0;
+    if (step_prefills_.empty() && n_dec == 0) {
+      // Nothing can run until something arrives (cannot happen with an idle engine:
+      // every request that was not rejected fits the empty pool).
+      if (!next) throw std::logic_error("simulator: stalled with requests waiting");
+      now_ = std::max(now_, next->arrival_s);
+      continue;
+    }
+    int64_t prefill_tokens = 0;
+    double pairs = 0;
+    for (int32_t s : step_prefills_) {
+      const Req& r = R(s);
+      // A chunk of c tokens after p cached ones: c p + c (c + 1) / 2 query-key pairs.
+      const auto c = static_cast<double>(r.chunk);
+      const auto p = static_cast<double>(r.cached);
+      pairs += c * p + c * (c + 1) / 2;
+      prefill_tokens += r.chunk;
+    }
+    const double dt =
+        stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? ctx_sum_ : 0).time_s + swap_s_;
+    if (!(dt > 0) || !std::isfinite(dt))
+      throw std::logic_error("simulator: step time is not a positive number");
+    after_step(dt);
+  }
+  if (o_.check_invariants && blocks_used_ != 0)
+    throw std::logic_error("simulator: blocks still in use at the end");
+
+  SimResult& r = res_;
+  r.slo = w_.slo;
+  r.num_blocks = num_blocks_;
+  r.block_size = e_.block_size;
+  r.peak_blocks = peak_blocks_;
+  r.peak_kv_utilization = static_cast<double>(peak_blocks_) / static_cast<double>(num_blocks_);
+  if (r.busy_s > 0) {
+    r.batch_mean = batch_time_ / r.busy_s;
+    r.mean_kv_utilization = blocks_time_ / r.busy_s / static_cast<double>(num_blocks_);
+  }
+  r.duration_s = r.completed > 0 ? last_finish_s_ - first_arrival_s_ : 0;
+  if (r.duration_s > 0) {
+    r.requests_per_s = static_cast<double>(r.completed) / r.duration_s;
+    r.output_tokens_per_s = static_cast<double>(r.output_tokens) / r.duration_s;
+    r.prompt_tokens_per_s = static_cast<double>(r.prompt_tokens) / r.duration_s;
+    r.goodput_requests_per_s = static_cast<double>(good_) / r.duration_s;
+  }
+  r.slo_attainment = r.completed > 0 ? static_cast<double>(good_) / static_cast<double>(r.completed) : 0;
+  r.ttft_s = percentiles(ttft_);
+  r.tpot_s = percentiles(tpot_);
+  r.e2e_s = percentiles(e2e_);
+  r.queue_s = percentiles(queue_);
+  if (n_first_half_ > 0 && n_last_quarter_ > 0)
+    r.queue_growth_s = queue_last_quarter_s_ / static_cast<double>(n_last_quarter_) -
+                       queue_first_half_s_ / static_cast<double>(n_first_half_);
+  r.meets_slo = r.completed > 0 && (w_.slo.ttft_p99_s <= 0 || r.ttft_s.p99 <= w_.slo.ttft_p99_s) &&
+                (w_.slo.tpot_p99_s <= 0 || r.tpot_s.p99 <= w_.slo.tpot_p99_s);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
+  return r;
+}
+
+}  // namespace
+
+SimResult Simulator::run(const Workload& w, const SimOptions& opt) const {
+  Run run(*impl_, *this, w, opt);
+  return run.go();
+}
+
+SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
+                   const Workload& w, const SimOptions& opt) {
+  return Simulator(m, g, o).run(w, opt);
+}
+
+// ------------------------------------------------------------------------- max rate
+
+MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
+                      const MaxRateOptions& mo) {
+  SimOptions o = opt;
+  o.on_step = nullptr;
+  o.on_request = nullptr;
+  o.check_invariants = false;
+  if (mo.requests > 0) o.requests = mo.requests;
+  const double base_rate = w.base_rate_per_s();
+  MaxRate out;
+  std::optional<double> lo, hi;
+  SimResult lo_res, last;
+  auto trial = [&](double scale) {
+    o.rate_scale = scale;
+    last = s.run(w, o);
+    ++out.runs;
+    const bool ok = last.meets_slo && (w.slo.ttft_p99_s <= 0 ||
+                                       last.queue_growth_s <= mo.max_queue_growth * w.slo.ttft_p99_s);
+    if (ok) {
+      lo = scale;
+      lo_res = last;
+    } else {
+      hi = scale;
+    }
+    return ok;
+  };
+  double scale = opt.rate_scale > 0 ? opt.rate_scale : 1.0;
+  if (trial(scale)) {
+    while (out.runs < mo.max_runs && trial(scale *= 2)) {}
+  } else {
+    // 2^-30 of the workload's rate: requests arrive alone.
+    for (int i = 0; i < 30 && out.runs < mo.max_runs; ++i)
+      if (trial(scale /= 2)) break;
+  }
+  if (!lo) {
+    out.at_max = last;
+    return out;
+  }
+  while (hi && out.runs < mo.max_runs && (*hi - *lo) > mo.rel_tolerance * *lo) {
+    const double mid = 0.5 * (*lo + *hi);
+    trial(mid);
+  }
+  out.found = true;
+  out.rate_scale = *lo;
+  out.max_rate_per_s = *lo * base_rate;
+  out.at_max = lo_res;
+  return out;
+}
+
+}  // namespace kvplan::sim

@@ -1,0 +1,76 @@
+// kvplan sim: what a workload is (ARCHITECTURE.md "Workload file"), as plain values.
+// Header-only and standard-library-only, so io/workload_io.cpp fills it without linking
+// the simulator, and the simulator reads it without knowing YAML.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvplan::sim {
+
+//! How requests arrive. `poisson`: exponential gaps at rate_per_s; `gamma`: gamma gaps
+//! with mean 1/rate_per_s and coefficient of variation `cv` (cv > 1 is burstier than
+//! Poisson, cv = 1 is Poisson); `fixed`: exactly 1/rate_per_s apart; `trace`: the
+//! trace's arrival_s column (rate_per_s unused).
+enum class ArrivalProcess { poisson, gamma, fixed, trace };
+
+struct ArrivalSpec {
+  ArrivalProcess process = ArrivalProcess::poisson;
+  double rate_per_s = 1.0;  // mean arrival rate (not used by `trace`)
+  double cv = 1.0;          // gamma only: stddev / mean of the gaps
+};
+
+//! A token-length distribution. `fixed`: `value`; `uniform`: integers in [min, max];
+//! `lognormal`: mean `mean` and log-space standard deviation `sigma` (so
+//! mu = ln(mean) - sigma^2/2), rounded to the nearest integer and clipped to [min, max];
+//! `trace`: the trace's column.
+enum class LengthKind { fixed, uniform, lognormal, trace };
+
+struct LengthDist {
+  LengthKind kind = LengthKind::fixed;
+  int64_t value = 1;      // fixed
+  int64_t min = 1;        // uniform, lognormal (clip)
+  int64_t max = 1 << 30;  // uniform, lognormal (clip)
+  double mean = 1;        // lognormal
+  double sigma = 0;       // lognormal
+};
+
+//! One row of a trace CSV (columns arrival_s,prompt_tokens,output_tokens).
+struct TraceRow {
+  double arrival_s = 0;
+  int64_t prompt_tokens = 1;
+  int64_t output_tokens = 1;
+};
+
+//! The latency targets goodput and --find-max-rate are measured against.
+struct Slo {
+  double ttft_p99_s = 0;  // time to first token, 99th percentile
+  double tpot_p99_s = 0;  // time per output token after the first, 99th percentile
+};
+
+struct Workload {
+  std::string name;
+  std::string file;          // where it was loaded from (for messages); may be empty
+  std::string source;        // where its shapes come from (free text), may be empty
+  int64_t requests = 1000;   // how many requests to generate
+  ArrivalSpec arrival;
+  LengthDist prompt_tokens;
+  LengthDist output_tokens;
+  //! Rows sorted by arrival_s, first at 0 (empty unless something uses the trace).
+  std::shared_ptr<const std::vector<TraceRow>> trace;
+  std::string trace_file;    // resolved path, for messages
+  Slo slo;
+
+  //! Mean arrival rate before any --rate scaling: rate_per_s, or for a trace its
+  //! rows / span (a trace of one row, or of zero span, counts as 1 request/s).
+  double base_rate_per_s() const {
+    if (arrival.process != ArrivalProcess::trace) return arrival.rate_per_s;
+    if (!trace || trace->size() < 2) return 1.0;
+    const double span_s = trace->back().arrival_s - trace->front().arrival_s;
+    return span_s > 0 ? static_cast<double>(trace->size() - 1) / span_s : 1.0;
+  }
+};
+
+}  // namespace kvplan::sim
