@@ -1,0 +1,17 @@
+// Built when CMake found no nvcc (or KVPLAN_CUDA=OFF): the CUDA backend is absent.
+#include <stdexcept>
+
+#include "gpu_validate/validate.h"
+
+namespace kvplan::gv {
+
+std::string cuda_unavailable_reason() {
+  return "this build has no CUDA backend (nvcc was not found or KVPLAN_CUDA=OFF); "
+         "rebuild where nvcc is installed, or use --backend cpu";
+}
+
+namespace detail {
+Report run_cuda(const Options&) { throw std::runtime_error(cuda_unavailable_reason()); }
+}  // namespace detail
+
+}  // namespace kvplan::gv
