@@ -62,7 +62,10 @@ Channels channels(const ModelConfig& m, int64_t kv_heads) {
 }
 
 // Bits one layer stores for `tokens` tokens (exact integers, group rounding included).
-double layer_bits(const Scheme& s, Channels c, int64_t tokens) {
+// `paged`: the space a paged allocator must reserve, which never shrinks as tokens are
+// appended. KIVI's exact size drops each time G residual tokens are quantized; a pool
+// holds room for the largest fp16 window it passes through, R + G - 1 tokens.
+double layer_bits(const Scheme& s, Channels c, int64_t tokens, bool paged = false) {
   const double elems = static_cast<double>(c.k + c.v);
   const auto t = static_cast<double>(tokens);
   switch (s.quant) {
@@ -72,7 +75,8 @@ double layer_bits(const Scheme& s, Channels c, int64_t tokens) {
       return t * (elems * static_cast<double>(s.bits) + groups * kMetaBits);
     }
     case KvQuant::kivi: {
-      const int64_t quantized = std::max<int64_t>(0, tokens - s.residual) / s.group * s.group;
+      const int64_t quantized = paged ? std::max<int64_t>(0, tokens - (s.residual + s.group - 1))
+                                      : std::max<int64_t>(0, tokens - s.residual) / s.group * s.group;
       const auto q = static_cast<double>(quantized);
       const auto v_groups = static_cast<double>(c.v > 0 ? detail::ceil_div(c.v, s.group) : 0);
       const double meta = q / static_cast<double>(s.group) * static_cast<double>(c.k) * kMetaBits +
@@ -200,7 +204,7 @@ int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions&
   const Scheme s = scheme_of(m, o);
   const Channels c = channels(m, kv_heads_per_gpu(m, o.tp));
   return to_bytes(over_layers(m, o, false, [&](int64_t l) {
-    return layer_bits(s, c, kept_tokens(m, l, tokens, o.block_size));
+    return layer_bits(s, c, kept_tokens(m, l, tokens, o.block_size), true);
   }));
 }
 

@@ -106,3 +106,22 @@ TEST_CASE("the --kv-heads what-if turns Llama-2-70B back into MHA: 8× the KV") 
   const ModelConfig mha = apply_what_if(io::load_model("llama-2-70b"), o);
   CHECK(kv_bytes_per_request(mha, o, 2048) == 5368709120LL);  // the seed's 5.37 GB
 }
+
+TEST_CASE("a KIVI request's paged footprint never shrinks as tokens are appended") {
+  // Exact KIVI bytes drop when 32 residual tokens are quantized (at 160 tokens: 32 at
+  // 5 bits, 128 at 16); a pool must hold the largest fp16 window it passes, 128 + 31.
+  const ModelConfig m = io::load_model("llama-2-70b");
+  ServingOptions o = kv(DType::int4, KvQuant::kivi);
+  CHECK(kv_bytes_per_request(m, o, 160) < kv_bytes_per_request(m, o, 159));
+  int64_t prev = 0;
+  for (int64_t t = 1; t <= 600; ++t) {
+    const int64_t blocks = kv_blocks_per_request(m, o, t);
+    REQUIRE(blocks >= prev);
+    prev = blocks;
+  }
+  // 2,048 tokens: 1,889 quantized (5 bits each, K and V per token 2 · 8 · 128 elements,
+  // 80 layers) and 159 fp16, paged in 16-token blocks of 5 bits (steady state).
+  o.block_size = 1;
+  const double bits = 80.0 * 2048 * (1889 * 5 + 159 * 16);
+  CHECK(kv_request_footprint_per_gpu(m, o, 2048) == static_cast<int64_t>(bits / 8));
+}

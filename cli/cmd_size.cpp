@@ -1,0 +1,123 @@
+// `kvplan size`: the sizing search (size/size.h) wired to the command line, with a
+// progress bar on stderr when it is a terminal, and the reports (reports/size_report.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "io/config_io.h"
+#include "io/workload_io.h"
+#include "reports/size_report.h"
+#include "size/size.h"
+
+namespace kvplan::cli {
+
+namespace {
+
+void write_file(const std::string& path, const std::string& text, bool force) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !force)
+    throw InputError("--report", "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError("--report", "", "a writable path", "'" + path + "'");
+  out << text;
+}
+
+}  // namespace
+
+int cmd_size(const Args& args) {
+  po::options_description desc(
+      "kvplan size: the cheapest deployments meeting a workload's SLO (GPU x TP x KV x weights search)");
+  desc.add_options()
+      ("help,h", "this help")
+      ("model", po::value<std::string>(), "catalog name(s) or file(s), comma-separated")
+      ("workload", po::value<std::string>(), "workload name (configs/workloads) or file, with an slo")
+      ("gpus", po::value<std::string>(), "GPUs to consider (default: the whole catalog)")
+      ("scheduler", po::value<std::string>()->default_value("continuous"), "continuous|chunked|static (list ok)")
+      ("report", po::value<std::string>(), "also write the HTML purchase report to FILE.html")
+      ("threads", po::value<std::string>(), "worker threads (default: all cores)")
+      ("requests", po::value<std::string>()->default_value("2000"), "simulated requests per rate probe")
+      ("seed", po::value<std::string>()->default_value("0"), "random seed of the simulated requests")
+      ("top", po::value<std::string>()->default_value("20"), "rows in the table and Markdown outputs (0 = all)")
+      ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)");
+  add_serving_options(desc);
+  add_output_options(desc);
+  const auto vm = parse(args, desc);
+  if (vm.count("help")) {
+    std::cout << desc << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
+                         "--kv-cache-dtype auto,fp8,int4,int2 (int4/int2 with --kv-quant kvquant); --pp 1.\n"
+                         "Engine limits are searched when given as lists, e.g. --max-num-seqs 64,256\n"
+                         "--max-num-batched-tokens 2048,8192 --scheduler continuous,chunked.\n";
+    return 0;
+  }
+  if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
+  if (!vm.count("workload")) throw InputError("command line", "--workload", "a workload name or file", "nothing");
+  const Format format = parse_format(vm.count("format") ? vm["format"].as<std::string>() : "table");
+
+  size::SearchSpace space;
+  for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) space.models.push_back(io::load_model(name));
+  const auto gpu_names = vm.count("gpus") ? split_list(vm["gpus"].as<std::string>(), "--gpus") : io::catalog("gpus");
+  for (const auto& name : gpu_names) space.gpus.push_back(io::load_gpu(name));
+  space.base = expand_serving_options(vm);
+  // Dimensions the user fixed stay as given (in `base`); the others are searched.
+  if (!vm.count("tensor-parallel-size")) space.tp = size::default_tp_options();
+  if (!vm.count("quantization")) space.weights = size::default_weight_options();
+  if (!vm.count("kv-cache-dtype") && !vm.count("kv-quant")) space.kv = size::default_kv_options();
+  space.schedulers.clear();
+  for (const auto& s : split_list(vm["scheduler"].as<std::string>(), "--scheduler")) {
+    const auto sch = sim::parse_scheduler(s);
+    if (!sch) throw InputError("command line", "--scheduler", "continuous, chunked or static", "'" + s + "'");
+    space.schedulers.push_back(*sch);
+  }
+  const sim::Workload workload = io::load_workload(vm["workload"].as<std::string>());
+
+  size::SizeOptions opt;
+  opt.threads = vm.count("threads") ? static_cast<int>(parse_int_option(vm["threads"].as<std::string>(), "--threads")) : 0;
+  opt.requests_per_probe = parse_int_option(vm["requests"].as<std::string>(), "--requests");
+  opt.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
+  const auto top = static_cast<size_t>(parse_int_option(vm["top"].as<std::string>(), "--top", 0));
+  const std::string evaluator = vm["evaluator"].as<std::string>();
+  if (evaluator == "planner") {
+    opt.evaluator = size::planner_evaluate;
+  } else if (evaluator != "sim") {
+    throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
+  }
+  const bool force = vm.count("force") && vm["force"].as<bool>();
+  if (vm.count("report")) {
+    const std::string path = vm["report"].as<std::string>();
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !force)
+      throw InputError("--report", "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
+  }
+
+  const bool bar = isatty(STDERR_FILENO) != 0;
+  if (bar)
+    opt.on_progress = [](int64_t done, int64_t total) {
+      const int width = 40;
+      const auto filled = static_cast<int>(static_cast<double>(width) * static_cast<double>(done) / static_cast<double>(total));
+      std::cerr << fmt::format("\rsizing [{}{}] {}/{} candidates", std::string(static_cast<size_t>(filled), '#'),
+                               std::string(static_cast<size_t>(width - filled), '.'), done, total)
+                << std::flush;
+    };
+  const size::SizeResult result = size::run_search(space, workload, opt);
+  if (bar) std::cerr << fmt::format("\rsized {} candidates in {:.1f} s{}\n", result.candidates, result.wall_s, std::string(20, ' '));
+
+  if (vm.count("report")) write_file(vm["report"].as<std::string>(), reports::size_html(result), force);
+
+  std::string text;
+  switch (format) {
+    case Format::json: text = reports::size_json(result).dump(2) + "\n"; break;
+    case Format::csv: text = reports::render(reports::size_table_raw(result), reports::TextFormat::csv); break;
+    case Format::md: text = reports::size_text(result, reports::TextFormat::md, top); break;
+    case Format::table: text = reports::size_text(result, reports::TextFormat::table, top); break;
+  }
+  emit(vm, text);
+  return 0;
+}
+
+}  // namespace kvplan::cli

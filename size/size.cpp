@@ -1,0 +1,383 @@
+// kvplan size: enumeration, pruning, pricing, Pareto frontier and the parallel driver.
+// The evaluators (simulator, planner-only) live in evaluate.cpp.
+#include "size/size.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <stdexcept>
+#include <fmt/format.h>
+#include <mutex>
+#include <thread>
+
+namespace kvplan::size {
+
+namespace detail {
+//! Runs fn(i) for i in [0, n) on `threads` threads; work is claimed one index at a time.
+//! The exception of the lowest failing index is rethrown after every thread has joined.
+void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn);
+LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
+                     const sim::Workload& w, double arrival_rate_per_s, const SizeOptions& opt);
+}  // namespace detail
+
+std::vector<KvOption> default_kv_options() {
+  return {{std::nullopt, KvQuant::raw}, {DType::fp8, KvQuant::raw}, {DType::int4, KvQuant::kvquant},
+          {DType::int2, KvQuant::kvquant}};
+}
+
+std::vector<WeightQuant> default_weight_options() {
+  return {WeightQuant::none, WeightQuant::fp8, WeightQuant::awq};
+}
+
+std::vector<int64_t> default_tp_options() { return {1, 2, 4, 8}; }
+
+std::vector<Candidate> enumerate(const SearchSpace& space) {
+  std::vector<Candidate> out;
+  // An empty override list keeps the base option's own value: one pass with nullopt.
+  const auto or_keep = [](const auto& list) {
+    using T = typename std::decay_t<decltype(list)>::value_type;
+    std::vector<std::optional<T>> v(list.begin(), list.end());
+    if (v.empty()) v.emplace_back(std::nullopt);
+    return v;
+  };
+  const auto tps = or_keep(space.tp);
+  const auto pps = or_keep(space.pp);
+  const auto weights = or_keep(space.weights);
+  const auto kvs = or_keep(space.kv);
+  std::vector<sim::Scheduler> schedulers = space.schedulers;
+  if (schedulers.empty()) schedulers.push_back(sim::Scheduler::continuous);
+  for (size_t mi = 0; mi < space.models.size(); ++mi)
+    for (size_t gi = 0; gi < space.gpus.size(); ++gi)
+      for (const auto& base : space.base)
+        for (const auto& tp : tps)
+          for (const auto& pp : pps)
+            for (const auto& wq : weights)
+              for (const auto& kv : kvs)
+                for (const auto s : schedulers) {
+                  Candidate c;
+                  c.index = static_cast<int64_t>(out.size());
+                  c.model = static_cast<int64_t>(mi);
+                  c.gpu = static_cast<int64_t>(gi);
+                  c.options = base;
+                  if (tp) c.options.tp = *tp;
+                  if (pp) c.options.pp = *pp;
+                  if (wq) c.options.quantization = *wq;
+                  if (kv) {
+                    c.options.kv_cache_dtype = kv->dtype;
+                    c.options.kv_quant = kv->quant;
+                  }
+                  c.scheduler = s;
+                  out.push_back(std::move(c));
+                }
+  return out;
+}
+
+WorkloadShape workload_shape(const sim::Workload& w, uint64_t seed) {
+  const int64_t n = std::clamp<int64_t>(w.requests, 1, 20000);
+  sim::detail::RequestStream stream(w, seed, 1.0, n);
+  std::vector<int64_t> prompts, contexts;
+  double prompt_sum = 0, output_sum = 0;
+  while (auto r = stream.next()) {
+    prompts.push_back(r->prompt_tokens);
+    contexts.push_back(r->prompt_tokens + r->output_tokens);
+    prompt_sum += static_cast<double>(r->prompt_tokens);
+    output_sum += static_cast<double>(r->output_tokens);
+  }
+  WorkloadShape s;
+  s.samples = static_cast<int64_t>(prompts.size());
+  s.rate_per_s = w.base_rate_per_s();
+  if (prompts.empty()) return s;
+  // Nearest rank: the smallest value with at least 99 % of the values at or below it.
+  const auto p99 = [](std::vector<int64_t>& v) {
+    std::sort(v.begin(), v.end());
+    const auto rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
+    return v[std::max<size_t>(rank, 1) - 1];
+  };
+  s.prompt_p99_tokens = p99(prompts);
+  s.context_p99_tokens = p99(contexts);
+  s.prompt_mean_tokens = prompt_sum / static_cast<double>(s.samples);
+  s.output_mean_tokens = output_sum / static_cast<double>(s.samples);
+  return s;
+}
+
+std::optional<std::string> prune_reason(const Plan& p, const sim::Slo& slo) {
+  const MemoryBudget& b = p.memory;
+  if (b.weights_bytes > b.usable_bytes)
+    return fmt::format("memory: weights {:.1f} GB per GPU exceed the usable {:.1f} GB",
+                       static_cast<double>(b.weights_bytes) / 1e9, static_cast<double>(b.usable_bytes) / 1e9);
+  if (p.capacity.max_concurrent_requests < 1)
+    return fmt::format("memory: the KV pool ({:.2f} GB per GPU) holds no request of the p99 context ({} tokens)",
+                       static_cast<double>(b.kv_budget_bytes) / 1e9, p.context_tokens);
+  if (slo.tpot_p99_s > 0 && p.decode_time.time_s > slo.tpot_p99_s)
+    return fmt::format("SLO: one decode step at batch 1 takes {:.1f} ms > TPOT target {:.1f} ms",
+                       p.decode_time.time_s * 1e3, slo.tpot_p99_s * 1e3);
+  if (slo.ttft_p99_s > 0 && p.prefill_time.time_s > slo.ttft_p99_s)
+    return fmt::format("SLO: prefill of the p99 prompt alone takes {:.2f} s > TTFT target {:.2f} s",
+                       p.prefill_time.time_s, slo.ttft_p99_s);
+  return std::nullopt;
+}
+
+int64_t replicas_for(double rate_per_s, double max_rate_per_s) {
+  if (!(max_rate_per_s > 0)) throw InputError("size", "max_rate_per_s", "a positive rate", std::to_string(max_rate_per_s));
+  // A relative epsilon keeps 11 / 5.5 at exactly 2 despite rounding in the division.
+  const double ratio = rate_per_s / max_rate_per_s;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ratio * (1 - 1e-12))));
+}
+
+double cost_per_hour(int64_t replicas, int64_t tp, int64_t pp, double price_per_gpu_hour) {
+  return static_cast<double>(replicas * tp * pp) * price_per_gpu_hour;
+}
+
+double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_s, double output_mean_tokens) {
+  const double tokens_per_hour = rate_per_s * output_mean_tokens * 3600.0;
+  return tokens_per_hour > 0 ? cost_per_hour_usd / tokens_per_hour * 1e6 : 0;
+}
+
+void mark_pareto(std::vector<Option>& options) {
+  const auto eligible = [](const Option& o) { return o.meets_slo && o.cost_per_hour_usd.has_value(); };
+  for (auto& a : options) {
+    a.pareto = false;
+    if (!eligible(a)) continue;
+    bool dominated = false;
+    for (const auto& b : options) {
+      if (&a == &b || !eligible(b) || a.candidate.model != b.candidate.model) continue;
+      const double ca = *a.cost_per_hour_usd, cb = *b.cost_per_hour_usd;
+      const double la = a.operating.e2e_p99_s, lb = b.operating.e2e_p99_s;
+      if (cb <= ca && lb <= la && (cb < ca || lb < la)) {
+        dominated = true;
+        break;
+      }
+    }
+    a.pareto = !dominated;
+  }
+}
+
+std::string quality_note(const ServingOptions& o, const ModelConfig& m) {
+  std::vector<std::string> notes;
+  const DType kv = o.kv_dtype(m);
+  if (kv == DType::int4) {
+    if (o.kv_quant == KvQuant::kvquant)
+      notes.push_back("KV int4 (KVQuant-4bit-1%): LLaMA-7B wikitext-2 ppl 5.68 -> 5.69 (KVQuant Table 18)");
+    else if (o.kv_quant == KvQuant::kivi)
+      notes.push_back("KV int4 (KIVI, g32, 128 fp16 tokens): near fp16 in KIVI's tasks; uniform int4 KV: LLaMA-7B "
+                      "wikitext-2 ppl 5.68 -> 5.98 (KVQuant Table 18)");
+    else
+      notes.push_back("KV int4 (uniform): LLaMA-7B wikitext-2 ppl 5.68 -> 5.98, LLaMA-65B 3.53 -> 3.73 (KVQuant Table 18)");
+  } else if (kv == DType::int2) {
+    if (o.kv_quant == KvQuant::kvquant)
+      notes.push_back("KV int2 (KVQuant-2bit-1%): LLaMA-7B wikitext-2 ppl 5.68 -> 6.01 (KVQuant Table 18)");
+    else if (o.kv_quant == KvQuant::kivi)
+      notes.push_back("KV int2 (KIVI-2, g32, 128 fp16 tokens): KIVI reports small task-accuracy losses; uniform int2 "
+                      "KV without KIVI's per-channel K breaks the model (LLaMA-7B ppl 5.68 -> 11779, KVQuant Table 18)");
+    else
+      notes.push_back("KV int2 (uniform): LLaMA-7B wikitext-2 ppl 5.68 -> 11779: unusable (KVQuant Table 18)");
+  }
+  if (o.quantization == WeightQuant::awq)
+    notes.push_back("weights int4 (AWQ g128): Llama-2-70B wikitext-2 ppl 3.32 -> 3.41, Llama-2-7B 5.47 -> 5.60 "
+                    "(AWQ, Lin et al. 2023, arXiv 2306.00978)");
+  else if (o.quantization == WeightQuant::gptq)
+    notes.push_back("weights int4 (GPTQ g128): Llama-2-70B wikitext-2 ppl 3.32 -> 3.42 as reported in AWQ's "
+                    "comparison (arXiv 2306.00978; not verified against GPTQ's own paper)");
+  std::string out;
+  for (const auto& n : notes) out += (out.empty() ? "" : "; ") + n;
+  return out;
+}
+
+namespace {
+
+int64_t context_cap(const ModelConfig& m, const ServingOptions& o) {
+  return o.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 131072);
+}
+
+//! Options meeting the SLO by cost per hour (unpriced after priced); at equal cost the
+//! ones without a quality cost first, then by p99 e2e latency; then evaluated options
+//! that miss the SLO, then pruned ones; remaining ties by candidate index.
+bool ranks_before(const Option& a, const Option& b) {
+  const auto tier = [](const Option& o) {
+    if (o.meets_slo) return o.cost_per_hour_usd ? 0 : 1;
+    return o.pruned ? 3 : 2;
+  };
+  const int ta = tier(a), tb = tier(b);
+  if (ta != tb) return ta < tb;
+  if (ta == 0 && *a.cost_per_hour_usd != *b.cost_per_hour_usd) return *a.cost_per_hour_usd < *b.cost_per_hour_usd;
+  if (ta <= 1 && a.changes_quality != b.changes_quality) return !a.changes_quality;
+  if (ta <= 1 && a.operating.e2e_p99_s != b.operating.e2e_p99_s) return a.operating.e2e_p99_s < b.operating.e2e_p99_s;
+  return a.candidate.index < b.candidate.index;
+}
+
+}  // namespace
+
+SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (space.models.empty()) throw InputError("size", "--model", "at least one model");
+  if (space.gpus.empty()) throw InputError("size", "--gpus", "at least one GPU");
+  if (space.base.empty()) throw InputError("size", "serving options", "at least one combination");
+  if (!(w.slo.ttft_p99_s > 0) && !(w.slo.tpot_p99_s > 0))
+    throw InputError(w.file.empty() ? "workload" : w.file, "slo", "a TTFT or TPOT target (slo: {ttft_p99_s, tpot_p99_s})");
+  if (opt.requests_per_probe < 1) throw InputError("size", "--requests", "an integer >= 1", std::to_string(opt.requests_per_probe));
+
+  SizeResult res;
+  res.workload = w;
+  res.seed = opt.seed;
+  res.requests_per_probe = opt.requests_per_probe;
+  res.shape = workload_shape(w, opt.seed);
+  const auto candidates = enumerate(space);
+  res.candidates = static_cast<int64_t>(candidates.size());
+  const bool simulate = !opt.evaluator;
+  const Evaluator evaluator = simulate ? simulator_evaluator(opt) : opt.evaluator;
+  const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  std::vector<Option> options(candidates.size());
+  std::mutex progress_mu;
+  int64_t done = 0;
+  const auto total = static_cast<int64_t>(candidates.size());
+
+  // Phase 1: plan, prune, evaluate each candidate on its own.
+  detail::parallel_for(total, threads, [&](int64_t i) {
+    const Candidate& c = candidates[static_cast<size_t>(i)];
+    const ModelConfig& m = space.models[static_cast<size_t>(c.model)];
+    const GpuSpec& g = space.gpus[static_cast<size_t>(c.gpu)];
+    Option& o = options[static_cast<size_t>(i)];
+    o.candidate = c;
+    o.model = m.name;
+    o.gpu = g.name;
+    o.quality = quality_note(c.options, m);
+    o.changes_quality = !o.quality.empty();
+    try {
+      validate(m, c.options, "size search");
+      const int64_t ctx = std::min(std::max<int64_t>(res.shape.context_p99_tokens, 1), context_cap(m, c.options));
+      o.plan = make_plan(m, g, c.options, ctx, 1);
+      o.plan_valid = true;
+      o.pruned = prune_reason(o.plan, w.slo);
+      if (!o.pruned) {
+        o.eval = evaluator(c, m, g, w, res.shape);
+        o.meets_slo = o.eval.found && o.eval.max_rate_per_s > 0;
+      }
+    } catch (const InputError& e) {
+      o.pruned = std::string("invalid: ") + e.what();
+    } catch (const std::logic_error& e) {
+      // The simulator refuses some layouts (e.g. KIVI, whose footprint shrinks when its
+      // fp16 window is quantized): keep the candidate, say why it was not evaluated.
+      o.pruned = std::string("not evaluated: the simulator refused it: ") + e.what();
+    }
+    if (opt.on_progress) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      opt.on_progress(++done, total);
+    }
+  });
+
+  // Pricing: replicas for the workload's rate, cost per hour and per million tokens.
+  for (auto& o : options) {
+    if (!o.pruned) ++res.evaluated;
+    if (!o.meets_slo) continue;
+    const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
+    o.replicas = replicas_for(res.shape.rate_per_s, o.eval.max_rate_per_s);
+    o.gpus_total = o.replicas * o.candidate.options.tp * o.candidate.options.pp;
+    if (g.price_per_hour_usd) {
+      o.cost_per_hour_usd = cost_per_hour(o.replicas, o.candidate.options.tp, o.candidate.options.pp, *g.price_per_hour_usd);
+      o.cost_per_million_output_tokens_usd =
+          cost_per_million_output_tokens(*o.cost_per_hour_usd, res.shape.rate_per_s, res.shape.output_mean_tokens);
+    }
+    o.operating = o.eval.at_max;
+  }
+
+  // Phase 2 (simulator only): each replica at its share of the workload's rate.
+  if (simulate) {
+    std::vector<size_t> meeting;
+    for (size_t i = 0; i < options.size(); ++i)
+      if (options[i].meets_slo) meeting.push_back(i);
+    detail::parallel_for(static_cast<int64_t>(meeting.size()), threads, [&](int64_t k) {
+      Option& o = options[meeting[static_cast<size_t>(k)]];
+      const double share = res.shape.rate_per_s / static_cast<double>(o.replicas);
+      o.operating = detail::probe_rate(o.candidate, space.models[static_cast<size_t>(o.candidate.model)],
+                                       space.gpus[static_cast<size_t>(o.candidate.gpu)], w, share, opt);
+    });
+  }
+
+  std::stable_sort(options.begin(), options.end(), ranks_before);
+  mark_pareto(options);
+
+  // Chart data for the first options: KV capacity against context; load curves.
+  // Diverse first: the best option of each model, then of each (model, GPU), then the
+  // next best overall, up to detail_top; charted in rank order.
+  std::vector<size_t> charted;
+  const auto pick_best_per = [&](auto key) {
+    std::vector<decltype(key(options.front()))> seen;
+    for (size_t i = 0; i < options.size() && charted.size() < opt.detail_top; ++i) {
+      if (!options[i].meets_slo) continue;
+      const auto k = key(options[i]);
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;
+      seen.push_back(k);
+      if (std::find(charted.begin(), charted.end(), i) == charted.end()) charted.push_back(i);
+    }
+  };
+  if (!options.empty()) {
+    pick_best_per([](const Option& o) { return o.candidate.model; });
+    pick_best_per([](const Option& o) { return std::make_pair(o.candidate.model, o.candidate.gpu); });
+  }
+  for (size_t i = 0; i < options.size() && charted.size() < opt.detail_top; ++i)
+    if (options[i].meets_slo && std::find(charted.begin(), charted.end(), i) == charted.end()) charted.push_back(i);
+  std::sort(charted.begin(), charted.end());
+  detail::parallel_for(static_cast<int64_t>(charted.size()), threads, [&](int64_t k) {
+    Option& o = options[charted[static_cast<size_t>(k)]];
+    const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
+    const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
+    const ModelConfig mw = apply_what_if(m, o.candidate.options);
+    const int64_t cap = context_cap(m, o.candidate.options);
+    for (int64_t ctx = 512;; ctx *= 2) {
+      const int64_t c = std::min(ctx, cap);
+      o.capacity_curve.emplace_back(c, capacity(mw, o.candidate.options, o.plan.memory, c).max_concurrent_requests);
+      if (c >= cap) break;
+    }
+    if (simulate)
+      for (const double f : {0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25})
+        o.load_curve.push_back(detail::probe_rate(o.candidate, m, g, w, f * o.eval.max_rate_per_s, opt));
+  });
+
+  for (const auto& o : options) {
+    if (o.candidate.options.calibration.measured) {
+      res.calibrated = true;
+      res.calibration_device = o.candidate.options.calibration.device;
+    }
+    const std::string e(to_string(o.candidate.options.engine));
+    if (res.engine.find(e) == std::string::npos) res.engine += (res.engine.empty() ? "" : ", ") + e;
+  }
+  res.options = std::move(options);
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+namespace detail {
+
+void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
+  if (n <= 0) return;
+  const int workers = static_cast<int>(std::min<int64_t>(std::max(threads, 1), n));
+  std::atomic<int64_t> next{0};
+  std::mutex mu;
+  int64_t failed_at = n;
+  std::exception_ptr failure;
+  const auto work = [&] {
+    for (int64_t i = next++; i < n; i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (i < failed_at) {
+          failed_at = i;
+          failure = std::current_exception();
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace detail
+
+}  // namespace kvplan::size

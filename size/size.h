@@ -1,0 +1,202 @@
+// kvplan size: the sizing search behind `kvplan size` (issue 7).
+//
+// Given models, GPUs and a workload with latency targets, it enumerates deployments
+// (GPU x TP x PP x KV dtype/scheme x weight quantization x engine limits x scheduler),
+// prunes with the planner the ones that cannot work (each pruned candidate is kept with
+// the reason), finds with an evaluator (the simulator by default) the highest arrival
+// rate one replica sustains within the SLO, and prices the replicas the workload's rate
+// needs. Results come back in a deterministic order whatever the thread count: each
+// candidate is evaluated alone, with the same seed (common random numbers: every option
+// sees the same requests), and collected by candidate index.
+//
+// The result types below are plain values with inline helpers only, so reports/ can
+// render them without linking this library.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planner/planner.h"
+#include "planner/types.h"
+#include "sim/sim.h"
+#include "sim/workload.h"
+
+namespace kvplan::size {
+
+//! A KV-cache storage choice: dtype (empty = the activation dtype, "auto") and scheme.
+struct KvOption {
+  std::optional<DType> dtype;
+  KvQuant quant = KvQuant::raw;
+};
+
+//! What the search enumerates. Each base serving option (CLI lists already expanded) is
+//! crossed with every override list that is not empty; an empty list keeps the base's
+//! value. Order of enumeration: model, GPU, base option, TP, PP, weights, KV, scheduler.
+struct SearchSpace {
+  std::vector<ModelConfig> models;
+  std::vector<GpuSpec> gpus;
+  std::vector<ServingOptions> base{ServingOptions{}};
+  std::vector<int64_t> tp;                 //!< e.g. {1, 2, 4, 8}
+  std::vector<int64_t> pp;                 //!< e.g. {1}
+  std::vector<WeightQuant> weights;        //!< e.g. {none, fp8, awq}
+  std::vector<KvOption> kv;                //!< e.g. default_kv_options()
+  std::vector<sim::Scheduler> schedulers{sim::Scheduler::continuous};
+};
+
+//! 16-bit (auto), fp8, and int4 and int2 in KVQuant's layout (1 % fp16 outliers, first
+//! token fp16): the low-bit layouts with a published perplexity near fp16 (facts.md).
+std::vector<KvOption> default_kv_options();
+//! none (16-bit), fp8, awq (int4, group 128).
+std::vector<WeightQuant> default_weight_options();
+//! 1, 2, 4, 8.
+std::vector<int64_t> default_tp_options();
+
+//! One deployment to evaluate.
+struct Candidate {
+  int64_t index = 0;  //!< position in enumeration order
+  int64_t model = 0;  //!< index into SearchSpace::models
+  int64_t gpu = 0;    //!< index into SearchSpace::gpus
+  ServingOptions options;
+  sim::Scheduler scheduler = sim::Scheduler::continuous;
+};
+
+//! The workload's request shapes, sampled once from its generator (same seed as the
+//! simulations): nearest-rank p99s and means.
+struct WorkloadShape {
+  int64_t samples = 0;
+  int64_t prompt_p99_tokens = 0;
+  int64_t context_p99_tokens = 0;  //!< prompt + output
+  double prompt_mean_tokens = 0;
+  double output_mean_tokens = 0;
+  double rate_per_s = 0;           //!< the workload's mean arrival rate
+};
+
+//! Which resource stops one replica from taking more load at its max rate.
+enum class Binding { none, memory, bandwidth, compute, slo, engine_limit };
+inline std::string_view to_string(Binding b) {
+  switch (b) {
+    case Binding::memory: return "memory";
+    case Binding::bandwidth: return "bandwidth";
+    case Binding::compute: return "compute";
+    case Binding::slo: return "SLO";
+    case Binding::engine_limit: return "max-num-seqs";
+    case Binding::none: break;
+  }
+  return "none";
+}
+
+//! One point of a replica's load curve (arrival rate -> what it delivered).
+struct LoadPoint {
+  double arrival_rate_per_s = 0;
+  double throughput_requests_per_s = 0;
+  double output_tokens_per_s = 0;
+  double ttft_p99_s = 0, tpot_p99_s = 0, e2e_p99_s = 0;
+  bool meets_slo = false;
+};
+
+//! What an evaluator reports for one candidate (one replica).
+struct Evaluation {
+  bool found = false;             //!< some arrival rate met the SLO
+  double max_rate_per_s = 0;      //!< highest sustained arrival rate within the SLO
+  Binding binding = Binding::none;
+  std::string binding_detail;     //!< the numbers behind `binding`, for a reader
+  LoadPoint at_max;               //!< the run at max_rate_per_s
+  int64_t preemptions_at_max = 0;
+  int64_t rejected_at_max = 0;    //!< requests that could never run (prompt >= max_model_len)
+  double kv_peak_utilization_at_max = 0;
+  double batch_mean_at_max = 0;
+  int runs = 0;                   //!< simulations (or model evaluations) spent
+};
+
+//! One row of the answer: a candidate with its plan, evaluation and price.
+struct Option {
+  Candidate candidate;
+  std::string model, gpu;
+  std::optional<std::string> pruned;  //!< why it was not evaluated (impossible or hopeless)
+  Plan plan;                          //!< at the workload's p99 context, batch 1
+  bool plan_valid = false;            //!< false when validate() rejected the options
+  Evaluation eval;
+  bool meets_slo = false;             //!< evaluated and some rate met the SLO
+  int64_t replicas = 0;
+  int64_t gpus_total = 0;             //!< replicas x TP x PP
+  std::optional<double> cost_per_hour_usd;                 //!< empty: GPU has no price
+  std::optional<double> cost_per_million_output_tokens_usd;
+  LoadPoint operating;                //!< one replica at workload rate / replicas
+  bool pareto = false;                //!< on the cost / p99 e2e latency frontier
+  std::string quality;                //!< published quality cost, empty when lossless
+  bool changes_quality = false;
+  //! Chart data, filled for the options the report charts (SizeOptions::detail_top).
+  std::vector<std::pair<int64_t, int64_t>> capacity_curve;  //!< (context, max requests)
+  std::vector<LoadPoint> load_curve;
+};
+
+struct SizeResult {
+  sim::Workload workload;
+  WorkloadShape shape;
+  std::vector<Option> options;      //!< ranked: meeting the SLO by cost, then the others
+  int64_t candidates = 0;
+  int64_t evaluated = 0;
+  int64_t requests_per_probe = 0;
+  uint64_t seed = 0;
+  bool calibrated = false;          //!< a measured calibration was used
+  std::string calibration_device;
+  std::string engine;               //!< engine memory accounting(s) used
+  double wall_s = 0;                //!< not part of any deterministic output
+};
+
+//! Evaluates one candidate that survived pruning; must be thread-safe and deterministic.
+using Evaluator = std::function<Evaluation(const Candidate&, const ModelConfig&, const GpuSpec&,
+                                           const sim::Workload&, const WorkloadShape&)>;
+
+struct SizeOptions {
+  int threads = 0;                    //!< 0 = std::thread::hardware_concurrency()
+  int64_t requests_per_probe = 2000;  //!< simulated requests per rate probe (time budget)
+  double rel_tolerance = 0.02;        //!< find_max_rate's bisection stop
+  uint64_t seed = 0;
+  size_t detail_top = 8;              //!< options that get capacity and load curves
+  Evaluator evaluator;                //!< empty = simulator_evaluator(*this)
+  //! Called after each candidate (from worker threads, serialized): done, total.
+  std::function<void(int64_t, int64_t)> on_progress;
+};
+
+//! Every candidate of the space, in enumeration order.
+std::vector<Candidate> enumerate(const SearchSpace& space);
+
+//! Samples the workload's lengths (its request count, at most 20,000) with `seed`.
+WorkloadShape workload_shape(const sim::Workload& w, uint64_t seed);
+
+//! Why a candidate is hopeless before simulation, or nullopt when it may work. Checks,
+//! in order: weights fit; one request of the p99 context fits in the KV pool; the decode
+//! step at batch 1 meets the TPOT SLO; prefill of the p99 prompt alone meets the TTFT SLO.
+std::optional<std::string> prune_reason(const Plan& p, const sim::Slo& slo);
+
+//! Replicas needed for `rate` when one sustains `max_rate_per_s`: ceil(rate / max), >= 1.
+int64_t replicas_for(double rate_per_s, double max_rate_per_s);
+//! cost / h = replicas x TP x PP x price per GPU-hour.
+double cost_per_hour(int64_t replicas, int64_t tp, int64_t pp, double price_per_gpu_hour);
+//! cost / h over the output tokens an hour brings at the workload's rate, per million.
+double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_s,
+                                      double output_mean_tokens);
+//! Marks `pareto` on the options meeting the SLO with a price that no other such option
+//! of the same model beats on both cost per hour and p99 e2e latency (at least as good on
+//! both, better on one). Different models are not compared: they differ in quality.
+void mark_pareto(std::vector<Option>& options);
+
+//! The published quality cost of an option's weight and KV formats (facts.md), or "".
+std::string quality_note(const ServingOptions& o, const ModelConfig& m);
+
+//! The default evaluator: sim::find_max_rate, then the binding constraint at the max.
+Evaluator simulator_evaluator(const SizeOptions& opt);
+//! A planner-only evaluator (no simulation): the rate at which the KV pool or the
+//! decode roofline saturates, whichever is lower. Fast, for tests and rough sweeps.
+Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
+                            const sim::Workload& w, const WorkloadShape& shape);
+
+//! The whole search. Throws InputError on an empty space or a workload without an SLO.
+SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt);
+
+}  // namespace kvplan::size

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Renders a real `kvplan size` HTML report in headless Chromium and checks that it shows
+# its charts: a non-blank screenshot with the charts' colours (png_check.py) and no
+# console errors. Installs Debian's chromium with apt-get when it is missing (CI runs as
+# root with apt access); fails with a clear message when that is not possible.
+# Usage: browser_test.sh KVPLAN_BINARY
+set -euo pipefail
+KVPLAN=${1:?usage: browser_test.sh KVPLAN_BINARY}
+HERE=$(cd "$(dirname "$0")" && pwd)
+command -v python3 >/dev/null || { echo "browser_test: FAIL: python3 is needed to check the screenshot (png_check.py)" >&2; exit 1; }
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "browser_test: FAIL: chromium is not installed and this is not root: run 'apt-get install -y chromium' as root" >&2
+    exit 1
+  fi
+  echo "browser_test: chromium missing; installing Debian's chromium (apt-get update && apt-get install -y chromium)" >&2
+  if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) >&2; then
+    echo "browser_test: FAIL: could not install chromium with apt-get (no network or no apt source?)" >&2
+    exit 1
+  fi
+  CHROMIUM=$(command -v chromium || true)
+  [ -n "$CHROMIUM" ] || { echo "browser_test: FAIL: apt-get succeeded but no chromium binary on PATH" >&2; exit 1; }
+fi
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# A small search (two GPUs, 300 requests per probe) keeps the test under a minute.
+"$KVPLAN" size --model llama-3-8b --workload chat --gpus h100-sxm,l40s --requests 300 \
+  --report "$WORK/report.html" -o "$WORK/report.txt"
+grep -q "Recommended for llama-3-8b" "$WORK/report.txt" || { echo "browser_test: FAIL: no recommendation in the text output" >&2; exit 1; }
+if grep -qE 'https?://' "$WORK/report.html"; then
+  echo "browser_test: FAIL: the report references the network:" >&2
+  grep -oE 'https?://[^" <]*' "$WORK/report.html" | head -5 >&2
+  exit 1
+fi
+
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+  --disable-component-update --disable-sync --no-first-run --user-data-dir="$WORK/profile" \
+  --enable-logging=stderr --v=0 --window-size=1400,3000 --screenshot="$WORK/shot.png" \
+  "file://$WORK/report.html" >"$WORK/chromium.log" 2>&1 || {
+  echo "browser_test: FAIL: chromium exited with an error:" >&2
+  tail -20 "$WORK/chromium.log" >&2
+  exit 1
+}
+[ -s "$WORK/shot.png" ] || { echo "browser_test: FAIL: no screenshot written" >&2; tail -20 "$WORK/chromium.log" >&2; exit 1; }
+if grep -E 'Uncaught|:CONSOLE[:(]' "$WORK/chromium.log" >&2; then
+  echo "browser_test: FAIL: the page logged console messages or errors (above)" >&2
+  exit 1
+fi
+python3 "$HERE/png_check.py" "$WORK/shot.png" 256
+echo "browser_test: PASS"

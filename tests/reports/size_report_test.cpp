@@ -1,0 +1,159 @@
+// The size reports (reports/size_report.h) and the HTML/SVG blocks (reports/html.h), on a
+// result written by hand: no search runs here.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/html.h"
+#include "reports/size_report.h"
+
+using namespace kvplan;
+
+namespace {
+
+size::Option meeting_option(const std::string& gpu, int64_t tp, double cost, bool quality) {
+  size::Option o;
+  o.model = "llama-3-8b";
+  o.gpu = gpu;
+  o.candidate.options.tp = tp;
+  o.candidate.options.quantization = quality ? WeightQuant::awq : WeightQuant::none;
+  o.plan_valid = true;
+  o.plan.weight_dtype = DType::bf16;
+  o.plan.kv_dtype = DType::bf16;
+  o.plan.memory = {80'000'000'000, 72'000'000'000, 16'000'000'000, 2'000'000'000, 1'000'000'000, 53'000'000'000, ""};
+  o.eval.found = true;
+  o.eval.max_rate_per_s = 6.0;
+  o.eval.binding = size::Binding::bandwidth;
+  o.meets_slo = true;
+  o.replicas = 2;
+  o.gpus_total = 2 * tp;
+  o.cost_per_hour_usd = cost;
+  o.cost_per_million_output_tokens_usd = cost / 2.0;
+  o.operating = {5.5, 5.5, 1100, 0.4, 0.05, 12.0, true};
+  o.pareto = true;
+  o.changes_quality = quality;
+  o.quality = quality ? "weights int4 (AWQ g128): Llama-2-70B wikitext-2 ppl 3.32 -> 3.41" : "";
+  o.capacity_curve = {{512, 800}, {1024, 400}, {2048, 200}, {4096, 100}, {8192, 50}};
+  for (const double f : {0.5, 1.0, 1.25})
+    o.load_curve.push_back({6 * f, 6 * f, 1200 * f, 0.3 * f * f, 0.04 * f, 10 * f, f <= 1.0});
+  return o;
+}
+
+size::SizeResult result() {
+  size::SizeResult r;
+  r.workload.name = "chat <test>";
+  r.workload.slo = {2.0, 0.1};
+  r.shape = {1000, 7000, 7088, 1150, 210, 11.0};
+  r.candidates = 3;
+  r.evaluated = 2;
+  r.requests_per_probe = 2000;
+  r.engine = "ideal";
+  r.options.push_back(meeting_option("l40s", 1, 2.66, true));
+  r.options.push_back(meeting_option("h100-sxm", 1, 6.70, false));
+  size::Option pruned;
+  pruned.model = "llama-3-8b";
+  pruned.gpu = "l4";
+  pruned.pruned = "memory: weights 16.1 GB per GPU exceed the usable 15.0 GB";
+  r.options.push_back(pruned);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("html escape replaces the five markup characters") {
+  CHECK(reports::html::escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+}
+
+TEST_CASE("nice ticks step by 1, 2 or 5 times a power of ten") {
+  CHECK(reports::html::nice_ticks(0, 10, 5) == std::vector<double>{0, 2, 4, 6, 8, 10});
+  CHECK(reports::html::nice_ticks(0, 1, 5) == std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1});
+  CHECK(reports::html::nice_ticks(0, 70, 5) == std::vector<double>{0, 20, 40, 60});
+  CHECK(reports::html::tick_label(1500) == "1.5k");
+  CHECK(reports::html::tick_label(0.25) == "0.25");
+  CHECK(reports::html::tick_label(40) == "40");
+}
+
+TEST_CASE("the size JSON follows the kvplan.size/1 contract, best first, pruned last") {
+  const auto j = reports::size_json(result());
+  CHECK(j["schema"] == "kvplan.size/1");
+  REQUIRE(j["options"].size() == 3);
+  for (const char* key : {"model", "gpu", "gpus", "tp", "pp", "replicas", "kv_dtype", "kv_quant", "weight_dtype",
+                          "max_rate_per_s", "meets_slo", "cost_per_hour_usd", "cost_per_million_output_tokens_usd",
+                          "ttft_p99_s", "tpot_p99_s"})
+    for (const auto& o : j["options"]) CHECK_MESSAGE(o.contains(key), key);
+  const auto& best = j["options"][0];
+  CHECK(best["gpus"] == 2);
+  CHECK(best["replicas"] == 2);
+  CHECK(best["weight_dtype"] == "int4 awq");
+  CHECK(best["cost_per_hour_usd"] == doctest::Approx(2.66));
+  CHECK(best["changes_quality"] == true);
+  CHECK(best["binding"] == "bandwidth");
+  const auto& last = j["options"][2];
+  CHECK(last["meets_slo"] == false);
+  CHECK(last["cost_per_hour_usd"].is_null());
+  CHECK(last["pruned"] == "memory: weights 16.1 GB per GPU exceed the usable 15.0 GB");
+}
+
+TEST_CASE("the text report recommends the cheapest option and the cheapest without a quality cost") {
+  const std::string t = reports::size_text(result(), reports::TextFormat::table);
+  CHECK(t.find("Recommended for llama-3-8b: llama-3-8b on 2 x l40s (2 replicas of TP 1), int4 awq weights, KV bf16: "
+               "$2.66/h") != std::string::npos);
+  CHECK(t.find("Without a quality cost: llama-3-8b on 2 x h100-sxm") != std::string::npos);
+  CHECK(t.find("Pruned before simulation: memory 1;") != std::string::npos);
+  CHECK(t.find("GB = 1e9 bytes, GiB = 2^30 bytes") != std::string::npos);
+  const std::string md = reports::size_text(result(), reports::TextFormat::md);
+  CHECK(md.rfind("# kvplan size: chat <test>", 0) == 0);
+  CHECK(md.find("| # | model") != std::string::npos);
+}
+
+TEST_CASE("the CSV lists every option, pruned ones included, as raw numbers with units in the header") {
+  const std::string csv = reports::render(reports::size_table_raw(result()), reports::TextFormat::csv);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);  // header + 3
+  CHECK(csv.find("cost_per_hour_usd,cost_per_million_output_tokens_usd,ttft_p99_s") != std::string::npos);
+  // Rank 1: 2 x l40s, 2 replicas, $2.66/h, $1.33 per M tokens, TTFT 0.4 s, TPOT 0.05 s, e2e 12 s.
+  CHECK(csv.find("1,llama-3-8b,l40s,2,1,1,2,int4 awq,bf16,raw,continuous,256,6,true,2.66,1.33,0.4,0.05,12,") !=
+        std::string::npos);
+  CHECK(csv.find("memory: weights 16.1 GB per GPU exceed the usable 15.0 GB") != std::string::npos);
+}
+
+TEST_CASE("the HTML report is one self-contained page with its charts") {
+  const std::string h = reports::size_html(result());
+  CHECK(h.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(h.find("http://") == std::string::npos);
+  CHECK(h.find("https://") == std::string::npos);
+  CHECK(h.find("<script") == std::string::npos);
+  CHECK(h.find("<link") == std::string::npos);
+  CHECK(h.find("<img") == std::string::npos);
+  // Five charts: cost/latency, KV capacity, memory breakdown, TTFT and TPOT against throughput.
+  size_t svgs = 0;
+  for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
+  CHECK(svgs == 5);
+  CHECK(h.find("KV capacity against context length") != std::string::npos);
+  CHECK(h.find("Memory of one GPU: weights, KV pool, activations, reserve") != std::string::npos);
+  CHECK(h.find("Throughput against p99 time to first token") != std::string::npos);
+  CHECK(h.find("Recommendation for llama-3-8b") != std::string::npos);
+  CHECK(h.find("2 × l40s — $2.66/h") != std::string::npos);
+  CHECK(h.find("changes quality") != std::string::npos);
+  CHECK(h.find("3.32 -&gt; 3.41") != std::string::npos);
+  CHECK(h.find("chat &lt;test&gt;") != std::string::npos);  // escaped, never raw markup
+  CHECK(h.find("GB = 1e9 bytes, GiB = 2^30 bytes") != std::string::npos);
+  CHECK(h.find("FLOPs count 2 per multiply-add") != std::string::npos);
+  CHECK(h.find("Validation status") != std::string::npos);
+  CHECK(h.find("documented defaults") != std::string::npos);
+}
+
+TEST_CASE("a line chart maps data into its frame and draws reference lines") {
+  reports::html::Chart c;
+  c.title = "t";
+  c.x = {"x (s)", false, 0.0, 10.0};
+  c.y = {"y (s)", false, 0.0, 10.0};
+  c.series.push_back({"s", "#000000", {{0, 0}, {10, 10}}, true, false, {}});
+  c.refs.push_back({"SLO", 5});
+  const std::string svg = reports::html::line_chart(c);
+  // Frame: left 70, top 40, width 640 - 70 - (20 + 230) = 320, height 380 - 40 - 56 = 284.
+  // (0, 0) -> (70, 324); (10, 10) -> (390, 40).
+  CHECK(svg.find("points=\"70.0,324.0 390.0,40.0 \"") != std::string::npos);
+  // y = 5 -> 324 - 142 = 182.
+  CHECK(svg.find("y1=\"182.0\"") != std::string::npos);
+  CHECK(svg.find(">SLO<") != std::string::npos);
+}

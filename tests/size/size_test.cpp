@@ -1,0 +1,311 @@
+// The sizing search (size/size.h): enumeration, pruning, pricing arithmetic, the Pareto
+// frontier and determinism. Expected numbers are worked out by hand in the comments.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+
+#include "io/config_io.h"
+#include "reports/size_report.h"
+#include "size/size.h"
+
+using namespace kvplan;
+using size::Option;
+
+namespace {
+
+//! 11 requests/s, prompts of exactly 100 tokens, outputs of exactly 50; SLO 2 s / 100 ms.
+sim::Workload fixed_workload(int64_t requests = 1000) {
+  sim::Workload w;
+  w.name = "fixed";
+  w.requests = requests;
+  w.arrival.process = sim::ArrivalProcess::poisson;
+  w.arrival.rate_per_s = 11;
+  w.prompt_tokens.kind = sim::LengthKind::fixed;
+  w.prompt_tokens.value = 100;
+  w.output_tokens.kind = sim::LengthKind::fixed;
+  w.output_tokens.value = 50;
+  w.slo = {2.0, 0.1};
+  return w;
+}
+
+GpuSpec priced(const std::string& name, double price) {
+  GpuSpec g = io::load_gpu(name);
+  g.price_per_hour_usd = price;
+  return g;
+}
+
+Option option(const std::string& model, int64_t model_index, double cost, double e2e, bool meets = true) {
+  Option o;
+  o.model = model;
+  o.candidate.model = model_index;
+  o.meets_slo = meets;
+  o.cost_per_hour_usd = cost;
+  o.operating.e2e_p99_s = e2e;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("cost per hour is replicas x TP x PP x price per GPU-hour") {
+  // 3 replicas of TP 2 x PP 1 at $2.50: 6 GPUs x 2.50 = $15.00/h.
+  CHECK(size::cost_per_hour(3, 2, 1, 2.5) == doctest::Approx(15.0));
+  // 1 replica of TP 4 x PP 2 at $3.35: 8 GPUs = $26.80/h.
+  CHECK(size::cost_per_hour(1, 4, 2, 3.35) == doctest::Approx(26.8));
+}
+
+TEST_CASE("cost per million output tokens divides the hourly cost by the tokens an hour brings") {
+  // 11 req/s x 211 tokens x 3600 s = 8,355,600 tokens per hour; $15 / 8.3556 M = $1.7952 per M.
+  CHECK(size::cost_per_million_output_tokens(15.0, 11.0, 211.0) == doctest::Approx(1.795204).epsilon(1e-6));
+  // 1 req/s x 1000 tokens x 3600 = 3.6 M tokens/h; $3.60/h -> $1.00 per M.
+  CHECK(size::cost_per_million_output_tokens(3.6, 1.0, 1000.0) == doctest::Approx(1.0));
+}
+
+TEST_CASE("replicas round the rate ratio up, and an exact multiple needs no extra replica") {
+  CHECK(size::replicas_for(11.0, 5.5) == 2);   // exactly 2
+  CHECK(size::replicas_for(11.0, 5.4) == 3);   // 2.04 -> 3
+  CHECK(size::replicas_for(1.0, 20.0) == 1);   // one replica at least
+  CHECK(size::replicas_for(10.0, 10.0) == 1);
+  CHECK(size::replicas_for(0.3 * 3, 0.3) == 3);  // 0.9 / 0.3 = 3.0000000000000004 in doubles
+  CHECK_THROWS_AS(size::replicas_for(1.0, 0.0), InputError);
+}
+
+TEST_CASE("the Pareto frontier keeps options no other option of the same model beats on cost and latency") {
+  std::vector<Option> v = {
+      option("m", 0, 1.0, 10.0),   // A: cheapest of the mid-latency ones -> frontier
+      option("m", 0, 2.0, 5.0),    // B: frontier
+      option("m", 0, 2.0, 8.0),    // C: B is as cheap and faster -> dominated
+      option("m", 0, 3.0, 5.0),    // D: B is cheaper at the same latency -> dominated
+      option("m", 0, 0.5, 20.0),   // E: cheapest of all -> frontier
+      option("m", 0, 0.1, 1.0, false),  // F: misses the SLO: neither on it nor dominating
+      option("n", 1, 9.0, 30.0),   // G: another model, alone on its own frontier
+      option("m", 0, 1.0, 10.0),   // H: ties A exactly: neither dominates the other
+  };
+  size::mark_pareto(v);
+  CHECK(v[0].pareto);
+  CHECK(v[1].pareto);
+  CHECK_FALSE(v[2].pareto);
+  CHECK_FALSE(v[3].pareto);
+  CHECK(v[4].pareto);
+  CHECK_FALSE(v[5].pareto);
+  CHECK(v[6].pareto);
+  CHECK(v[7].pareto);
+}
+
+TEST_CASE("pruning names the first reason in order: weights, KV pool, decode step, prefill") {
+  Plan p;
+  p.context_tokens = 4096;
+  p.memory.usable_bytes = 72'000'000'000;
+  p.memory.weights_bytes = 80'000'000'000;
+  const sim::Slo slo{2.0, 0.1};
+  auto r = size::prune_reason(p, slo);
+  REQUIRE(r);
+  CHECK(*r == "memory: weights 80.0 GB per GPU exceed the usable 72.0 GB");
+
+  p.memory.weights_bytes = 16'000'000'000;
+  p.memory.kv_budget_bytes = 250'000'000;
+  p.capacity.max_concurrent_requests = 0;
+  r = size::prune_reason(p, slo);
+  REQUIRE(r);
+  CHECK(*r == "memory: the KV pool (0.25 GB per GPU) holds no request of the p99 context (4096 tokens)");
+
+  p.capacity.max_concurrent_requests = 3;
+  p.decode_time.time_s = 0.125;
+  r = size::prune_reason(p, slo);
+  REQUIRE(r);
+  CHECK(*r == "SLO: one decode step at batch 1 takes 125.0 ms > TPOT target 100.0 ms");
+
+  p.decode_time.time_s = 0.02;
+  p.prefill_time.time_s = 2.5;
+  r = size::prune_reason(p, slo);
+  REQUIRE(r);
+  CHECK(*r == "SLO: prefill of the p99 prompt alone takes 2.50 s > TTFT target 2.00 s");
+
+  p.prefill_time.time_s = 0.3;
+  CHECK_FALSE(size::prune_reason(p, slo));
+}
+
+TEST_CASE("enumeration crosses GPUs, TP, weights and KV options in a fixed order") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {io::load_gpu("h100-sxm"), io::load_gpu("l40s")};
+  s.tp = size::default_tp_options();
+  s.weights = size::default_weight_options();
+  s.kv = size::default_kv_options();
+  const auto c = size::enumerate(s);
+  // 2 GPUs x 4 TP x 3 weight formats x 4 KV formats.
+  CHECK(c.size() == 2 * 4 * 3 * 4);
+  CHECK(c[0].gpu == 0);
+  CHECK(c[0].options.tp == 1);
+  CHECK(c[0].options.quantization == WeightQuant::none);
+  CHECK_FALSE(c[0].options.kv_cache_dtype.has_value());
+  CHECK(c[1].options.kv_cache_dtype == DType::fp8);   // KV varies fastest
+  CHECK(c[4].options.quantization == WeightQuant::fp8);
+  CHECK(c[12].options.tp == 2);
+  CHECK(c[48].gpu == 1);
+  for (size_t i = 0; i < c.size(); ++i) CHECK(c[i].index == static_cast<int64_t>(i));
+}
+
+TEST_CASE("an empty override list keeps the base option's own value") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {io::load_gpu("h100-sxm")};
+  ServingOptions base;
+  base.tp = 2;
+  base.quantization = WeightQuant::awq;
+  s.base = {base};
+  const auto c = size::enumerate(s);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].options.tp == 2);
+  CHECK(c[0].options.quantization == WeightQuant::awq);
+}
+
+TEST_CASE("the workload shape of fixed lengths is exact") {
+  const auto s = size::workload_shape(fixed_workload(), 0);
+  CHECK(s.samples == 1000);
+  CHECK(s.prompt_p99_tokens == 100);
+  CHECK(s.context_p99_tokens == 150);
+  CHECK(s.prompt_mean_tokens == doctest::Approx(100));
+  CHECK(s.output_mean_tokens == doctest::Approx(50));
+  CHECK(s.rate_per_s == doctest::Approx(11));
+}
+
+TEST_CASE("quality notes cite the published cost of int4 weights and low-bit KV, and none for fp8") {
+  const ModelConfig m = io::load_model("llama-3-8b");
+  ServingOptions o;
+  CHECK(size::quality_note(o, m).empty());
+  o.kv_cache_dtype = DType::fp8;
+  o.quantization = WeightQuant::fp8;
+  CHECK(size::quality_note(o, m).empty());
+  o.quantization = WeightQuant::awq;
+  CHECK(size::quality_note(o, m).find("3.32 -> 3.41") != std::string::npos);
+  o.quantization = WeightQuant::none;
+  o.kv_cache_dtype = DType::int2;
+  o.kv_quant = KvQuant::kvquant;
+  CHECK(size::quality_note(o, m).find("5.68 -> 6.01") != std::string::npos);
+  o.kv_cache_dtype = DType::int4;
+  CHECK(size::quality_note(o, m).find("5.68 -> 5.69") != std::string::npos);
+}
+
+TEST_CASE("a search with a hand-made evaluator prices replicas by hand and ranks by cost") {
+  // Evaluator: one replica sustains 4 req/s per GPU of its TP group (TP 1: 4/s, TP 2: 8/s,
+  // TP 4: 16/s). Workload 11 req/s: TP 1 needs ceil(11/4) = 3 replicas = 3 GPUs;
+  // TP 2 needs ceil(11/8) = 2 replicas = 4 GPUs; TP 4 needs 1 replica = 4 GPUs.
+  // At $2/GPU-hour: $6, $8, $8 per hour. Output 50 tokens x 11/s x 3600 = 1.98 M tokens/h.
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.tp = {4, 2, 1};
+  size::SizeOptions opt;
+  opt.threads = 2;
+  std::atomic<int> calls{0};
+  opt.evaluator = [&calls](const size::Candidate& c, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+                           const size::WorkloadShape&) {
+    ++calls;
+    size::Evaluation e;
+    e.found = true;
+    e.max_rate_per_s = 4.0 * static_cast<double>(c.options.tp);
+    e.binding = size::Binding::bandwidth;
+    e.at_max.e2e_p99_s = 10.0 / static_cast<double>(c.options.tp);
+    return e;
+  };
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  CHECK(calls == 3);
+  REQUIRE(r.options.size() == 3);
+  CHECK(r.options[0].candidate.options.tp == 1);
+  CHECK(r.options[0].replicas == 3);
+  CHECK(r.options[0].gpus_total == 3);
+  CHECK(*r.options[0].cost_per_hour_usd == doctest::Approx(6.0));
+  CHECK(*r.options[0].cost_per_million_output_tokens_usd == doctest::Approx(6.0 / 1.98));
+  // $8 each; the tie is broken by p99 e2e latency: TP 4 (2.5 s) before TP 2 (5 s).
+  CHECK(r.options[1].candidate.options.tp == 4);
+  CHECK(r.options[1].replicas == 1);
+  CHECK(*r.options[1].cost_per_hour_usd == doctest::Approx(8.0));
+  CHECK(r.options[2].candidate.options.tp == 2);
+  CHECK(r.options[2].replicas == 2);
+  CHECK(*r.options[2].cost_per_hour_usd == doctest::Approx(8.0));
+  // Frontier: TP 1 ($6, 10 s) and TP 4 ($8, 2.5 s); TP 2 ($8, 5 s) is dominated by TP 4.
+  CHECK(r.options[0].pareto);
+  CHECK(r.options[1].pareto);
+  CHECK_FALSE(r.options[2].pareto);
+}
+
+TEST_CASE("pruned candidates stay in the result with their reason, after the evaluated ones") {
+  // Llama-2-70B in bf16 (~69.0 B parameters x 2 B = ~138 GB of weights). Usable memory is
+  // 90 % of what CUDA reports: H200 150.11 GB -> 135.1 GB; L4 23.69 GB -> 21.3 GB.
+  // TP 1 fits on neither; TP 2 (~69 GB per GPU) fits on the H200 only; TP 3 does not
+  // divide the 64 heads. Only H200 TP 2 reaches the evaluator.
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-2-70b")};
+  s.gpus = {io::load_gpu("l4"), io::load_gpu("h200")};
+  s.tp = {1, 2, 3};
+  s.weights = {WeightQuant::none};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  opt.evaluator = size::planner_evaluate;
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  REQUIRE(r.options.size() == 6);
+  CHECK(r.candidates == 6);
+  CHECK(r.evaluated == 1);
+  int64_t weights = 0, invalid = 0;
+  for (const auto& o : r.options) {
+    if (!o.pruned) continue;
+    if (o.pruned->rfind("memory: weights", 0) == 0) ++weights;
+    if (o.pruned->rfind("invalid:", 0) == 0 && o.pruned->find("--tensor-parallel-size") != std::string::npos) ++invalid;
+  }
+  CHECK(weights == 3);
+  CHECK(invalid == 2);
+  CHECK_FALSE(r.options.front().pruned.has_value());
+  CHECK(r.options.front().gpu == "h200");
+  CHECK(r.options.front().candidate.options.tp == 2);
+  CHECK(r.options.back().pruned.has_value());
+}
+
+TEST_CASE("the search gives identical JSON on 1 and 2 threads") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {priced("h100-sxm", 3.0), priced("l40s", 1.0)};
+  s.tp = {1, 2};
+  s.weights = {WeightQuant::none, WeightQuant::fp8};
+  s.kv = {{std::nullopt, KvQuant::raw}};
+  size::SizeOptions opt;
+  opt.requests_per_probe = 150;
+  opt.rel_tolerance = 0.1;
+  opt.detail_top = 2;
+  opt.threads = 1;
+  const auto one = reports::size_json(size::run_search(s, fixed_workload(), opt)).dump();
+  opt.threads = 2;
+  const auto two = reports::size_json(size::run_search(s, fixed_workload(), opt)).dump();
+  CHECK(one == two);
+  const auto j = nlohmann::json::parse(one);
+  CHECK(j["options"].size() == 8);
+  CHECK(j["options"][0]["meets_slo"] == true);
+}
+
+TEST_CASE("at equal cost the option without a quality cost ranks first, whatever its latency") {
+  // Both formats sustain 20 req/s on one GPU: 1 replica, $2/h each. AWQ is given the lower
+  // latency, yet bf16 weights rank first: equal price, no quality cost.
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.weights = {WeightQuant::awq, WeightQuant::none};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  opt.evaluator = [](const size::Candidate& c, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+                     const size::WorkloadShape&) {
+    size::Evaluation e;
+    e.found = true;
+    e.max_rate_per_s = 20;
+    e.at_max.e2e_p99_s = c.options.quantization == WeightQuant::awq ? 1.0 : 2.0;
+    return e;
+  };
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  REQUIRE(r.options.size() == 2);
+  CHECK(r.options[0].candidate.options.quantization == WeightQuant::none);
+  CHECK_FALSE(r.options[0].changes_quality);
+  CHECK(r.options[1].changes_quality);
+  CHECK(*r.options[0].cost_per_hour_usd == doctest::Approx(2.0));
+}
