@@ -126,3 +126,47 @@ TEST_CASE("the catalogs list every model and GPU with units") {
   CHECK(g.out.find("h200") != std::string::npos);
   CHECK(g.out.find("GiB") != std::string::npos);
 }
+
+TEST_CASE("simulate --format json follows the kvplan.sim/1 contract and completes every request") {
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload configs/workloads/chat.yaml "
+                       "--requests 300 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "kvplan.sim/1");
+  CHECK(j["requests"]["arrived"] == 300);
+  CHECK(j["requests"]["completed"].get<int>() + j["requests"]["rejected"].get<int>() == 300);
+  for (const char* k : {"requests_per_s", "output_tokens_per_s"}) CHECK_MESSAGE(j["throughput"].contains(k), k);
+  for (const char* k : {"ttft_s", "tpot_s", "e2e_s"})
+    for (const char* p : {"p50", "p90", "p99"}) CHECK_MESSAGE(j["latency"][k].contains(p), k << "." << p);
+  CHECK(j["latency"]["ttft_s"]["p50"].get<double>() <= j["latency"]["ttft_s"]["p99"].get<double>());
+  CHECK(j["batch"].contains("mean"));
+  CHECK(j["kv"]["peak_utilization"].get<double>() <= 1.0);
+  CHECK(j["sim"]["events"].get<int64_t>() > 0);
+}
+
+TEST_CASE("validate --backend cpu passes every check and follows the kvplan.validate/1 contract") {
+  const Run r = kvplan("validate --backend cpu --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "kvplan.validate/1");
+  CHECK(j["backend"] == "cpu");
+  REQUIRE(j["checks"].size() > 10);
+  for (const auto& c : j["checks"]) {
+    for (const char* k : {"name", "quantity", "unit", "predicted", "measured", "error", "tolerance", "pass"})
+      CHECK_MESSAGE(c.contains(k), k);
+    CHECK_MESSAGE(c["pass"].get<bool>(), c["name"].get<std::string>());
+  }
+}
+
+TEST_CASE("validate --backend cuda without a GPU exits 2 and says why") {
+  const Run r = kvplan("validate --backend cuda");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("kvplan: error:") == 0);
+}
+
+TEST_CASE("plan --engine vllm prints the two lines vLLM logs at start-up") {
+  const Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --max-model-len 8192 --context 8192");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("GPU KV cache size: ") != std::string::npos);
+  CHECK(r.out.find("Maximum concurrency for 8,192 tokens per request: ") != std::string::npos);
+}
