@@ -47,7 +47,8 @@ int cmd_models(const Args& args) {
                       m.published_params ? fmt::format("{:.2f} B", static_cast<double>(*m.published_params) / 1e9) : "-",
                       reports::bytes_binary(kv_bytes_per_token(m, o))});
   }
-  emit(vm, reports::render(t, text_format(vm)) + "B = 1e9 parameters\n");
+  const auto f = text_format(vm);
+  emit(vm, reports::render(t, f) + (f == reports::TextFormat::csv ? "" : "B = 1e9 parameters\n"));
   return 0;
 }
 
@@ -65,7 +66,8 @@ int cmd_gpus(const Args& args) {
                       fmt::format("{:.0f} GB/s", g.interconnect_bytes_per_s / 1e9),
                       g.price_per_hour_usd ? fmt::format("${:.2f}/h", *g.price_per_hour_usd) : "-"});
   }
-  emit(vm, reports::render(t, text_format(vm)) + "GB = 1e9 bytes, GiB = 2^30 bytes; memory as CUDA reports it\n");
+  const auto f = text_format(vm);
+  emit(vm, reports::render(t, f) + (f == reports::TextFormat::csv ? "" : "GB = 1e9 bytes, GiB = 2^30 bytes; memory as CUDA reports it\n"));
   return 0;
 }
 

@@ -244,7 +244,11 @@ int cmd_simulate(const Args& args) {
                      "'" + vm["scheduler"].as<std::string>() + "'");
   so.scheduler = *scheduler;
   so.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
-  if (vm.count("requests")) so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
+  if (vm.count("requests")) {
+    so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
+    if (*so.requests > 1'000'000'000)
+      throw InputError("command line", "--requests", "at most 1,000,000,000 requests", std::to_string(*so.requests));
+  }
   if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
   so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
   if (vm.count("rate"))

@@ -211,7 +211,7 @@ void add_attention_checks(std::vector<Check>& out, bool quick) {
     out.push_back(make_check("attention", std::string("speedup_mha_over_") + vs[i].name,
                              "time(MHA) / time(fewer KV heads) vs host roofline", "x", pred, meas,
                              Compare::relative, kTol,
-                             "bytes ratio (GPU prediction) " + num(static_cast<double>(H / vs[i].n_kv)) +
+                             "bytes ratio (GPU prediction) " + num(static_cast<double>(H) / static_cast<double>(vs[i].n_kv)) +
                                  "; host read bandwidth " + num(bw / 1e9) + " GB/s; times " +
                                  num(vs[0].time_s) + " / " + num(vs[i].time_s) + " s"));
   }

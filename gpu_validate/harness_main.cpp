@@ -29,9 +29,7 @@ bool write_text(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace kvplan::gv;
   Options o;
   std::string out_path, calib_path;
@@ -101,4 +99,16 @@ int main(int argc, char** argv) {
     }
   }
   return r.all_pass() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Printing the report can still throw (allocation); exit 1 rather than terminate.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kvplan_harness: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -12,7 +12,7 @@ namespace kvplan::gv {
 
 namespace {
 inline size_t sz(int64_t v) { return static_cast<size_t>(v); }
-constexpr int64_t kFp16Bits = 16, kMetaBits = 32, kOutlierBits = 16 + 16, kRowIndexBits = 32;
+constexpr int64_t kMetaBits = 32, kOutlierBits = 16 + 16, kRowIndexBits = 32;
 }  // namespace
 
 double QuantResult::bits_per_elem() const {

@@ -1,6 +1,7 @@
 // .npy reader and writer (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
 #include "gpu_validate/npy.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -49,9 +50,7 @@ uint16_t float_to_half(float f) {
     float a;
     std::memcpy(&a, &absx, 4);
     const float q = a / 5.9604644775390625e-8f;  // units of 2^-24
-    const float r = static_cast<float>(static_cast<int32_t>(q + 0.5f));
-    int32_t m = static_cast<int32_t>(r);
-    if (r - q == 0.5f && (m & 1)) --m;  // ties to even
+    const auto m = static_cast<int32_t>(std::nearbyint(q));  // to nearest, ties to even
     return static_cast<uint16_t>(sign | static_cast<uint16_t>(m));
   }
   // Normal: rebias exponent, round the 23-bit mantissa to 10 bits, ties to even.

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "io/yaml_util.h"
+#include "planner/planner.h"
 
 namespace kvplan::io {
 
@@ -165,6 +166,13 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   m.layer_window = layer_windows(n, file, m);
   m.published_params = opt_int(n, "params", file);
   m.source = opt_str(n, "source", file).value_or(file);
+  // Sizes too large to count in 64 bits are this file's fault: say so naming it, rather
+  // than later as an anonymous overflow (tests/bad_inputs/models/*overflow*.yaml).
+  try {
+    (void)count_params(m);
+  } catch (const InputError&) {
+    throw InputError(file, "", "a model whose parameter count fits in 64 bits (below 9.2e18)", "an overflow");
+  }
   return m;
 }
 

@@ -208,6 +208,10 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
   }
 
   const auto requests = opt_int(root, "requests", file, 1);
+  // A billion requests simulate in minutes; more is a typo, not a workload.
+  constexpr int64_t kMaxRequests = 1'000'000'000;
+  if (requests && *requests > kMaxRequests)
+    throw InputError(file, "requests", "at most 1,000,000,000 requests", std::to_string(*requests));
   if (requests) {
     w.requests = *requests;
   } else if (w.arrival.process == sim::ArrivalProcess::trace) {

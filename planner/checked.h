@@ -23,6 +23,7 @@ inline int64_t checked_add(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+//! ceil(a / b) for a >= 0, b > 0, without the overflow of (a + b - 1) / b near 2^63.
+inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 }  // namespace kvplan::detail

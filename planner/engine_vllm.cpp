@@ -255,7 +255,8 @@ std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, in
   const int64_t len = engine_max_model_len(m, o);
   const int64_t bs = std::max<int64_t>(1, o.block_size);
   // get_max_concurrency_for_kv_cache_config: pool blocks / blocks one request needs.
-  const double concurrency = static_cast<double>(kv_tokens / bs) / static_cast<double>(ceil_div(len, bs));
+  const int64_t pool_blocks = kv_tokens / bs;
+  const double concurrency = static_cast<double>(pool_blocks) / static_cast<double>(ceil_div(len, bs));
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2fx", concurrency);
   return "GPU KV cache size: " + with_thousands(kv_tokens) + " tokens\n" +

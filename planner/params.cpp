@@ -10,6 +10,16 @@ namespace kvplan {
 
 namespace {
 
+// Checked int64 arithmetic: a model whose parameter count or weight bytes do not fit in
+// 63 bits is bad input (InputError), never a silent wrap-around.
+int64_t mul(int64_t a, int64_t b) { return detail::checked_mul(a, b, "model size"); }
+int64_t plus(int64_t a, int64_t b) { return detail::checked_add(a, b, "model size"); }
+int64_t mul3(int64_t a, int64_t b, int64_t c) { return mul(mul(a, b), c); }
+//! ModelConfig::q_dim(), checked.
+int64_t q_dim(const ModelConfig& m) {
+  return mul(m.num_heads, m.is_mla() ? plus(m.qk_nope_head_dim, m.qk_rope_head_dim) : m.head_dim);
+}
+
 struct LayerParams {
   int64_t attention = 0;  // projection matrices and biases (MLA: its two norms too)
   int64_t mlp = 0;        // all experts, shared experts, router
@@ -19,8 +29,8 @@ struct LayerParams {
 
 int64_t mlp_matrix_params(const ModelConfig& m, int64_t width) {
   const int64_t mats = m.gated_mlp ? 3 : 2;
-  int64_t p = mats * m.hidden_size * width;
-  if (m.linear_bias) p += width + m.hidden_size;
+  int64_t p = mul3(mats, m.hidden_size, width);
+  if (m.linear_bias) p = plus(p, plus(width, m.hidden_size));
   return p;
 }
 
@@ -28,33 +38,33 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
   const int64_t h = m.hidden_size;
   LayerParams p;
   if (m.is_mla()) {
-    const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    const int64_t qk = plus(m.qk_nope_head_dim, m.qk_rope_head_dim);
     if (m.q_lora_rank > 0)
-      p.attention += h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * m.num_heads * qk;
+      p.attention = plus(plus(mul(h, m.q_lora_rank), m.q_lora_rank), mul3(m.q_lora_rank, m.num_heads, qk));
     else
-      p.attention += h * m.num_heads * qk;
-    p.attention += h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank;
-    p.attention += m.kv_lora_rank * m.num_heads * (m.qk_nope_head_dim + m.v_head_dim);
-    p.attention += m.num_heads * m.v_head_dim * h;
+      p.attention = mul3(h, m.num_heads, qk);
+    p.attention = plus(p.attention, plus(mul(h, plus(m.kv_lora_rank, m.qk_rope_head_dim)), m.kv_lora_rank));
+    p.attention = plus(p.attention, mul3(m.kv_lora_rank, m.num_heads, plus(m.qk_nope_head_dim, m.v_head_dim)));
+    p.attention = plus(p.attention, mul3(m.num_heads, m.v_head_dim, h));
   } else {
-    const int64_t q = m.q_dim(), kv = m.num_kv_heads * m.head_dim;
-    p.attention = h * q + 2 * h * kv + q * h;
-    if (m.qkv_bias || m.linear_bias) p.attention += q + 2 * kv;
-    if (m.linear_bias) p.attention += h;
+    const int64_t q = mul(m.num_heads, m.head_dim), kv = mul(m.num_kv_heads, m.head_dim);
+    p.attention = plus(plus(mul(h, q), mul3(2, h, kv)), mul(q, h));
+    if (m.qkv_bias || m.linear_bias) p.attention = plus(p.attention, plus(q, mul(2, kv)));
+    if (m.linear_bias) p.attention = plus(p.attention, h);
   }
   if (m.is_moe_layer(layer)) {
     const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
     const int64_t expert = mlp_matrix_params(m, width);
-    const int64_t router = h * m.num_experts;
-    p.mlp = m.num_experts * expert + m.num_shared_experts * expert + router;
-    p.active_mlp = (m.experts_per_token + m.num_shared_experts) * expert + router;
+    const int64_t router = mul(h, m.num_experts);
+    p.mlp = plus(mul(plus(m.num_experts, m.num_shared_experts), expert), router);
+    p.active_mlp = plus(mul(plus(m.experts_per_token, m.num_shared_experts), expert), router);
   } else {
     p.mlp = p.active_mlp = mlp_matrix_params(m, m.intermediate_size);
   }
   // RMSNorm has a weight; LayerNorm (phi) a weight and a bias. Gemma-2 has four norms.
-  const int64_t per_norm = m.linear_bias ? 2 * h : h;
+  const int64_t per_norm = m.linear_bias ? mul(2, h) : h;
   const int64_t norms = m.model_type == "gemma2" ? 4 : (m.model_type == "phi" ? 1 : 2);
-  p.norms = norms * per_norm;
+  p.norms = mul(norms, per_norm);
   return p;
 }
 
@@ -77,9 +87,9 @@ int64_t matrix_bytes(int64_t params, int64_t rows, const ServingOptions& o, cons
   const int64_t bits = detail::checked_mul(params, bits_per_weight(o, m), "weights");
   int64_t bytes = detail::ceil_div(bits, 8);
   if (o.quantization == WeightQuant::fp8 || o.quantization == WeightQuant::int8)
-    bytes += rows * kChannelScaleBytes;
+    bytes = plus(bytes, mul(rows, kChannelScaleBytes));
   if (o.quantization == WeightQuant::awq || o.quantization == WeightQuant::gptq)
-    bytes += detail::ceil_div(detail::ceil_div(params, kGroup) * (kScaleBits + kZeroBits), 8);
+    bytes = plus(bytes, detail::ceil_div(mul(detail::ceil_div(params, kGroup), kScaleBits + kZeroBits), 8));
   return bytes;
 }
 
@@ -99,20 +109,21 @@ LayerMix layer_mix(const ModelConfig& m, int64_t first, int64_t last) {
 
 ParamCount count_params(const ModelConfig& m) {
   ParamCount c;
-  c.embedding = m.vocab_size * m.hidden_size;
-  if (!m.tie_word_embeddings) c.lm_head = m.vocab_size * m.hidden_size + (m.linear_bias ? m.vocab_size : 0);
+  c.embedding = mul(m.vocab_size, m.hidden_size);
+  if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.linear_bias ? m.vocab_size : 0);
   const LayerMix mix = layer_mix(m, 0, m.num_layers);
   const auto add = [&](int64_t layer, int64_t count) {
     if (count == 0) return;
     const LayerParams p = layer_params(m, layer);
-    c.attention += count * p.attention;
-    c.mlp += count * p.mlp;
-    c.active_mlp += count * p.active_mlp;
-    c.norms += count * p.norms;
+    c.attention = plus(c.attention, mul(count, p.attention));
+    c.mlp = plus(c.mlp, mul(count, p.mlp));
+    c.active_mlp = plus(c.active_mlp, mul(count, p.active_mlp));
+    c.norms = plus(c.norms, mul(count, p.norms));
   };
   add(0, mix.dense);
   add(m.num_layers - 1, mix.moe);
-  c.norms += m.linear_bias ? 2 * m.hidden_size : m.hidden_size;  // final norm
+  c.norms = plus(c.norms, m.linear_bias ? mul(2, m.hidden_size) : m.hidden_size);  // final norm
+  (void)plus(plus(plus(c.embedding, c.lm_head), plus(c.attention, c.mlp)), c.norms);  // total() fits
   return c;
 }
 
@@ -133,21 +144,21 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
       int64_t attention = p.attention;
       if (!m.is_mla() && m.num_kv_heads < tp) {
         const int64_t kv = m.num_kv_heads * m.head_dim;
-        attention += 2 * m.hidden_size * kv * (tp / m.num_kv_heads - 1);
+        attention = plus(attention, mul(mul3(2, m.hidden_size, kv), tp / m.num_kv_heads - 1));
       }
-      const int64_t rows = (m.q_dim() + m.hidden_size + m.intermediate_size) / tp;
-      const int64_t layer_bytes = matrix_bytes(attention / tp, rows, o, m) +
-                                  matrix_bytes(p.mlp / tp, rows, o, m) + p.norms * act_bytes;
-      bytes += detail::checked_mul(count, layer_bytes, "weights");
+      const int64_t rows = plus(plus(q_dim(m), m.hidden_size), m.intermediate_size) / tp;
+      const int64_t layer_bytes = plus(plus(matrix_bytes(attention / tp, rows, o, m), matrix_bytes(p.mlp / tp, rows, o, m)),
+                                      mul(p.norms, act_bytes));
+      bytes = plus(bytes, mul(count, layer_bytes));
     };
     add(first, mix.dense);
     add(last - 1, mix.moe);
     // Engines keep the vocabulary-parallel embedding and LM head in 16-bit.
-    const int64_t vocab = detail::ceil_div(m.vocab_size, tp) * m.hidden_size * act_bytes;
-    if (s == 0) bytes += vocab;
+    const int64_t vocab = mul3(detail::ceil_div(m.vocab_size, tp), m.hidden_size, act_bytes);
+    if (s == 0) bytes = plus(bytes, vocab);
     if (s == o.pp - 1) {
-      if (!m.tie_word_embeddings || o.pp > 1) bytes += vocab;
-      bytes += m.hidden_size * act_bytes;
+      if (!m.tie_word_embeddings || o.pp > 1) bytes = plus(bytes, vocab);
+      bytes = plus(bytes, mul(m.hidden_size, act_bytes));
     }
     worst = std::max(worst, bytes);
   }

@@ -14,7 +14,20 @@ std::string message(const std::string& file, const std::string& key, const std::
   if (!key.empty()) msg += ": key '" + key + "'";
   msg += ": expected " + expected;
   if (!got.empty()) msg += ", got " + got;
-  return msg;
+  // Binary garbage in a file must not reach the terminal as control characters.
+  std::string clean;
+  for (const char c : msg) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      clean += "\\x";
+      clean += kHex[u >> 4];
+      clean += kHex[u & 0xf];
+    } else {
+      clean += c;
+    }
+  }
+  return clean;
 }
 
 std::string lower(std::string_view s) {
@@ -34,7 +47,7 @@ std::optional<E> lookup(const std::array<std::pair<std::string_view, E>, N>& tab
 }
 }  // namespace
 
-InputError::InputError(std::string file, std::string key, std::string expected, std::string got)
+InputError::InputError(std::string file, std::string key, const std::string& expected, const std::string& got)
     : std::runtime_error(message(file, key, expected, got)),
       file_(std::move(file)),
       key_(std::move(key)) {}
@@ -142,7 +155,7 @@ double PeakFlops::for_dtype(DType d) const {
     case DType::fp16: return fp16;
     case DType::bf16: return bf16;
     case DType::fp8: return fp8;
-    case DType::int8: return int8;
+    case DType::int8:
     case DType::int4:
     case DType::int2: return int8;
   }

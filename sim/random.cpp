@@ -135,7 +135,8 @@ std::optional<GeneratedRequest> RequestStream::next() {
       const double span_s = trace->back().arrival_s - first_s;
       const double period_s = span_s + 1.0 / w.base_rate_per_s();
       const int64_t pass = produced_ / n;  // whole passes over the trace so far
-      t_ = (row->arrival_s - first_s + static_cast<double>(pass) * period_s) / rate_scale_;
+      const auto passes = static_cast<double>(pass);
+      t_ = (row->arrival_s - first_s + passes * period_s) / rate_scale_;
       break;
     }
     case ArrivalProcess::poisson:

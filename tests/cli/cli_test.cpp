@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -17,7 +18,8 @@ struct Run {
 };
 
 Run kvplan(const std::string& args) {
-  const auto err_path = std::filesystem::temp_directory_path() / "kvplan_cli_test.err";
+  // One file per test process: ctest runs the cases of this file in parallel.
+  const auto err_path = std::filesystem::temp_directory_path() / ("kvplan_cli_test." + std::to_string(getpid()) + ".err");
   const std::string cmd = std::string(KVPLAN_BINARY) + " " + args + " 2>" + err_path.string();
   Run r;
   FILE* p = popen(cmd.c_str(), "r");

@@ -36,7 +36,7 @@ TEST_CASE("seed: Llama-2-70B GQA-8 is 671,088,640 B per request (0.67 GB, the se
   CHECK(kv_bytes_per_request(io::load_model("llama-2-70b"), fp16(), 2048) == 671088640LL);
 }
 
-TEST_CASE("seed: GQA-8 + INT4 is 167,772,160 B before metadata; 100 requests 16.8 GB, not 16.5") {
+TEST_CASE("seed: GQA-8 + INT4 is 167,772,160 B before metadata, 100 requests 16.8 GB, not 16.5") {
   ServingOptions o;
   o.kv_cache_dtype = DType::int4;
   const int64_t one = kv_bytes_per_request(io::load_model("llama-2-70b"), o, 2048);
@@ -57,7 +57,7 @@ TEST_CASE("seed: naive projection recompute for LLaMA-7B at T = 2,048 is 3.38e15
   CHECK(seed_naive_projection_flops(io::load_model("llama-7b"), 2048) == 3379348987969536.0);
 }
 
-TEST_CASE("seed: 1.6 PFLOP at A100's 312 TFLOP/s is 5.1 s, not 5,000 s; the right count takes 21.7 s") {
+TEST_CASE("seed: 1.6 PFLOP at A100's 312 TFLOP/s is 5.1 s, not 5,000 s, the right count takes 21.7 s") {
   CHECK(1.6e15 / 312e12 == doctest::Approx(5.128).epsilon(0.001));
   const double two_per_mac = 2 * seed_naive_projection_flops(io::load_model("llama-7b"), 2048);
   CHECK(two_per_mac / 312e12 == doctest::Approx(21.66).epsilon(0.001));
