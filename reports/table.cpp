@@ -55,7 +55,12 @@ std::string render(const Table& t, TextFormat f) {
       out += pad(cell, w[c], right(c));
       if (c + 1 < cols) out += f == TextFormat::md ? " | " : "  ";
     }
-    out += f == TextFormat::md ? " |\n" : "\n";
+    if (f == TextFormat::md) {
+      out += " |\n";
+    } else {
+      out.erase(out.find_last_not_of(' ') + 1);  // no trailing blanks after the last column
+      out += "\n";
+    }
   };
   line(t.header);
   if (f == TextFormat::md) {

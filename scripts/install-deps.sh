@@ -2,7 +2,7 @@
 # Installs the Debian packages kvplan builds with, only those that are missing.
 # Idempotent: a machine that has them all runs no apt-get at all.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ libeigen3-dev libfmt-dev libyaml-cpp-dev
+pkgs=(cmake ninja-build g++ python3 libeigen3-dev libfmt-dev libyaml-cpp-dev
       libboost-program-options-dev doctest-dev nlohmann-json3-dev)
 pkgs+=("$@")
 missing=()
