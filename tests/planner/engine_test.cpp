@@ -447,8 +447,8 @@ TEST_CASE("engine trtllm: the pool is free_gpu_memory_fraction of what weights, 
   // TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction (default 0.9) applies to the
   // memory free after the model is loaded and a warm-up step ran. Worked by hand:
   // weights as loaded are 8,030,261,248 parameters x 2 B plus the 131,072 x 128 rotary
-  // cos/sin cache x 2 B = 16,094,076,928 B; the CUDA context is 0.51 GiB = 522 MiB
-  // (vLLM 0.19's worker init snapshot on H100, docs/engines.md).
+  // cos/sin cache x 2 B = 16,094,076,928 B; the CUDA context is 522 MiB (0.51 GiB:
+  // "cuda_memory=0.51GiB" in vLLM 0.19's worker init snapshot on H100, docs/gpus.md).
   const ModelConfig m = llama31_8b();
   ServingOptions o;
   o.engine = Engine::trtllm;
