@@ -80,11 +80,14 @@ std::vector<std::string> catalog(const std::string& kind) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) throw InputError(dir.string(), "", "a catalog folder of " + kind, "cannot read it (" + ec.message() + ")");
-  for (const auto& e : it) {
-    const auto ext = e.path().extension();
-    if (e.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
-      names.push_back(e.path().stem().string());
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const auto ext = it->path().extension();
+    std::error_code entry_ec;  // an entry that cannot be read (a broken link) is not a catalog file
+    if (it->is_regular_file(entry_ec) && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
+      names.push_back(it->path().stem().string());
   }
+  if (ec) throw InputError(dir.string(), "", "a readable catalog folder", "an error while listing it (" + ec.message() + ")");
   if (names.empty()) throw InputError(dir.string(), "", "at least one .yaml, .yml or .json file", "an empty catalog");
   std::sort(names.begin(), names.end());
   return names;
