@@ -9,6 +9,7 @@
 #include <string>
 
 #include "planner/planner.h"
+#include "tests/fixtures.h"
 
 namespace kvplan::fuzz {
 
@@ -17,32 +18,10 @@ inline std::string text_of(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
-//! Llama-3-8B (configs/models/llama-3-8b.yaml), built in code so the targets read no file.
-inline ModelConfig llama3_8b() {
-  ModelConfig m;
-  m.name = "llama-3-8b";
-  m.model_type = "llama";
-  m.hidden_size = 4096;
-  m.num_layers = 32;
-  m.num_heads = 32;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.intermediate_size = 14336;
-  m.vocab_size = 128256;
-  m.max_position_embeddings = 8192;
-  return m;
-}
-
-//! H100 SXM (configs/gpus/h100-sxm.yaml).
-inline GpuSpec h100() {
-  GpuSpec g;
-  g.name = "h100-sxm";
-  g.memory_bytes = 85029158912;
-  g.memory_bandwidth_bytes_per_s = 3.35e12;
-  g.peak_flops = {67e12, 494.7e12, 989.4e12, 989.4e12, 1978.9e12, 1978.9e12};
-  g.interconnect_bytes_per_s = 450e9;
-  return g;
-}
+// The model and GPU the targets plan with, built in code so they read no file
+// (tests/fixtures.h: Llama-3-8B, H100 SXM).
+using kvplan::test::h100;
+using kvplan::test::llama3_8b;
 
 //! What `kvplan plan` does with a loaded model and GPU: validate the options, then plan
 //! at a short and a long context. InputError is the only acceptable failure.

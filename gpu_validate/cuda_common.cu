@@ -47,7 +47,7 @@ DeviceInfo device_info() {
 }
 
 Datasheet datasheet_for(const std::string& n) {
-  // Dense bf16 tensor FLOP/s and memory bandwidth (facts.md, NVIDIA datasheets).
+  // Dense bf16 tensor FLOP/s and memory bandwidth (NVIDIA datasheets, docs/gpus.md).
   auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
   if (has("H200")) return {4.8e12, 989.4e12};
   if (has("H100") && has("PCIe")) return {2.0e12, 756.5e12};

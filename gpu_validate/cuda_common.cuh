@@ -107,7 +107,7 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();
 
-//! Datasheet ceilings for known devices (facts.md); 0 when unknown.
+//! Datasheet ceilings for known devices (docs/gpus.md); 0 when unknown.
 struct Datasheet {
   double bandwidth_bytes_per_s = 0;
   double bf16_flops_per_s = 0;

@@ -13,19 +13,82 @@ namespace kvplan::io {
 
 namespace fs = std::filesystem;
 
-fs::path config_root() {
-  if (const char* env = std::getenv("KVPLAN_CONFIG_DIR"); env && *env) return env;
-  return fs::path(KVPLAN_SOURCE_DIR) / "configs";
+namespace {
+
+// Where the running executable lies (Linux: /proc/self/exe); empty when unknown.
+fs::path executable_path() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p;
 }
 
+bool has_configs(const fs::path& root) {
+  std::error_code ec;
+  return fs::is_directory(root / "configs", ec);
+}
+
+// True when `p` is `dir` or lies below it (both made canonical where they exist).
+bool inside(const fs::path& p, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(p, ec);
+  if (ec) return false;
+  const fs::path b = fs::weakly_canonical(dir, ec);
+  if (ec) return false;
+  const fs::path rel = a.lexically_relative(b);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+const char* data_dir_env() {
+  const char* env = std::getenv("KVPLAN_DATA_DIR");
+  return env && *env ? env : nullptr;
+}
+
+}  // namespace
+
+std::optional<fs::path> find_data_root() {
+  if (const char* env = data_dir_env()) {
+    if (has_configs(env)) return fs::path(env);
+    return std::nullopt;  // set but wrong: data_root() says so rather than looking elsewhere
+  }
+  const fs::path exe = executable_path();
+  if (exe.empty()) return std::nullopt;
+  const fs::path installed = exe.parent_path() / KVPLAN_DATA_REL;
+  if (has_configs(installed)) return installed.lexically_normal();
+  if (inside(exe, KVPLAN_BUILD_DIR) && has_configs(KVPLAN_SOURCE_DIR)) return fs::path(KVPLAN_SOURCE_DIR);
+  return std::nullopt;
+}
+
+fs::path data_root() {
+  if (auto root = find_data_root()) return *root;
+  if (const char* env = data_dir_env())
+    throw InputError("KVPLAN_DATA_DIR", "", "a kvplan data folder holding configs/models and configs/gpus",
+                     "'" + std::string(env) + "', which has no configs/ folder");
+  const fs::path exe = executable_path();
+  const std::string installed = exe.empty() ? std::string(KVPLAN_DATA_REL) + " beside the executable"
+                                            : (exe.parent_path() / KVPLAN_DATA_REL).lexically_normal().string();
+  throw InputError("catalog", "",
+                   "a configs/ folder (models, GPUs, workloads) in $KVPLAN_DATA_DIR or in " + installed +
+                       " (where `cmake --install` puts it)",
+                   "neither: KVPLAN_DATA_DIR is unset and " + installed + "/configs does not exist");
+}
+
+fs::path config_root() { return data_root() / "configs"; }
+
 std::vector<std::string> catalog(const std::string& kind) {
+  const fs::path dir = config_root() / kind;
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(config_root() / kind, ec)) {
-    const auto ext = e.path().extension();
-    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
-      names.push_back(e.path().stem().string());
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw InputError(dir.string(), "", "a catalog folder of " + kind, "cannot read it (" + ec.message() + ")");
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const auto ext = it->path().extension();
+    std::error_code entry_ec;  // an entry that cannot be read (a broken link) is not a catalog file
+    if (it->is_regular_file(entry_ec) && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
+      names.push_back(it->path().stem().string());
   }
+  if (ec) throw InputError(dir.string(), "", "a readable catalog folder", "an error while listing it (" + ec.message() + ")");
+  if (names.empty()) throw InputError(dir.string(), "", "at least one .yaml, .yml or .json file", "an empty catalog");
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,12 +11,21 @@
 
 namespace kvplan::io {
 
-//! The configs/ folder: $KVPLAN_CONFIG_DIR, else configs/ beside the binary's source tree.
+//! The data folder, the one holding configs/ (docs/ARCHITECTURE.md "Finding the
+//! catalog"), first found of: $KVPLAN_DATA_DIR; <folder of the running executable>/
+//! KVPLAN_DATA_REL (an installed kvplan: bin/../share/kvplan); the source tree, for an
+//! executable inside the build tree that built it. nullopt when none applies.
+std::optional<std::filesystem::path> find_data_root();
+//! find_data_root(), or an InputError saying where it looked and how to point kvplan at
+//! its catalog. $KVPLAN_DATA_DIR set to a folder without configs/ is an error too.
+std::filesystem::path data_root();
+//! data_root() / "configs".
 std::filesystem::path config_root();
 //! A catalog name (file stem under configs/<kind>/) or a path to a file, resolved to a
 //! path; throws InputError listing the catalog when neither exists.
 std::filesystem::path resolve(const std::string& kind, const std::string& name_or_path);
-//! File stems in configs/<kind>/, sorted.
+//! File stems in configs/<kind>/, sorted. A missing, unreadable or empty catalog is an
+//! InputError naming the folder: never an empty list.
 std::vector<std::string> catalog(const std::string& kind);
 
 //! A model file: Hugging Face config.json keys (JSON is YAML) plus kvplan's name/params.

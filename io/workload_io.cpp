@@ -101,8 +101,10 @@ fs::path resolve_trace(const std::string& trace, const std::string& workload_fil
   } else {
     const fs::path beside = fs::path(workload_file).parent_path() / p;
     if (fs::is_regular_file(beside, ec)) return beside;
-    const fs::path under_root = fs::path(KVPLAN_SOURCE_DIR) / p;
-    if (fs::is_regular_file(under_root, ec)) return under_root;
+    if (const auto root = find_data_root()) {
+      const fs::path under_root = *root / p;
+      if (fs::is_regular_file(under_root, ec)) return under_root;
+    }
   }
   throw InputError(workload_file, "trace",
                    "an existing CSV file (a relative path is looked up beside the workload file, "

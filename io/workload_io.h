@@ -17,11 +17,11 @@ namespace kvplan::io {
 sim::Workload load_workload(const std::string& name_or_path);
 
 //! Parses workload text. `file` names it in errors; a relative `trace:` path is looked up
-//! beside `file` first, then under the project root.
+//! beside `file` first, then under the data folder (io::find_data_root).
 sim::Workload parse_workload(const std::string& text, const std::string& file);
 
 //! Where a workload's `trace:` value points: absolute as given; relative, beside the
-//! workload file if it exists there, else under the project root. InputError (key
+//! workload file if it exists there, else under the data folder. InputError (key
 //! `trace`) when neither exists.
 std::filesystem::path resolve_trace(const std::string& trace, const std::string& workload_file);
 

@@ -18,6 +18,7 @@
 #include "planner/checked.h"
 #include "planner/engine_common.h"
 #include "planner/engine_detail.h"
+#include "planner/units.h"
 
 namespace kvplan {
 
@@ -28,12 +29,6 @@ constexpr int64_t kContextReserveBytes = 512 * kMiB;
 constexpr int64_t kNcclReserveBytes = 256 * kMiB;
 constexpr int64_t kDefaultBatchedTokens = 8192;
 constexpr int64_t kLogitBytes = 4;  // samplers work on fp32 logits
-
-std::string gb(int64_t bytes) {
-  const double v = static_cast<double>(bytes) / 1e9;
-  return std::to_string(static_cast<int64_t>(std::round(v * 10)) / 10) + "." +
-         std::to_string(static_cast<int64_t>(std::round(v * 10)) % 10) + " GB";
-}
 
 }  // namespace
 
@@ -88,8 +83,8 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
   }
   if (b.weights_bytes > b.usable_bytes) {
     b.kv_budget_bytes = 0;
-    b.note = "weights (" + gb(b.weights_bytes) + " per GPU) exceed usable memory (" +
-             gb(b.usable_bytes) + "): raise --tp/--pp or quantize the weights";
+    b.note = "weights (" + gb(b.weights_bytes, 1) + " per GPU) exceed usable memory (" +
+             gb(b.usable_bytes, 1) + "): raise --tp/--pp or quantize the weights";
   } else if (b.kv_budget_bytes == 0 && b.note.empty()) {
     b.note = "no memory left for the KV cache after weights, activations and reserve";
   }

@@ -8,8 +8,8 @@
 //             2 (tp-1)/tp x bytes / link bandwidth + 5 us latency each.
 // PP stages run one after another for one step (latency = sum of stages); micro-batch
 // pipelining is not modelled. Default efficiencies (types.h, Calibration): 80 % of
-// bandwidth (an H200 copies at 4.3 of 4.8 TB/s, facts.md), 70 % of peak for prefill
-// GEMMs (8192^3 bf16 reaches 78-81 % on H200, facts.md; real layers are smaller), 50 %
+// bandwidth (an H200 copies at 4.3 of 4.8 TB/s, docs/gpus.md), 70 % of peak for prefill
+// GEMMs (8192^3 bf16 reaches 78-81 % on H200, docs/gpus.md; real layers are smaller), 50 %
 // for decode, whose skinny GEMMs are memory-bound anyway. A calibration file replaces them.
 #include <algorithm>
 #include <cmath>

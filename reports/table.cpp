@@ -76,7 +76,6 @@ std::string render(const Table& t, TextFormat f) {
   return out;
 }
 
-std::string gb(int64_t bytes) { return fmt::format("{:.2f} GB", static_cast<double>(bytes) / 1e9); }
 std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0); }
 
 std::string bytes_binary(int64_t bytes) {

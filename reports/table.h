@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "planner/units.h"
+
 namespace kvplan::reports {
 
 enum class TextFormat { table, md, csv };
@@ -19,8 +21,8 @@ struct Table {
 //! Renders a table; CSV quotes fields containing commas or quotes (RFC 4180).
 std::string render(const Table& t, TextFormat f);
 
-//! "80.00 GB" (decimal, 1e9).
-std::string gb(int64_t bytes);
+//! "80.00 GB" (decimal, 1e9): the planner's kvplan::gb (planner/units.h).
+using kvplan::gb;
 //! "74.51 GiB" (binary, 2^30).
 std::string gib(int64_t bytes);
 //! Bytes with the binary unit that reads best: "512 B", "128.0 KiB", "1.50 MiB", "3.20 GiB".

@@ -48,7 +48,7 @@ struct SearchSpace {
 };
 
 //! 16-bit (auto), fp8, and int4 and int2 in KVQuant's layout (1 % fp16 outliers, first
-//! token fp16): the low-bit layouts with a published perplexity near fp16 (facts.md).
+//! token fp16): the low-bit layouts with a published perplexity near fp16 (docs/references.md).
 std::vector<KvOption> default_kv_options();
 //! none (16-bit), fp8, awq (int4, group 128).
 std::vector<WeightQuant> default_weight_options();
@@ -186,7 +186,7 @@ double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_
 //! both, better on one). Different models are not compared: they differ in quality.
 void mark_pareto(std::vector<Option>& options);
 
-//! The published quality cost of an option's weight and KV formats (facts.md), or "".
+//! The published quality cost of an option's weight and KV formats (docs/references.md), or "".
 std::string quality_note(const ServingOptions& o, const ModelConfig& m);
 
 //! The default evaluator: sim::find_max_rate, then the binding constraint at the max.

@@ -2,8 +2,14 @@
 // every bad input names the file, the key and what was expected.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "io/config_io.h"
 #include "planner/planner.h"
@@ -115,7 +121,12 @@ TEST_CASE("a GPU file needs its bandwidth, FLOP/s and interconnect") {
 }
 
 TEST_CASE("every catalog GPU reports CUDA memory below its marketing size, with a price") {
-  for (const auto& name : io::catalog("gpus")) {
+  // io::catalog throws on a missing or empty catalog; the known names guard against a
+  // catalog that shrank to something else.
+  const std::vector<std::string> names = io::catalog("gpus");
+  for (const char* known : {"a100-80gb", "h100-sxm", "h200", "l40s"})
+    REQUIRE_MESSAGE(std::find(names.begin(), names.end(), known) != names.end(), known << " missing from the catalog");
+  for (const auto& name : names) {
     const GpuSpec g = io::load_gpu(name);
     CHECK_MESSAGE(g.memory_bytes > (20LL << 30), name);
     CHECK_MESSAGE(g.price_per_hour_usd.has_value(), name);
@@ -133,4 +144,45 @@ TEST_CASE("a calibration file sets efficiencies and the measured reserve") {
   CHECK(c.device == "NVIDIA H200");
   CHECK(c.measured);
   std::filesystem::remove(path);
+}
+
+namespace {
+//! Sets KVPLAN_DATA_DIR for one scope (ctest runs each test case in its own process).
+struct DataDirEnv {
+  explicit DataDirEnv(const std::string& dir) { setenv("KVPLAN_DATA_DIR", dir.c_str(), 1); }
+  ~DataDirEnv() { unsetenv("KVPLAN_DATA_DIR"); }
+  DataDirEnv(const DataDirEnv&) = delete;
+  DataDirEnv& operator=(const DataDirEnv&) = delete;
+};
+}  // namespace
+
+TEST_CASE("a test binary inside the build tree finds the catalog in the source tree") {
+  // KVPLAN_TEST_DATA_DIR is <source>/tests/data.
+  const auto source = std::filesystem::path(KVPLAN_TEST_DATA_DIR).parent_path().parent_path();
+  REQUIRE(io::find_data_root().has_value());
+  CHECK(std::filesystem::equivalent(*io::find_data_root(), source));
+}
+
+TEST_CASE("KVPLAN_DATA_DIR without configs/, or with an empty catalog, is an error naming it") {
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan_data_test." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    const DataDirEnv env(dir.string());
+    CHECK_FALSE(io::find_data_root().has_value());
+    CHECK_THROWS_WITH_AS(io::catalog("models"),
+                         ("KVPLAN_DATA_DIR: expected a kvplan data folder holding configs/models and configs/gpus, got '" +
+                          dir.string() + "', which has no configs/ folder").c_str(),
+                         InputError);
+    std::filesystem::create_directories(dir / "configs" / "models");
+    CHECK_THROWS_WITH_AS(io::catalog("models"),
+                         ((dir / "configs" / "models").string() +
+                          ": expected at least one .yaml, .yml or .json file, got an empty catalog").c_str(),
+                         InputError);
+    CHECK_THROWS_AS(io::load_model("llama-3-8b"), InputError);
+    std::ofstream(dir / "configs" / "models" / "tiny.yaml")
+        << "hidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 128\nintermediate_size: 256\n";
+    CHECK(io::catalog("models") == std::vector<std::string>{"tiny"});
+    CHECK(io::load_model("tiny").hidden_size == 64);
+  }
+  std::filesystem::remove_all(dir);
 }

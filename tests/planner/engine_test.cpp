@@ -14,6 +14,7 @@
 #include "planner/engine_common.h"
 #include "planner/engine_detail.h"
 #include "planner/planner.h"
+#include "tests/fixtures.h"
 
 using namespace kvplan;
 
@@ -21,28 +22,10 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-// H100 SXM 80GB as CUDA reports it: vLLM 0.19 logs total_memory=79.19GiB.
-GpuSpec h100() {
-  GpuSpec g;
-  g.name = "h100-sxm-80gb";
-  g.memory_bytes = 85029158912;  // 79.19 GiB
-  return g;
-}
-
-ModelConfig llama31_8b() {
-  ModelConfig m;
-  m.name = "Llama-3.1-8B-Instruct";
-  m.model_type = "llama";
-  m.hidden_size = 4096;
-  m.num_layers = 32;
-  m.num_heads = 32;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.intermediate_size = 14336;
-  m.vocab_size = 128256;
-  m.max_position_embeddings = 131072;
-  return m;
-}
+// H100 SXM 80GB as CUDA reports it (vLLM 0.19 logs total_memory=79.19GiB) and
+// Llama-3.1-8B: the shared fixtures (tests/fixtures.h).
+using kvplan::test::h100;
+using kvplan::test::llama31_8b;
 
 ModelConfig qwen25_7b() {
   ModelConfig m;
@@ -278,15 +261,9 @@ TEST_CASE("engine vllm: catalog models give the same answer as the test's inline
   const std::vector<Pair> pairs = {{"qwen2.5-7b", qwen25_7b(), 1}, {"deepseek-v2-lite", deepseek_v2_lite(), 1},
                                    {"qwen2.5-7b", qwen25_7b(), 2}};
   for (const Pair& p : pairs) {
-    ModelConfig cat;
-    GpuSpec gpu;
-    try {
-      cat = io::load_model(p.model);
-      gpu = io::load_gpu("h100-sxm");
-    } catch (const std::exception& e) {
-      MESSAGE("catalog entry missing, skipped: " << e.what());
-      continue;
-    }
+    // A missing catalog entry is a failure (InputError), not a skip.
+    const ModelConfig cat = io::load_model(p.model);
+    const GpuSpec gpu = io::load_gpu("h100-sxm");
     // The catalog's qwen2.5-7b is the base model (max_position_embeddings 131072); the
     // logs ran the Instruct model (32768), whose rotary cache is 24 MiB smaller.
     ModelConfig same = p.inline_model;
@@ -466,24 +443,40 @@ TEST_CASE("engine sglang: default mem_fraction_static and page rounding") {
   CHECK(detail::engine_max_kv_tokens(m, o, b) - paged < 64);
 }
 
-TEST_CASE("engine trtllm: free_gpu_memory_fraction of what weights and activations leave") {
+TEST_CASE("engine trtllm: the pool is free_gpu_memory_fraction of what weights, activation and context leave") {
+  // TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction (default 0.9) applies to the
+  // memory free after the model is loaded and a warm-up step ran. Worked by hand:
+  // weights as loaded are 8,030,261,248 parameters x 2 B plus the 131,072 x 128 rotary
+  // cos/sin cache x 2 B = 16,094,076,928 B; the CUDA context is 522 MiB (0.51 GiB:
+  // "cuda_memory=0.51GiB" in vLLM 0.19's worker init snapshot on H100, docs/gpus.md).
   const ModelConfig m = llama31_8b();
   ServingOptions o;
   o.engine = Engine::trtllm;
   const MemoryBudget b = memory_budget(m, h100(), o);
-  const int64_t free_bytes = b.gpu_bytes - b.weights_bytes - b.activation_bytes - detail::kCudaContextBytes;
-  CHECK(b.kv_budget_bytes == static_cast<int64_t>(std::floor(static_cast<double>(free_bytes) * 0.9)));
-  CHECK(b.kv_budget_bytes == b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes);
-  const int64_t block = kv_block_bytes_per_gpu(m, o);
-  CHECK(detail::engine_max_kv_tokens(m, o, b) == b.kv_budget_bytes / block * o.block_size);
+  CHECK(b.weights_bytes == 16094076928LL);
+  ServingOptions all = o;
+  all.gpu_memory_utilization = 1.0;
+  const int64_t free_bytes = memory_budget(m, h100(), all).kv_budget_bytes;
+  CHECK(free_bytes == 85029158912LL - 16094076928LL - b.activation_bytes - 522LL * 1048576);
+  CHECK(b.kv_budget_bytes == static_cast<int64_t>(std::floor(0.9 * static_cast<double>(free_bytes))));
+  ServingOptions half = o;
+  half.gpu_memory_utilization = 0.45;
+  CHECK(memory_budget(m, h100(), half).kv_budget_bytes ==
+        static_cast<int64_t>(std::floor(0.45 * static_cast<double>(free_bytes))));
+  // Every byte of the GPU is accounted for once.
+  CHECK(b.kv_budget_bytes + b.reserve_bytes + b.weights_bytes + b.activation_bytes == 85029158912LL);
 }
 
-TEST_CASE("engine ideal: whole blocks of the pool") {
+TEST_CASE("engine ideal: Llama-3.1-8B on an H100 holds 28,096 whole blocks = 449,536 tokens") {
+  // usable floor(0.9 x 85,029,158,912) = 76,526,243,020 B; weights 8,030,261,248 x 2 B =
+  // 16,060,522,496 B; activation 8,192 tokens x 122,880 B (tests/planner/memory_test.cpp)
+  // = 1,006,632,960 B; reserve 512 MiB = 536,870,912 B; pool 58,922,216,652 B; a block is
+  // 16 tokens x 131,072 B = 2,097,152 B: 28,096 whole blocks (28,096.3), 449,536 tokens.
   const ModelConfig m = llama31_8b();
   ServingOptions o;
   const MemoryBudget b = memory_budget(m, h100(), o);
-  const int64_t block = kv_block_bytes_per_gpu(m, o);
-  CHECK(detail::engine_max_kv_tokens(m, o, b) == b.kv_budget_bytes / block * o.block_size);
+  CHECK(b.kv_budget_bytes == 58922216652LL);
+  CHECK(detail::engine_max_kv_tokens(m, o, b) == 449536);
 }
 
 }  // TEST_SUITE

@@ -21,7 +21,7 @@ TEST_CASE("fp16 KV per token: 32 layers · 2 · 32 heads · 128 · 2 B = 524,288
   CHECK(kv_bytes_per_token(io::load_model("llama-7b"), kv(DType::fp16)) == 524288);
 }
 
-TEST_CASE("fp16 KV per token matches facts.md for GQA and MLA models") {
+TEST_CASE("fp16 KV per token matches docs/references.md for GQA and MLA models") {
   CHECK(kv_bytes_per_token(io::load_model("llama-2-70b"), kv(DType::fp16)) == 2 * 80 * 8 * 128 * 2);  // 327,680
   CHECK(kv_bytes_per_token(io::load_model("llama-3-8b"), kv(DType::fp16)) == 131072);
   // MLA stores one latent of kv_lora_rank + rope dims per layer: (512 + 64) · 2 B · 61.
@@ -31,7 +31,7 @@ TEST_CASE("fp16 KV per token matches facts.md for GQA and MLA models") {
 }
 
 TEST_CASE("a quantized cache's metadata follows its scheme, for Llama-2-70B at 2,048 tokens") {
-  // facts.md: 335,544,320 K+V elements per request; fp16 = 671,088,640 B.
+  // docs/references.md: 335,544,320 K+V elements per request; fp16 = 671,088,640 B.
   const ModelConfig m = io::load_model("llama-2-70b");
   CHECK(kv_bytes_per_request(m, kv(DType::fp16), 2048) == 671088640);
   CHECK(kv_bytes_per_request(m, kv(DType::int4), 2048) == 167772160);  // raw: 4.00 bits

@@ -11,6 +11,7 @@
 
 #include "io/config_io.h"
 #include "planner/planner.h"
+#include "tests/fixtures.h"
 
 using namespace kvplan;
 
@@ -33,15 +34,7 @@ ModelConfig trillion() {
   return m;
 }
 
-GpuSpec h100() {
-  GpuSpec g;
-  g.name = "h100-sxm";
-  g.memory_bytes = 85029158912;
-  g.memory_bandwidth_bytes_per_s = 3.35e12;
-  g.peak_flops.fp16 = g.peak_flops.bf16 = 989.4e12;
-  g.interconnect_bytes_per_s = 450e9;
-  return g;
-}
+using kvplan::test::h100;  // tests/fixtures.h
 
 ServingOptions tp(int64_t n) {
   ServingOptions o;

@@ -1,4 +1,4 @@
-// The seed document's numbers (../shared/seed/README.md), pinned to their correct values.
+// The seed document's numbers (docs/references.md "The seed document"), pinned to their correct values.
 #include <doctest/doctest.h>
 
 #include "io/config_io.h"

@@ -1,0 +1,58 @@
+// Hand-written models and GPUs shared by the tests (and the fuzz targets), so that a test
+// depends on neither the catalog files nor the loaders, and every test uses the same
+// figures. Each value is copied from the source named beside it; docs/gpus.md has the
+// GPU figures' sources in full.
+#pragma once
+
+#include <cstdint>
+
+#include "planner/types.h"
+
+namespace kvplan::test {
+
+//! Llama-3-8B, from its config.json (Hugging Face meta-llama/Meta-Llama-3-8B): 32 layers,
+//! hidden 4096, 32 heads, 8 KV heads of 128, MLP 14336, vocabulary 128256, bf16.
+inline ModelConfig llama3_8b() {
+  ModelConfig m;
+  m.name = "llama-3-8b";
+  m.model_type = "llama";
+  m.hidden_size = 4096;
+  m.num_layers = 32;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.intermediate_size = 14336;
+  m.vocab_size = 128256;
+  m.max_position_embeddings = 8192;
+  m.torch_dtype = DType::bf16;
+  return m;
+}
+
+//! Llama-3.1-8B(-Instruct): Llama-3-8B's shapes with a 131,072-token context
+//! (config.json of meta-llama/Llama-3.1-8B-Instruct).
+inline ModelConfig llama31_8b() {
+  ModelConfig m = llama3_8b();
+  m.name = "llama-3.1-8b";
+  m.max_position_embeddings = 131072;
+  return m;
+}
+
+//! H100 SXM5 80 GB (configs/gpus/h100-sxm.yaml): memory as CUDA reports it (vLLM 0.19
+//! logs total_memory 79.19 GiB), NVIDIA H100 datasheet dense peaks and bandwidth, NVLink 4
+//! at 450 GB/s per direction (docs/gpus.md).
+inline GpuSpec h100() {
+  GpuSpec g;
+  g.name = "h100-sxm";
+  g.memory_bytes = 85029158912;
+  g.memory_bandwidth_bytes_per_s = 3.35e12;
+  g.peak_flops.fp32 = 67e12;
+  g.peak_flops.tf32 = 494.7e12;
+  g.peak_flops.bf16 = 989.4e12;
+  g.peak_flops.fp16 = 989.4e12;
+  g.peak_flops.fp8 = 1978.9e12;
+  g.peak_flops.int8 = 1978.9e12;
+  g.interconnect_bytes_per_s = 450e9;
+  return g;
+}
+
+}  // namespace kvplan::test
