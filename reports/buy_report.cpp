@@ -49,6 +49,26 @@ std::string break_even_words(const BuyFigures& b) {
   return fmt::format("month {}{}", m, m > life ? " (after the amortization period)" : "");
 }
 
+//! The feasible figures, one per distinct bill of materials (model, GPU, replicas, TP,
+//! PP) at its best rank: options differing only in weights, KV format or engine limits
+//! buy the same hardware.
+std::vector<const BuyFigures*> distinct_bills(const SizeResult& r, const BuyResult& b) {
+  std::vector<const BuyFigures*> out;
+  std::set<std::string> seen;
+  for (const auto& x : b.options) {
+    if (x.infeasible) continue;
+    const Option* o = option_of(r, x).first;
+    const auto key = fmt::format("{}|{}|{}|{}|{}", o->model, o->gpu, o->replicas, o->candidate.options.tp,
+                                 o->candidate.options.pp);
+    if (seen.insert(key).second) out.push_back(&x);
+  }
+  return out;
+}
+
+constexpr const char* kDistinctNote =
+    "One row per distinct bill of materials, at its best rank (options differing only in weights, KV format or "
+    "engine limits buy the same hardware); the JSON and CSV outputs list every option.";
+
 nlohmann::json opt(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 }  // namespace
@@ -209,14 +229,16 @@ std::string buy_text(const SizeResult& r, const BuyResult& b, TextFormat f, size
               "$/M in", "$/M out", "break-even vs rent"};
   t.right_align = {true, false, false, false, false, true, true, true, true, true, true, true, true, true, true, true, false};
   std::vector<std::string> infeasible;
-  size_t n = 0;
-  for (const auto& x : b.options) {
-    const auto [o, rank] = option_of(r, x);
+  for (const auto& x : b.options)
     if (x.infeasible) {
+      const auto [o, rank] = option_of(r, x);
       infeasible.push_back(fmt::format("#{} {} on {} ({}): {}", rank, o->model, o->gpu, shape(*o), *x.infeasible));
-      continue;
     }
-    if (max_rows > 0 && n >= max_rows) continue;
+  size_t n = 0;
+  for (const BuyFigures* px : distinct_bills(r, b)) {
+    const BuyFigures& x = *px;
+    const auto [o, rank] = option_of(r, x);
+    if (max_rows > 0 && n >= max_rows) break;
     ++n;
     t.rows.push_back({std::to_string(rank), o->model, o->gpu, shape(*o), x.server.form, std::to_string(x.layout.servers),
                       std::to_string(x.layout.gpus_bought), std::to_string(x.racks), kw(x.power_peak_w),
@@ -226,7 +248,7 @@ std::string buy_text(const SizeResult& r, const BuyResult& b, TextFormat f, size
                       break_even_words(x)});
   }
   if (t.rows.empty()) out += "No option meeting the SLO can be bought with the purchase catalog (configs/servers).\n";
-  else out += render(t, md ? TextFormat::md : TextFormat::table);
+  else out += render(t, md ? TextFormat::md : TextFormat::table) + (md ? "\n" : "") + kDistinctNote + "\n";
   const auto bullet = md ? "- " : "  ";
   if (!infeasible.empty()) {
     out += md ? "\nCannot be built as laid out:\n\n" : "Cannot be built as laid out:\n";
@@ -251,9 +273,7 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
   h += fmt::format("<p>Options meeting the SLO, bought instead of rented, ranked by <b>{}</b>; figures over {:g} years "
                    "of amortization. Prices are indicative, not quotes.</p>\n",
                    escape(std::string(size::to_string(b.objective))), b.site.amortization_years);
-  std::vector<const BuyFigures*> ok;
-  for (const auto& x : b.options)
-    if (!x.infeasible) ok.push_back(&x);
+  const std::vector<const BuyFigures*> ok = distinct_bills(r, b);
   const size_t max_shown = 25;
   if (ok.empty()) {
     h += "<p>No option meeting the SLO can be bought with the purchase catalog (configs/servers).</p>\n";
@@ -276,7 +296,7 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
            td(usd(x.tco_usd), true) + td(usd_cents(x.usd_per_million_input_tokens), true) +
            td(usd_cents(x.usd_per_million_output_tokens), true) + td(break_even_words(x)) + "</tr>\n";
     }
-    h += "</table></div>\n";
+    h += "</table></div>\n<p class=\"small\">" + escape(kDistinctNote) + "</p>\n";
 
     h += "<h3>Power and racks</h3>\n<div class=\"scroll\"><table><tr>";
     for (const char* c : {"#", "GPU", "servers", "per rack", "racks", "server peak", "IT peak", "GPU busy", "IT average",
@@ -299,7 +319,7 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
     // Cumulative cost: buying is capex at month 0 then opex each month; renting is the
     // same GPUs' rent each month. Straight lines, marked once a year.
     html::Chart c;
-    c.title = "Cumulative cost over time: buy (thick) against rent (thin, open markers)";
+    c.title = "Cumulative cost over time: buy (thick) vs rent (thin)";
     c.x = {"months from purchase", false, 0.0, std::nullopt};
     c.y = {"cumulative cost (USD)", false, 0.0, std::nullopt};
     const auto months = static_cast<int64_t>(std::llround(b.site.amortization_years * 12));
