@@ -1,5 +1,6 @@
 #include "cli/buy_options.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -20,7 +21,8 @@ void add_buy_options(po::options_description& desc) {
       ("rack-units", s(), "with --buy: usable height of a rack in U (default 42)")
       ("network-fraction", s(), "with --buy: network and installation, fraction of hardware price (default 0.10)")
       ("support-fraction-per-year", s(), "with --buy: support per year, fraction of hardware price (default 0.05)")
-      ("rack-usd-per-month", s(), "with --buy: space per rack and month (default 0: owned)");
+      ("rack-usd-per-month", s(), "with --buy: space per rack and month (default 0: owned)")
+      ("servers", s(), "with --buy: purchase files (your quotes) overriding configs/servers per GPU, comma-separated");
 }
 
 BuyRequest parse_buy_options(const po::variables_map& vm) {
@@ -40,10 +42,20 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
   num("rack-usd-per-month", site.rack_usd_per_month, 0, 1e9);
   if (vm.count("rack-units")) site.rack_units = parse_int_option(vm["rack-units"].as<std::string>(), "--rack-units");
   size::validate(site);
+  if (vm.count("servers"))
+    for (const auto& name : split_list(vm["servers"].as<std::string>(), "--servers"))
+    {
+      ServerSpec spec = io::load_server(name);
+      for (const auto& earlier : req.servers)
+        if (earlier.gpu == spec.gpu)
+          throw InputError("command line", "--servers", "one purchase file per GPU",
+                           "two for '" + spec.gpu + "' (" + earlier.file + ", " + spec.file + ")");
+      req.servers.push_back(std::move(spec));
+    }
   const bool site_given = vm.count("electricity-usd-per-kwh") || vm.count("pue") || vm.count("amortization-years") ||
                           vm.count("utilization") || vm.count("rack-kw") || vm.count("rack-units") ||
                           vm.count("network-fraction") || vm.count("support-fraction-per-year") ||
-                          vm.count("rack-usd-per-month");
+                          vm.count("rack-usd-per-month") || vm.count("servers");
   if (vm.count("objective")) {
     const std::string o = vm["objective"].as<std::string>();
     const auto parsed = size::parse_objective(o);
@@ -65,9 +77,12 @@ std::optional<size::BuyResult> apply_buy(const BuyRequest& req, size::SizeResult
     std::set<std::string> gpus;
     for (const auto& o : r.options)
       if (o.meets_slo) gpus.insert(o.gpu);
-    std::vector<ServerSpec> servers;
-    for (const auto& g : gpus)
-      if (auto s = io::find_server(g)) servers.push_back(std::move(*s));
+    std::vector<ServerSpec> servers = req.servers;
+    for (const auto& g : gpus) {
+      const bool given = std::any_of(servers.begin(), servers.end(), [&](const ServerSpec& s) { return s.gpu == g; });
+      if (!given)
+        if (auto s = io::find_server(g)) servers.push_back(std::move(*s));
+    }
     buy = size::plan_purchase(r, servers, req.site);
   }
   // The search already ranks by rent; re-rank only when asked for another objective.

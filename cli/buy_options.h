@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "cli/cli.h"
 #include "size/size.h"
@@ -14,6 +15,7 @@ struct BuyRequest {
   bool buy = false;                  //!< compute buy figures (--buy, or a tco/capex objective)
   size::Objective objective = size::Objective::rent;
   size::SiteOptions site;
+  std::vector<ServerSpec> servers;   //!< --servers files; they override configs/servers per GPU
 };
 
 //! Adds --buy, --objective and the site options.

@@ -95,3 +95,36 @@ TEST_CASE("size --objective capex --format csv prints the buy table with units i
                           "break_even_month", "usd_per_million_output_tokens"})
     CHECK_MESSAGE(header.find(col) != std::string::npos, col);
 }
+
+TEST_CASE("size --buy --servers: the user's purchase file replaces the catalog's for its GPU") {
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan_buy_quote." + std::to_string(getpid()) + ".yaml");
+  {
+    std::ofstream f(path);
+    f << "gpu: l40s\nserver_form: quoted 4-GPU server\ngpu_price_usd: 7000\ngpu_board_power_w: 350\n"
+         "gpu_idle_power_w: 30\ngpus_per_server: 4\nserver_price_usd: 12000\nserver_power_w: 900\n"
+         "server_rack_units: 2\n";
+  }
+  const Run r = kvplan(kSize + "--buy --format json --servers " + path.string());
+  std::filesystem::remove(path);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool saw_l40s = false, saw_h100 = false;
+  for (const auto& o : j.at("buy").at("options")) {
+    if (o.at("gpu") == "l40s") {
+      saw_l40s = true;
+      CHECK(o.at("gpu_price_usd") == 7000.0);
+      CHECK(o.at("server_form") == "quoted 4-GPU server");
+      // TP 8 needs 8 GPUs on one fabric: a 4-GPU server cannot hold the group.
+      CHECK(o.at("infeasible").is_null() == (o.at("tp").get<int64_t>() <= 4));
+      if (!o.at("infeasible").is_null()) continue;
+      // 7,000 per GPU bought + 12,000 per server, plus 10 % network.
+      CHECK(o.at("capex_usd").get<double>() ==
+            doctest::Approx(1.1 * (7000.0 * o.at("gpus_bought").get<double>() + 12000.0 * o.at("servers").get<double>())));
+    } else {
+      saw_h100 = true;
+      CHECK(o.at("gpu_price_usd") == 30000.0);  // configs/servers/h100-sxm.yaml
+    }
+  }
+  CHECK(saw_l40s);
+  CHECK(saw_h100);
+}
