@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "reports/html.h"
@@ -68,6 +69,27 @@ std::vector<const BuyFigures*> distinct_bills(const SizeResult& r, const BuyResu
 constexpr const char* kDistinctNote =
     "One row per distinct bill of materials, at its best rank (options differing only in weights, KV format or "
     "engine limits buy the same hardware); the JSON and CSV outputs list every option.";
+
+//! "Buy for m: 2 x HGX ... with 16 h100-sxm GPUs (12 serving), 1 rack, ..." per model,
+//! for the first option of each model that can be bought.
+std::vector<std::string> buy_summaries(const SizeResult& r, const BuyResult& b) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& x : b.options) {
+    if (x.infeasible) continue;
+    const Option* o = option_of(r, x).first;
+    if (!seen.insert(o->model).second) continue;
+    const auto& l = x.layout;
+    out.push_back(fmt::format(
+        "Buy for {}: {} x {} with {} {} GPU{}{}, {} rack{}, {} peak: capex {}, opex {}/year, TCO {} over {:g} years; "
+        "{} per million output tokens; break-even vs rent: {}.",
+        o->model, l.servers, x.server.form, l.gpus_bought, o->gpu, l.gpus_bought == 1 ? "" : "s",
+        l.gpus_bought > l.gpus_used ? fmt::format(" ({} serving)", l.gpus_used) : "", x.racks, x.racks == 1 ? "" : "s",
+        kw(x.power_peak_w), usd(x.capex_usd), usd(x.opex_usd_per_year), usd(x.tco_usd), x.amortization_years,
+        usd_cents(x.usd_per_million_output_tokens), break_even_words(x)));
+  }
+  return out;
+}
 
 nlohmann::json opt(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -223,6 +245,8 @@ std::string buy_text(const SizeResult& r, const BuyResult& b, TextFormat f, size
   std::string out = md ? "\n## Buy: bill of materials and total cost of ownership\n\n" : "\nBuy (ranked by ";
   if (!md) out += std::string(size::to_string(b.objective)) + "):\n";
   else out += "Ranked by " + std::string(size::to_string(b.objective)) + ".\n\n";
+  for (const auto& line : buy_summaries(r, b)) out += (md ? "- " : "") + line + "\n";
+  if (md) out += "\n";
   Table t;
   t.header = {"#", "model", "gpu", "replicas x TP", "server", "servers", "GPUs bought", "racks", "peak IT",
               "avg facility", "MWh/yr", "capex", "opex/yr", fmt::format("TCO {:g} y", b.site.amortization_years),
@@ -234,11 +258,12 @@ std::string buy_text(const SizeResult& r, const BuyResult& b, TextFormat f, size
       const auto [o, rank] = option_of(r, x);
       infeasible.push_back(fmt::format("#{} {} on {} ({}): {}", rank, o->model, o->gpu, shape(*o), *x.infeasible));
     }
-  size_t n = 0;
+  std::map<std::string, size_t> rows_of_model;  // at most max_rows per model
   for (const BuyFigures* px : distinct_bills(r, b)) {
     const BuyFigures& x = *px;
     const auto [o, rank] = option_of(r, x);
-    if (max_rows > 0 && n >= max_rows) break;
+    size_t& n = rows_of_model[o->model];
+    if (max_rows > 0 && n >= max_rows) continue;
     ++n;
     t.rows.push_back({std::to_string(rank), o->model, o->gpu, shape(*o), x.server.form, std::to_string(x.layout.servers),
                       std::to_string(x.layout.gpus_bought), std::to_string(x.racks), kw(x.power_peak_w),
@@ -248,7 +273,9 @@ std::string buy_text(const SizeResult& r, const BuyResult& b, TextFormat f, size
                       break_even_words(x)});
   }
   if (t.rows.empty()) out += "No option meeting the SLO can be bought with the purchase catalog (configs/servers).\n";
-  else out += render(t, md ? TextFormat::md : TextFormat::table) + (md ? "\n" : "") + kDistinctNote + "\n";
+  else
+    out += render(t, md ? TextFormat::md : TextFormat::table) + (md ? "\n" : "") + kDistinctNote +
+           (max_rows > 0 ? fmt::format(" At most {} rows per model (--top).", max_rows) : std::string()) + "\n";
   const auto bullet = md ? "- " : "  ";
   if (!infeasible.empty()) {
     out += md ? "\nCannot be built as laid out:\n\n" : "Cannot be built as laid out:\n";
@@ -274,6 +301,7 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
                    "of amortization. Prices are indicative, not quotes.</p>\n",
                    escape(std::string(size::to_string(b.objective))), b.site.amortization_years);
   const std::vector<const BuyFigures*> ok = distinct_bills(r, b);
+  for (const auto& line : buy_summaries(r, b)) h += "<p class=\"big\">" + escape(line) + "</p>\n";
   const size_t max_shown = 25;
   if (ok.empty()) {
     h += "<p>No option meeting the SLO can be bought with the purchase catalog (configs/servers).</p>\n";

@@ -23,7 +23,7 @@ nlohmann::json buy_json(const size::SizeResult& r, const size::BuyResult& b);
 //! One row per option bought (infeasible ones included, with the reason), raw numbers,
 //! units in the column names, for CSV.
 Table buy_table_raw(const size::SizeResult& r, const size::BuyResult& b);
-//! The bill of materials and TCO table (at most `max_rows`, 0 = all) with every
+//! The bill of materials and TCO table (at most `max_rows` per model, 0 = all) with every
 //! assumption, for a terminal or as Markdown.
 std::string buy_text(const size::SizeResult& r, const size::BuyResult& b, TextFormat f, size_t max_rows = 20);
 //! The HTML "Buy" section (<h2> onwards): bill of materials, power and rack summary, and
