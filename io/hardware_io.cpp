@@ -19,11 +19,17 @@ ServerSpec parse_server(const std::string& text, const std::string& file) {
   s.gpu_price_usd = req_num(n, "gpu_price_usd", file, 1e-9);
   s.gpu_board_power_w = req_num(n, "gpu_board_power_w", file, 1e-9);
   s.gpu_idle_power_w = req_num(n, "gpu_idle_power_w", file, 0, s.gpu_board_power_w);
+  // Bounds far above any real server (an NVL72 rack is 72 GPUs on one fabric, a rack
+  // 42-52U) keep the layout arithmetic far from int64 overflow.
   s.gpus_per_server = req_int(n, "gpus_per_server", file, 1);
+  if (s.gpus_per_server > 1024)
+    throw InputError(file, "gpus_per_server", "at most 1024 GPUs", std::to_string(s.gpus_per_server));
   s.whole_server = opt_bool(n, "whole_server", file).value_or(false);
   s.server_price_usd = req_num(n, "server_price_usd", file, 0);
   s.server_power_w = req_num(n, "server_power_w", file, 0);
   s.server_rack_units = req_int(n, "server_rack_units", file, 1);
+  if (s.server_rack_units > 64)
+    throw InputError(file, "server_rack_units", "at most 64 (U)", std::to_string(s.server_rack_units));
   s.tp_across_servers = opt_bool(n, "tp_across_servers", file).value_or(false);
   return s;
 }

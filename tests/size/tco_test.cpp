@@ -240,6 +240,18 @@ TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latenc
   CHECK_FALSE(parse_objective("cheapest").has_value());
 }
 
+TEST_CASE("busy fraction: the simulated one, else the replica's share of the load over its max rate") {
+  Option o;
+  o.replicas = 2;
+  o.eval.max_rate_per_s = 5;
+  // Planner evaluator (nothing simulated): 6 requests/s over 2 replicas = 3/s each, of a
+  // max of 5/s -> 0.6.
+  CHECK(busy_fraction(o, 6.0) == doctest::Approx(0.6));
+  CHECK(busy_fraction(o, 20.0) == doctest::Approx(1.0));  // capped
+  o.operating.busy_fraction = 0.4;                         // simulated
+  CHECK(busy_fraction(o, 6.0) == doctest::Approx(0.4));
+}
+
 TEST_CASE("every purchase catalog file parses, names a catalog GPU and matches its file name") {
   const auto servers = io::catalog("servers");
   const auto gpus = io::catalog("gpus");
@@ -279,6 +291,9 @@ TEST_CASE("a purchase file with a missing or negative figure is an InputError na
   std::string negative = good;
   negative.replace(negative.find("server_power_w: 800"), 19, "server_power_w: -800");
   CHECK(message(negative).find("server_power_w") != std::string::npos);
+  std::string huge = good;
+  huge.replace(huge.find("gpus_per_server: 4"), 18, "gpus_per_server: 4611686018427387904");
+  CHECK(message(huge).find("gpus_per_server") != std::string::npos);
   std::string idle_above = good;
   idle_above.replace(idle_above.find("gpu_idle_power_w: 30"), 20, "gpu_idle_power_w: 400");
   CHECK(message(idle_above).find("gpu_idle_power_w") != std::string::npos);
