@@ -158,7 +158,8 @@ BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& serv
 
 //! Re-ranks the options meeting the SLO by `o` (stable: ties keep the search's order;
 //! options that cannot be bought or priced follow those that can), the others after
-//! them as before, and orders `buy.options` the same way.
+//! them as before, and orders `buy.options` the same way. Anything read off the order
+//! (the per-model recommendation, "#" ranks) must be derived after this call.
 void rank(SizeResult& r, BuyResult& buy, Objective o);
 
 }  // namespace kvplan::size
