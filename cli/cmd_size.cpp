@@ -9,9 +9,11 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cli/buy_options.h"
 #include "cli/cli.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
+#include "reports/buy_report.h"
 #include "reports/size_report.h"
 #include "size/size.h"
 
@@ -47,6 +49,7 @@ int cmd_size(const Args& args) {
       ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)");
   add_serving_options(desc);
   add_output_options(desc);
+  add_buy_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
     std::cout << desc << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
@@ -58,6 +61,7 @@ int cmd_size(const Args& args) {
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
   if (!vm.count("workload")) throw InputError("command line", "--workload", "a workload name or file", "nothing");
   const Format format = parse_format(vm.count("format") ? vm["format"].as<std::string>() : "table");
+  const BuyRequest buy_request = parse_buy_options(vm);
 
   size::SearchSpace space;
   for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) space.models.push_back(io::load_model(name));
@@ -104,17 +108,37 @@ int cmd_size(const Args& args) {
                                std::string(static_cast<size_t>(width - filled), '.'), done, total)
                 << std::flush;
     };
-  const size::SizeResult result = size::run_search(space, workload, opt);
+  size::SizeResult result = size::run_search(space, workload, opt);
   if (bar) std::cerr << fmt::format("\rsized {} candidates in {:.1f} s{}\n", result.candidates, result.wall_s, std::string(20, ' '));
 
-  if (vm.count("report")) write_file(vm["report"].as<std::string>(), reports::size_html(result), force);
+  const auto buy = apply_buy(buy_request, result);  // issue 17: buy figures and the --objective ranking
+
+  if (vm.count("report")) {
+    std::string page = reports::size_html(result);
+    if (buy) page = reports::with_section(std::move(page), reports::buy_html(result, *buy));
+    write_file(vm["report"].as<std::string>(), page, force);
+  }
 
   std::string text;
   switch (format) {
-    case Format::json: text = reports::size_json(result).dump(2) + "\n"; break;
-    case Format::csv: text = reports::render(reports::size_table_raw(result), reports::TextFormat::csv); break;
-    case Format::md: text = reports::size_text(result, reports::TextFormat::md, top); break;
-    case Format::table: text = reports::size_text(result, reports::TextFormat::table, top); break;
+    case Format::json: {
+      auto j = reports::size_json(result);
+      if (buy) j["buy"] = reports::buy_json(result, *buy);
+      text = j.dump(2) + "\n";
+      break;
+    }
+    case Format::csv:
+      text = reports::render(buy ? reports::buy_table_raw(result, *buy) : reports::size_table_raw(result),
+                             reports::TextFormat::csv);
+      break;
+    case Format::md:
+      text = reports::size_text(result, reports::TextFormat::md, top) +
+             (buy ? reports::buy_text(result, *buy, reports::TextFormat::md, top) : "");
+      break;
+    case Format::table:
+      text = reports::size_text(result, reports::TextFormat::table, top) +
+             (buy ? reports::buy_text(result, *buy, reports::TextFormat::table, top) : "");
+      break;
   }
   emit(vm, text);
   return 0;

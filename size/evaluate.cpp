@@ -21,6 +21,7 @@ LoadPoint load_point(const sim::SimResult& r, double arrival_rate_per_s) {
   p.tpot_p99_s = r.tpot_s.p99;
   p.e2e_p99_s = r.e2e_s.p99;
   p.meets_slo = r.meets_slo;
+  p.busy_fraction = r.duration_s > 0 ? std::min(1.0, r.busy_s / r.duration_s) : 0.0;
   return p;
 }
 

@@ -96,6 +96,7 @@ struct LoadPoint {
   double output_tokens_per_s = 0;
   double ttft_p99_s = 0, tpot_p99_s = 0, e2e_p99_s = 0;
   bool meets_slo = false;
+  double busy_fraction = 0;  //!< simulated time with a step running / duration; 0 = not simulated (size/tco.h)
 };
 
 //! What an evaluator reports for one candidate (one replica).

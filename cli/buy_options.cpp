@@ -1,0 +1,94 @@
+#include "cli/buy_options.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "io/hardware_io.h"
+
+namespace kvplan::cli {
+
+void add_buy_options(po::options_description& desc) {
+  const auto s = [] { return po::value<std::string>(); };
+  desc.add_options()
+      ("buy", po::bool_switch(), "also price buying the hardware: servers, racks, power, capex, opex, TCO, break-even")
+      ("objective", s(), "rank by rent ($/h) | tco | capex | latency (default: tco with --buy, else rent)")
+      ("electricity-usd-per-kwh", s(), "with --buy: electricity price (default 0.10)")
+      ("pue", s(), "with --buy: the site's power usage effectiveness (default 1.58)")
+      ("amortization-years", s(), "with --buy: years the hardware is paid off over (default 4)")
+      ("utilization", s(), "with --buy: fraction of the time at the workload's rate (default 1)")
+      ("rack-kw", s(), "with --buy: power budget per rack in kW (default 40)")
+      ("rack-units", s(), "with --buy: usable height of a rack in U (default 42)")
+      ("network-fraction", s(), "with --buy: network and installation, fraction of hardware price (default 0.10)")
+      ("support-fraction-per-year", s(), "with --buy: support per year, fraction of hardware price (default 0.05)")
+      ("rack-usd-per-month", s(), "with --buy: space per rack and month (default 0: owned)")
+      ("servers", s(), "with --buy: purchase files (your quotes) overriding configs/servers per GPU, comma-separated");
+}
+
+BuyRequest parse_buy_options(const po::variables_map& vm) {
+  BuyRequest req;
+  req.buy = vm.count("buy") && vm["buy"].as<bool>();
+  auto& site = req.site;
+  const auto num = [&](const char* name, double& out, double min_value, double max_value) {
+    if (vm.count(name)) out = parse_num_option(vm[name].as<std::string>(), std::string("--") + name, min_value, max_value);
+  };
+  num("electricity-usd-per-kwh", site.electricity_usd_per_kwh, 0, 1e3);
+  num("pue", site.pue, 1, 10);
+  num("amortization-years", site.amortization_years, 1.0 / 12, 30);
+  num("utilization", site.utilization, 1e-6, 1);
+  num("rack-kw", site.rack_kw, 1e-3, 1e4);
+  num("network-fraction", site.network_fraction, 0, 10);
+  num("support-fraction-per-year", site.support_fraction_per_year, 0, 10);
+  num("rack-usd-per-month", site.rack_usd_per_month, 0, 1e9);
+  if (vm.count("rack-units")) site.rack_units = parse_int_option(vm["rack-units"].as<std::string>(), "--rack-units");
+  size::validate(site);
+  if (vm.count("servers"))
+    for (const auto& name : split_list(vm["servers"].as<std::string>(), "--servers"))
+    {
+      ServerSpec spec = io::load_server(name);
+      for (const auto& earlier : req.servers)
+        if (earlier.gpu == spec.gpu)
+          throw InputError("command line", "--servers", "one purchase file per GPU",
+                           "two for '" + spec.gpu + "' (" + earlier.file + ", " + spec.file + ")");
+      req.servers.push_back(std::move(spec));
+    }
+  const bool site_given = vm.count("electricity-usd-per-kwh") || vm.count("pue") || vm.count("amortization-years") ||
+                          vm.count("utilization") || vm.count("rack-kw") || vm.count("rack-units") ||
+                          vm.count("network-fraction") || vm.count("support-fraction-per-year") ||
+                          vm.count("rack-usd-per-month") || vm.count("servers");
+  if (vm.count("objective")) {
+    const std::string o = vm["objective"].as<std::string>();
+    const auto parsed = size::parse_objective(o);
+    if (!parsed) throw InputError("command line", "--objective", "rent, tco, capex or latency", "'" + o + "'");
+    req.objective = *parsed;
+    // Ranking by what buying costs needs the buy figures.
+    if (req.objective == size::Objective::tco || req.objective == size::Objective::capex) req.buy = true;
+  } else if (req.buy) {
+    req.objective = size::Objective::tco;
+  }
+  if (site_given && !req.buy)
+    throw InputError("command line", "--buy", "--buy (or --objective tco|capex) with the site options", "site options alone");
+  return req;
+}
+
+std::optional<size::BuyResult> apply_buy(const BuyRequest& req, size::SizeResult& r) {
+  size::BuyResult buy;
+  if (req.buy) {
+    std::set<std::string> gpus;
+    for (const auto& o : r.options)
+      if (o.meets_slo) gpus.insert(o.gpu);
+    std::vector<ServerSpec> servers = req.servers;
+    for (const auto& g : gpus) {
+      const bool given = std::any_of(servers.begin(), servers.end(), [&](const ServerSpec& s) { return s.gpu == g; });
+      if (!given)
+        if (auto s = io::find_server(g)) servers.push_back(std::move(*s));
+    }
+    buy = size::plan_purchase(r, servers, req.site);
+  }
+  // The search already ranks by rent; re-rank only when asked for another objective.
+  if (req.buy || req.objective != size::Objective::rent) size::rank(r, buy, req.objective);
+  if (!req.buy) return std::nullopt;
+  return buy;
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,211 @@
+#include "size/tco.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kvplan::size {
+
+namespace {
+
+constexpr double kHoursPerYear = 8760;      // 365 x 24; leap days ignored
+constexpr double kMonthsPerYear = 12;
+constexpr double kSecondsPerHour = 3600;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void require(bool ok, const std::string& option, const std::string& expected, double got) {
+  if (!ok) throw InputError("command line", option, expected, fmt::format("{}", got));
+}
+
+}  // namespace
+
+void validate(const SiteOptions& s) {
+  const auto finite = [](double v) { return std::isfinite(v); };
+  require(finite(s.electricity_usd_per_kwh) && s.electricity_usd_per_kwh >= 0, "--electricity-usd-per-kwh",
+          "a price >= 0", s.electricity_usd_per_kwh);
+  require(finite(s.pue) && s.pue >= 1, "--pue", "a power usage effectiveness >= 1", s.pue);
+  require(finite(s.amortization_years) && s.amortization_years > 0 && s.amortization_years <= 30,
+          "--amortization-years", "years in (0, 30]", s.amortization_years);
+  require(finite(s.utilization) && s.utilization > 0 && s.utilization <= 1, "--utilization", "a fraction in (0, 1]",
+          s.utilization);
+  require(finite(s.rack_kw) && s.rack_kw > 0, "--rack-kw", "kilowatts > 0", s.rack_kw);
+  require(s.rack_units >= 1, "--rack-units", "an integer >= 1", static_cast<double>(s.rack_units));
+  require(finite(s.network_fraction) && s.network_fraction >= 0, "--network-fraction", "a fraction >= 0",
+          s.network_fraction);
+  require(finite(s.support_fraction_per_year) && s.support_fraction_per_year >= 0, "--support-fraction-per-year",
+          "a fraction >= 0", s.support_fraction_per_year);
+  require(finite(s.rack_usd_per_month) && s.rack_usd_per_month >= 0, "--rack-usd-per-month", "a price >= 0",
+          s.rack_usd_per_month);
+}
+
+Layout layout(int64_t replicas, int64_t tp, int64_t pp, const ServerSpec& s) {
+  Layout l;
+  if (replicas < 1 || tp < 1 || pp < 1 || s.gpus_per_server < 1)
+    throw std::invalid_argument("layout: replicas, TP, PP and GPUs per server must be >= 1");
+  const int64_t n = s.gpus_per_server;
+  l.gpus_per_replica = tp * pp;
+  l.gpus_used = replicas * l.gpus_per_replica;
+  if (tp > n && !s.tp_across_servers) {
+    l.infeasible = fmt::format("TP {} needs {} GPUs on one fabric; a {} holds {} and its fabric does not span servers",
+                               tp, tp, s.form, n);
+    return l;
+  }
+  if (l.gpus_per_replica <= n) {
+    l.replicas_per_server = n / l.gpus_per_replica;
+    l.servers_per_replica = 1;
+    l.servers = ceil_div(replicas, l.replicas_per_server);
+  } else {
+    // A fabric that spans servers takes the replica's GPUs in any grouping; otherwise
+    // whole TP groups (pipeline stages) fill each server.
+    l.servers_per_replica = s.tp_across_servers ? ceil_div(l.gpus_per_replica, n) : ceil_div(pp, n / tp);
+    l.servers = replicas * l.servers_per_replica;
+  }
+  l.gpus_bought = s.whole_server ? l.servers * n : l.gpus_used;
+  return l;
+}
+
+int64_t servers_per_rack(double server_peak_w, int64_t server_rack_units, const SiteOptions& site) {
+  const auto by_power = static_cast<int64_t>(std::floor(site.rack_kw * 1000.0 / server_peak_w));
+  const int64_t by_space = site.rack_units / std::max<int64_t>(server_rack_units, 1);
+  return std::max<int64_t>(0, std::min(by_power, by_space));
+}
+
+std::optional<int64_t> break_even_month(double capex_usd, double opex_usd_per_month, double rent_usd_per_month) {
+  const double saving_per_month = rent_usd_per_month - opex_usd_per_month;
+  if (!(saving_per_month > 0)) return std::nullopt;
+  const double m = std::ceil(capex_usd / saving_per_month);
+  if (!(m < 1e12)) return std::nullopt;  // effectively never
+  return std::max<int64_t>(1, static_cast<int64_t>(m));
+}
+
+BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptions& site) {
+  BuyFigures b;
+  b.server = s;
+  b.amortization_years = site.amortization_years;
+  b.layout = layout(in.replicas, in.tp, in.pp, s);
+  if (b.layout.infeasible) {
+    b.infeasible = b.layout.infeasible;
+    return b;
+  }
+  const Layout& l = b.layout;
+  b.busy_fraction = std::clamp(in.busy_fraction, 0.0, 1.0);
+
+  // Power. A busy GPU is counted at its board power (an upper bound: memory-bound
+  // decode draws less), an idle one at its idle power; the host at its full figure.
+  const int64_t gpus_per_server_installed = ceil_div(l.gpus_bought, l.servers);
+  b.server_power_peak_w = s.server_power_w + static_cast<double>(gpus_per_server_installed) * s.gpu_board_power_w;
+  b.power_peak_w = static_cast<double>(l.servers) * s.server_power_w +
+                   static_cast<double>(l.gpus_bought) * s.gpu_board_power_w;
+  const double gpu_used_average_w =
+      s.gpu_idle_power_w + (s.gpu_board_power_w - s.gpu_idle_power_w) * b.busy_fraction * site.utilization;
+  b.power_average_w = static_cast<double>(l.servers) * s.server_power_w +
+                      static_cast<double>(l.gpus_used) * gpu_used_average_w +
+                      static_cast<double>(l.gpus_bought - l.gpus_used) * s.gpu_idle_power_w;
+  b.facility_power_average_w = b.power_average_w * site.pue;
+  b.energy_kwh_per_year = b.facility_power_average_w * kHoursPerYear / 1000.0;
+
+  b.servers_per_rack = servers_per_rack(b.server_power_peak_w, s.server_rack_units, site);
+  if (b.servers_per_rack == 0) {
+    b.infeasible = fmt::format("one {} peaks at {:.1f} kW and {}U, more than a rack's {:.1f} kW and {}U", s.form,
+                               b.server_power_peak_w / 1000.0, s.server_rack_units, site.rack_kw, site.rack_units);
+    return b;
+  }
+  b.racks = ceil_div(l.servers, b.servers_per_rack);
+
+  // Money.
+  b.gpu_capex_usd = static_cast<double>(l.gpus_bought) * s.gpu_price_usd;
+  b.server_capex_usd = static_cast<double>(l.servers) * s.server_price_usd;
+  const double hardware_usd = b.gpu_capex_usd + b.server_capex_usd;
+  b.network_capex_usd = hardware_usd * site.network_fraction;
+  b.capex_usd = hardware_usd + b.network_capex_usd;
+  b.energy_usd_per_year = b.energy_kwh_per_year * site.electricity_usd_per_kwh;
+  b.support_usd_per_year = hardware_usd * site.support_fraction_per_year;
+  b.space_usd_per_year = static_cast<double>(b.racks) * site.rack_usd_per_month * kMonthsPerYear;
+  b.opex_usd_per_year = b.energy_usd_per_year + b.support_usd_per_year + b.space_usd_per_year;
+  b.tco_usd = b.capex_usd + b.opex_usd_per_year * site.amortization_years;
+
+  // Tokens served over the hardware's life at the workload's rate and utilization.
+  const double requests = in.rate_per_s * site.utilization * kSecondsPerHour * kHoursPerYear * site.amortization_years;
+  b.input_tokens_over_life = requests * in.prompt_mean_tokens;
+  b.output_tokens_over_life = requests * in.output_mean_tokens;
+  const auto per_million = [&](double tokens) { return tokens > 0 ? b.tco_usd / tokens * 1e6 : 0.0; };
+  b.usd_per_million_input_tokens = per_million(b.input_tokens_over_life);
+  b.usd_per_million_output_tokens = per_million(b.output_tokens_over_life);
+  b.usd_per_million_tokens = per_million(b.input_tokens_over_life + b.output_tokens_over_life);
+
+  if (in.price_per_gpu_hour_usd) {
+    b.rent_usd_per_month = static_cast<double>(l.gpus_used) * *in.price_per_gpu_hour_usd * kHoursPerYear / kMonthsPerYear;
+    b.rent_usd_over_life = *b.rent_usd_per_month * kMonthsPerYear * site.amortization_years;
+    b.break_even_month = break_even_month(b.capex_usd, b.opex_usd_per_year / kMonthsPerYear, *b.rent_usd_per_month);
+  }
+  return b;
+}
+
+double busy_fraction(const Option& o, double rate_per_s) {
+  if (o.operating.busy_fraction > 0) return std::min(1.0, o.operating.busy_fraction);
+  if (!(o.eval.max_rate_per_s > 0) || o.replicas < 1) return 1.0;
+  return std::min(1.0, rate_per_s / static_cast<double>(o.replicas) / o.eval.max_rate_per_s);
+}
+
+BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& servers, const SiteOptions& site) {
+  validate(site);
+  BuyResult out;
+  out.site = site;
+  for (const auto& o : r.options) {
+    if (!o.meets_slo) continue;
+    const auto it = std::find_if(servers.begin(), servers.end(), [&](const ServerSpec& s) { return s.gpu == o.gpu; });
+    if (it == servers.end()) {
+      if (std::find(out.gpus_without_data.begin(), out.gpus_without_data.end(), o.gpu) == out.gpus_without_data.end())
+        out.gpus_without_data.push_back(o.gpu);
+      continue;
+    }
+    BuyInputs in;
+    in.replicas = o.replicas;
+    in.tp = o.candidate.options.tp;
+    in.pp = o.candidate.options.pp;
+    in.busy_fraction = busy_fraction(o, r.shape.rate_per_s);
+    in.rate_per_s = r.shape.rate_per_s;
+    in.prompt_mean_tokens = r.shape.prompt_mean_tokens;
+    in.output_mean_tokens = r.shape.output_mean_tokens;
+    if (o.cost_per_hour_usd && o.gpus_total > 0)
+      in.price_per_gpu_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.gpus_total);
+    BuyFigures b = buy_figures(in, *it, site);
+    b.candidate = o.candidate.index;
+    b.busy_fraction_simulated = o.operating.busy_fraction > 0;
+    out.options.push_back(std::move(b));
+  }
+  return out;
+}
+
+void rank(SizeResult& r, BuyResult& buy, Objective o) {
+  buy.objective = o;
+  // Key per option: tier (0 = rankable by the objective, 1 = meets the SLO but has no
+  // figure for it, 2 = the rest in their order), then the objective's figure.
+  const auto key = [&](const Option& x) -> std::pair<int, double> {
+    if (!x.meets_slo) return {2, 0.0};
+    const BuyFigures* b = buy.find(x.candidate.index);
+    const bool bought = b != nullptr && !b->infeasible;
+    switch (o) {
+      case Objective::rent: return x.cost_per_hour_usd ? std::pair{0, *x.cost_per_hour_usd} : std::pair{1, 0.0};
+      case Objective::tco: return bought ? std::pair{0, b->tco_usd} : std::pair{1, 0.0};
+      case Objective::capex: return bought ? std::pair{0, b->capex_usd} : std::pair{1, 0.0};
+      case Objective::latency: return {0, x.operating.e2e_p99_s};
+    }
+    return {1, 0.0};
+  };
+  std::stable_sort(r.options.begin(), r.options.end(), [&](const Option& a, const Option& b) {
+    const auto ka = key(a), kb = key(b);
+    if (ka.first != kb.first) return ka.first < kb.first;
+    return ka.first == 0 && ka.second < kb.second;
+  });
+  std::map<int64_t, size_t> position;
+  for (size_t i = 0; i < r.options.size(); ++i) position[r.options[i].candidate.index] = i;
+  std::stable_sort(buy.options.begin(), buy.options.end(), [&](const BuyFigures& a, const BuyFigures& b) {
+    return position[a.candidate] < position[b.candidate];
+  });
+}
+
+}  // namespace kvplan::size

@@ -1,0 +1,165 @@
+// kvplan size: buying instead of renting (issue 17). Pure arithmetic from the sizing
+// result, the purchase catalog (configs/servers) and the site's options: GPUs -> servers
+// -> racks, peak and average power from the simulated busy time, capital cost, yearly
+// running cost, total cost of ownership over the amortization period, cost per million
+// tokens over the hardware's life, and the month where buying beats renting.
+//
+// Layout rule: a tensor-parallel group exchanges an all-reduce every layer, so it stays
+// on one server's GPU fabric (NVLink/NVSwitch, Infinity Fabric or PCIe) unless the
+// catalog says the fabric spans servers (tp_across_servers, e.g. an NVLink Switch
+// system). Pipeline stages pass only activations between them, so a replica whose
+// TP x PP exceeds one server splits at stage boundaries: floor(GPUs per server / TP)
+// stages per server. Replicas that fit in one server are packed floor(GPUs per server /
+// (TP x PP)) to a server and never straddle two.
+//
+// The result types are plain values, so reports/ can render them without linking this
+// library.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planner/hardware.h"
+#include "size/size.h"
+
+namespace kvplan::size {
+
+//! What the user's site costs and allows. Every default is printed in the report's
+//! assumptions; each has a command-line option (cli/cmd_size.cpp).
+struct SiteOptions {
+  //! US industrial average retail price 2024, about 8 cents/kWh (EIA Electric Power
+  //! Monthly table 5.6.A); 0.10 leaves room for demand charges. Override with your tariff.
+  double electricity_usd_per_kwh = 0.10;
+  //! Uptime Institute Global Data Center Survey: industry average PUE 1.58 (2023),
+  //! 1.55-1.59 since 2020; new large facilities reach 1.3 or better.
+  double pue = 1.58;
+  //! A common straight-line life for accelerator servers; hyperscalers book servers
+  //! over 5-6 years, which GPU generations rarely last at full value.
+  double amortization_years = 4;
+  //! Fraction of the time the workload arrives at its full rate; the rest of the time
+  //! the GPUs idle (they are bought, so they draw idle power and still cost).
+  double utilization = 1.0;
+  //! Power one rack may draw (IT load at the PDU). 40 kW holds four 8-GPU HGX H100
+  //! servers (10.2 kW each, DGX H100 datasheet); older enterprise racks give 8-15 kW.
+  double rack_kw = 40;
+  int64_t rack_units = 42;  //!< usable height of a rack (a standard 42U rack)
+  //! Network (switches, optics, cables) and installation, as a fraction of the GPU and
+  //! server price, paid up front. kvplan's assumption: no public figure; override it.
+  double network_fraction = 0.10;
+  //! Support contracts, spares and administration per year, as a fraction of the GPU
+  //! and server price. kvplan's assumption; override it.
+  double support_fraction_per_year = 0.05;
+  //! Colocation or floor space per rack and month; 0 = the site is already owned.
+  double rack_usd_per_month = 0;
+};
+
+//! Throws InputError naming the command-line option of the first bad value.
+void validate(const SiteOptions& s);
+
+//! What the ranking of `kvplan size` follows.
+enum class Objective { rent, tco, capex, latency };
+inline std::optional<Objective> parse_objective(std::string_view s) {
+  if (s == "rent") return Objective::rent;
+  if (s == "tco") return Objective::tco;
+  if (s == "capex") return Objective::capex;
+  if (s == "latency") return Objective::latency;
+  return std::nullopt;
+}
+inline std::string_view to_string(Objective o) {
+  switch (o) {
+    case Objective::tco: return "tco";
+    case Objective::capex: return "capex";
+    case Objective::latency: return "latency";
+    case Objective::rent: break;
+  }
+  return "rent";
+}
+
+//! How a deployment's replicas map onto servers (see the layout rule above).
+struct Layout {
+  std::optional<std::string> infeasible;  //!< why it cannot be built, or empty
+  int64_t gpus_per_replica = 0;           //!< TP x PP
+  int64_t replicas_per_server = 0;        //!< 0 when a replica spans servers
+  int64_t servers_per_replica = 0;        //!< 1 when replicas share servers
+  int64_t servers = 0;
+  int64_t gpus_used = 0;                  //!< replicas x TP x PP
+  int64_t gpus_bought = 0;                //!< whole servers round this up
+};
+Layout layout(int64_t replicas, int64_t tp, int64_t pp, const ServerSpec& s);
+
+//! Servers one rack holds: the fewer of floor(rack power / server peak power) and
+//! floor(rack units / server units); 0 when one server exceeds the rack.
+int64_t servers_per_rack(double server_peak_w, int64_t server_rack_units, const SiteOptions& site);
+
+//! The first whole month m >= 1 where capex + opex_per_month x m <= rent_per_month x m,
+//! or nullopt when renting costs no more than running bought hardware.
+std::optional<int64_t> break_even_month(double capex_usd, double opex_usd_per_month, double rent_usd_per_month);
+
+//! What the arithmetic needs about one option, apart from its server and the site.
+struct BuyInputs {
+  int64_t replicas = 0, tp = 1, pp = 1;
+  double busy_fraction = 0;              //!< of one replica's time at its share of the load
+  double rate_per_s = 0;                 //!< the workload's rate (all replicas)
+  double prompt_mean_tokens = 0, output_mean_tokens = 0;
+  std::optional<double> price_per_gpu_hour_usd;  //!< the GPU catalog's rent price
+};
+
+//! Every figure of one option bought; units in the names, as in the JSON and CSV.
+struct BuyFigures {
+  int64_t candidate = -1;                //!< Candidate::index of the option
+  ServerSpec server;
+  std::optional<std::string> infeasible; //!< why it cannot be bought as laid out
+  Layout layout;
+  int64_t servers_per_rack = 0, racks = 0;
+  double busy_fraction = 0;
+  bool busy_fraction_simulated = false;  //!< false: estimated as load / max rate
+  double server_power_peak_w = 0;        //!< one server, all its GPUs at board power
+  double power_peak_w = 0;               //!< IT load, every GPU at board power
+  double power_average_w = 0;            //!< IT load, busy vs idle from the simulation
+  double facility_power_average_w = 0;   //!< x PUE
+  double energy_kwh_per_year = 0;        //!< facility energy
+  double gpu_capex_usd = 0, server_capex_usd = 0, network_capex_usd = 0, capex_usd = 0;
+  double energy_usd_per_year = 0, support_usd_per_year = 0, space_usd_per_year = 0, opex_usd_per_year = 0;
+  double amortization_years = 0;
+  double tco_usd = 0;                    //!< capex + opex x years
+  std::optional<double> rent_usd_per_month;  //!< the same GPUs rented around the clock
+  std::optional<double> rent_usd_over_life;
+  std::optional<int64_t> break_even_month;
+  double input_tokens_over_life = 0, output_tokens_over_life = 0;
+  double usd_per_million_input_tokens = 0;   //!< TCO over input tokens alone
+  double usd_per_million_output_tokens = 0;  //!< TCO over output tokens alone
+  double usd_per_million_tokens = 0;         //!< TCO over input + output tokens
+};
+BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptions& site);
+
+struct BuyResult {
+  SiteOptions site;
+  Objective objective = Objective::rent;
+  std::vector<BuyFigures> options;       //!< options meeting the SLO, in ranked order
+  std::vector<std::string> gpus_without_data;  //!< GPUs with no configs/servers entry
+  //! The figures of the option with this candidate index, or nullptr.
+  const BuyFigures* find(int64_t candidate) const {
+    for (const auto& b : options)
+      if (b.candidate == candidate) return &b;
+    return nullptr;
+  }
+};
+
+//! One replica's busy fraction at its operating point: the simulated one when there
+//! is one, else its share of the load over its max rate (capped at 1).
+double busy_fraction(const Option& o, double rate_per_s);
+
+//! Buy figures for every option of `r` meeting the SLO whose GPU has purchase data in
+//! `servers` (matched by GPU name).
+BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& servers, const SiteOptions& site);
+
+//! Re-ranks the options meeting the SLO by `o` (stable: ties keep the search's order;
+//! options that cannot be bought or priced follow those that can), the others after
+//! them as before, and orders `buy.options` the same way. Anything read off the order
+//! (the per-model recommendation, "#" ranks) must be derived after this call.
+void rank(SizeResult& r, BuyResult& buy, Objective o);
+
+}  // namespace kvplan::size

@@ -1,0 +1,130 @@
+// `kvplan size --buy` as a user runs it: exit codes for bad site options, and the JSON
+// and CSV carrying the buy figures in the objective's order.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+Run kvplan(const std::string& args) {
+  const auto err_path = std::filesystem::temp_directory_path() / ("kvplan_buy_test." + std::to_string(getpid()) + ".err");
+  const std::string cmd = std::string(KVPLAN_BINARY) + " " + args + " 2>" + err_path.string();
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+// The planner evaluator keeps these runs to a fraction of a second.
+const std::string kSize = "size --model llama-3-8b --workload chat --gpus h100-sxm,l40s --evaluator planner ";
+
+}  // namespace
+
+TEST_CASE("size --buy: a negative, unknown or orphan site option exits 2 naming it") {
+  for (const char* flags : {"--buy --pue -1", "--buy --electricity-usd-per-kwh -0.2", "--buy --utilization 0",
+                                 "--buy --amortization-years -3", "--buy --rack-kw -40", "--buy --network-fraction -1"}) {
+    const std::string bad(flags);
+    CAPTURE(bad);
+    const Run r = kvplan(kSize + bad);
+    CHECK(r.code == 2);
+    const std::string option = bad.substr(6, bad.find(' ', 6) - 6);
+    CHECK(r.err.find(option) != std::string::npos);
+  }
+  Run r = kvplan(kSize + "--objective cheapest");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--objective") != std::string::npos);
+  r = kvplan(kSize + "--buy --rack-watts 40");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("rack-watts") != std::string::npos);
+  r = kvplan(kSize + "--pue 1.2");  // a site option without --buy would be ignored silently
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--buy") != std::string::npos);
+}
+
+TEST_CASE("size --buy --format json: buy figures with units, ranked by TCO by default") {
+  const Run r = kvplan(kSize + "--buy --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& buy = j.at("buy");
+  CHECK(buy.at("objective") == "tco");
+  CHECK(buy.at("site").at("pue") == doctest::Approx(1.58));
+  const auto& opts = buy.at("options");
+  REQUIRE(opts.size() >= 2);
+  double last = 0;
+  int64_t last_rank = 0;
+  for (const auto& o : opts) {
+    if (!o.at("infeasible").is_null()) continue;
+    // Non-decreasing TCO down the ranking, and each option's TCO is capex + opex x years.
+    CHECK(o.at("tco_usd").get<double>() >= last);
+    last = o.at("tco_usd").get<double>();
+    CHECK(o.at("rank").get<int64_t>() > last_rank);
+    last_rank = o.at("rank").get<int64_t>();
+    CHECK(o.at("tco_usd").get<double>() ==
+          doctest::Approx(o.at("capex_usd").get<double>() + 4 * o.at("opex_usd_per_year").get<double>()));
+    CHECK(o.at("gpus_bought").get<int64_t>() >= o.at("gpus_used").get<int64_t>());
+  }
+  // The recommendation follows the objective: the first option overall is the first bought.
+  CHECK(j.at("options").at(0).at("rank") == opts.at(0).at("rank"));
+}
+
+TEST_CASE("size --objective capex --format csv prints the buy table with units in the columns") {
+  const Run r = kvplan(kSize + "--objective capex --utilization 0.5 --format csv");
+  REQUIRE(r.code == 0);
+  const std::string header = r.out.substr(0, r.out.find('\n'));
+  for (const char* col : {"capex_usd", "opex_usd_per_year", "tco_usd", "power_peak_w", "energy_kwh_per_year",
+                          "break_even_month", "usd_per_million_output_tokens"})
+    CHECK_MESSAGE(header.find(col) != std::string::npos, col);
+}
+
+TEST_CASE("size --buy --servers: the user's purchase file replaces the catalog's for its GPU") {
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan_buy_quote." + std::to_string(getpid()) + ".yaml");
+  {
+    std::ofstream f(path);
+    f << "gpu: l40s\nserver_form: quoted 4-GPU server\ngpu_price_usd: 7000\ngpu_board_power_w: 350\n"
+         "gpu_idle_power_w: 30\ngpus_per_server: 4\nserver_price_usd: 12000\nserver_power_w: 900\n"
+         "server_rack_units: 2\n";
+  }
+  const Run r = kvplan(kSize + "--buy --format json --servers " + path.string());
+  std::filesystem::remove(path);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool saw_l40s = false, saw_h100 = false;
+  for (const auto& o : j.at("buy").at("options")) {
+    if (o.at("gpu") == "l40s") {
+      saw_l40s = true;
+      CHECK(o.at("gpu_price_usd") == 7000.0);
+      CHECK(o.at("server_form") == "quoted 4-GPU server");
+      // TP 8 needs 8 GPUs on one fabric: a 4-GPU server cannot hold the group.
+      CHECK(o.at("infeasible").is_null() == (o.at("tp").get<int64_t>() <= 4));
+      if (!o.at("infeasible").is_null()) continue;
+      // 7,000 per GPU bought + 12,000 per server, plus 10 % network.
+      CHECK(o.at("capex_usd").get<double>() ==
+            doctest::Approx(1.1 * (7000.0 * o.at("gpus_bought").get<double>() + 12000.0 * o.at("servers").get<double>())));
+    } else {
+      saw_h100 = true;
+      CHECK(o.at("gpu_price_usd") == 30000.0);  // configs/servers/h100-sxm.yaml
+    }
+  }
+  CHECK(saw_l40s);
+  CHECK(saw_h100);
+}

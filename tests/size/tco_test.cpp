@@ -1,0 +1,345 @@
+// size/tco.h, io/hardware_io.h and reports/buy_report.h: the buy arithmetic worked by
+// hand (servers, racks, power, kWh per year, capex, TCO, tokens, break-even), the
+// ranking objectives, the purchase catalog and the rendered Buy section.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "io/config_io.h"
+#include "io/hardware_io.h"
+#include "reports/buy_report.h"
+#include "size/tco.h"
+
+using namespace kvplan;
+using namespace kvplan::size;
+
+namespace {
+
+//! An HGX H100-like server: 8 GPUs on a baseboard bought whole.
+ServerSpec hgx() {
+  ServerSpec s;
+  s.gpu = "h100-sxm";
+  s.form = "HGX 8-GPU";
+  s.gpu_price_usd = 30000;
+  s.gpu_board_power_w = 700;
+  s.gpu_idle_power_w = 70;
+  s.gpus_per_server = 8;
+  s.whole_server = true;
+  s.server_price_usd = 77000;
+  s.server_power_w = 4600;
+  s.server_rack_units = 8;
+  return s;
+}
+
+ServerSpec pcie() {
+  ServerSpec s = hgx();
+  s.form = "PCIe 8-slot";
+  s.whole_server = false;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("layout: replicas pack whole into servers; TP stays on one fabric, PP splits at stage boundaries") {
+  // 3 replicas of TP 2 on 8-GPU servers: floor(8/2) = 4 replicas per server -> 1 server;
+  // 6 GPUs used; a baseboard is bought whole (8), PCIe slots are not (6).
+  Layout l = layout(3, 2, 1, hgx());
+  CHECK(l.replicas_per_server == 4);
+  CHECK(l.servers == 1);
+  CHECK(l.gpus_used == 6);
+  CHECK(l.gpus_bought == 8);
+  CHECK(layout(3, 2, 1, pcie()).gpus_bought == 6);
+  // 5 replicas of TP 4: 2 per server -> ceil(5/2) = 3 servers, 20 used, 24 bought.
+  l = layout(5, 4, 1, hgx());
+  CHECK(l.servers == 3);
+  CHECK(l.gpus_bought == 24);
+  // TP 4 x PP 4 = 16 GPUs: floor(8/4) = 2 stages per server -> ceil(4/2) = 2 servers per
+  // replica; 2 replicas -> 4 servers, 32 GPUs.
+  l = layout(2, 4, 4, hgx());
+  CHECK(l.replicas_per_server == 0);
+  CHECK(l.servers_per_replica == 2);
+  CHECK(l.servers == 4);
+  CHECK(l.gpus_bought == 32);
+  // TP 8 x PP 3: one stage per server -> 3 servers per replica.
+  CHECK(layout(1, 8, 3, hgx()).servers_per_replica == 3);
+  // TP 16 needs 16 GPUs on one fabric: impossible in 8-GPU servers unless it spans them,
+  // then ceil(16/8) = 2 servers.
+  CHECK(layout(1, 16, 1, hgx()).infeasible.has_value());
+  ServerSpec spanning = hgx();
+  spanning.tp_across_servers = true;
+  l = layout(1, 16, 1, spanning);
+  CHECK_FALSE(l.infeasible.has_value());
+  CHECK(l.servers == 2);
+}
+
+TEST_CASE("servers per rack: the fewer of the power and the space budget") {
+  SiteOptions site;
+  site.rack_kw = 40;
+  site.rack_units = 42;
+  // 10.2 kW, 8U servers: floor(40/10.2) = 3 by power, floor(42/8) = 5 by space -> 3.
+  CHECK(servers_per_rack(10200, 8, site) == 3);
+  site.rack_kw = 100;  // power allows 9; space 5
+  CHECK(servers_per_rack(10200, 8, site) == 5);
+  site.rack_kw = 8;  // one server exceeds the rack
+  CHECK(servers_per_rack(10200, 8, site) == 0);
+}
+
+TEST_CASE("break-even month: the first whole month where capex + opex so far <= rent so far") {
+  // Saving 5,000 - 1,000 = 4,000 a month pays 100,000 back in exactly 25 months:
+  // month 25: 100,000 + 25,000 = 125,000 <= 125,000; month 24: 124,000 > 120,000.
+  CHECK(break_even_month(100000, 1000, 5000) == 25);
+  CHECK(break_even_month(100001, 1000, 5000) == 26);
+  CHECK(break_even_month(0, 1000, 5000) == 1);
+  CHECK_FALSE(break_even_month(100000, 5000, 5000).has_value());  // renting is never dearer
+  CHECK_FALSE(break_even_month(100000, 6000, 5000).has_value());
+}
+
+TEST_CASE("buy figures of 3 replicas of TP 2 on an HGX H100 server, worked by hand") {
+  SiteOptions site;
+  site.electricity_usd_per_kwh = 0.10;
+  site.pue = 1.5;
+  site.amortization_years = 4;
+  site.utilization = 0.8;
+  site.rack_kw = 40;
+  site.rack_units = 42;
+  site.network_fraction = 0.10;
+  site.support_fraction_per_year = 0.05;
+  site.rack_usd_per_month = 1000;
+  BuyInputs in;
+  in.replicas = 3;
+  in.tp = 2;
+  in.busy_fraction = 0.5;
+  in.rate_per_s = 2;
+  in.prompt_mean_tokens = 1000;
+  in.output_mean_tokens = 250;
+  in.price_per_gpu_hour_usd = 3.0;
+  const BuyFigures b = buy_figures(in, hgx(), site);
+  REQUIRE_FALSE(b.infeasible.has_value());
+  CHECK(b.layout.servers == 1);
+  CHECK(b.layout.gpus_used == 6);
+  CHECK(b.layout.gpus_bought == 8);
+  // Peak: host 4,600 W + 8 x 700 W = 10,200 W.
+  CHECK(b.server_power_peak_w == doctest::Approx(10200));
+  CHECK(b.power_peak_w == doctest::Approx(10200));
+  // A used GPU averages 70 + (700 - 70) x 0.5 busy x 0.8 utilization = 322 W; the two
+  // spare GPUs idle at 70 W: 4,600 + 6 x 322 + 2 x 70 = 6,672 W of IT load.
+  CHECK(b.power_average_w == doctest::Approx(6672));
+  CHECK(b.facility_power_average_w == doctest::Approx(10008));  // x PUE 1.5
+  CHECK(b.energy_kwh_per_year == doctest::Approx(87670.08));    // 10.008 kW x 8,760 h
+  CHECK(b.servers_per_rack == 3);
+  CHECK(b.racks == 1);
+  // Capex: 8 x 30,000 + 77,000 = 317,000, plus 10 % network = 348,700.
+  CHECK(b.gpu_capex_usd == doctest::Approx(240000));
+  CHECK(b.server_capex_usd == doctest::Approx(77000));
+  CHECK(b.network_capex_usd == doctest::Approx(31700));
+  CHECK(b.capex_usd == doctest::Approx(348700));
+  // Opex: energy 87,670.08 kWh x $0.10 = 8,767.008; support 5 % of 317,000 = 15,850;
+  // space 1 rack x 1,000 x 12 = 12,000 -> 36,617.008 a year.
+  CHECK(b.energy_usd_per_year == doctest::Approx(8767.008));
+  CHECK(b.support_usd_per_year == doctest::Approx(15850));
+  CHECK(b.space_usd_per_year == doctest::Approx(12000));
+  CHECK(b.opex_usd_per_year == doctest::Approx(36617.008));
+  // TCO over 4 years: 348,700 + 4 x 36,617.008 = 495,168.032.
+  CHECK(b.tco_usd == doctest::Approx(495168.032));
+  // Requests over life: 2/s x 0.8 x 3,600 x 8,760 x 4 = 201,830,400 -> 201,830.4 M input
+  // tokens (x 1,000) and 50,457.6 M output tokens (x 250).
+  CHECK(b.input_tokens_over_life == doctest::Approx(201830400000.0));
+  CHECK(b.output_tokens_over_life == doctest::Approx(50457600000.0));
+  CHECK(b.usd_per_million_input_tokens == doctest::Approx(495168.032 / 201830.4));
+  CHECK(b.usd_per_million_output_tokens == doctest::Approx(495168.032 / 50457.6));
+  CHECK(b.usd_per_million_tokens == doctest::Approx(495168.032 / 252288.0));
+  // Renting the 6 GPUs: 6 x $3 x 730 h = 13,140 a month, 630,720 over 48 months.
+  REQUIRE(b.rent_usd_per_month.has_value());
+  CHECK(*b.rent_usd_per_month == doctest::Approx(13140));
+  CHECK(*b.rent_usd_over_life == doctest::Approx(630720));
+  // Break-even: 348,700 / (13,140 - 36,617.008 / 12 = 10,088.58) = 34.56 -> month 35.
+  CHECK(b.break_even_month == 35);
+}
+
+TEST_CASE("a server that exceeds the rack's power budget cannot be bought as laid out") {
+  SiteOptions site;
+  site.rack_kw = 8;  // below one 10.2 kW server
+  BuyInputs in;
+  in.replicas = 1;
+  in.rate_per_s = 1;
+  const BuyFigures b = buy_figures(in, hgx(), site);
+  REQUIRE(b.infeasible.has_value());
+  CHECK(b.infeasible->find("10.2 kW") != std::string::npos);
+}
+
+TEST_CASE("site options: a negative or out-of-range value names its option") {
+  const auto message = [](SiteOptions s) {
+    try {
+      validate(s);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message(SiteOptions{}).empty());
+  SiteOptions s;
+  s.pue = 0.9;
+  CHECK(message(s).find("--pue") != std::string::npos);
+  s = {};
+  s.electricity_usd_per_kwh = -0.1;
+  CHECK(message(s).find("--electricity-usd-per-kwh") != std::string::npos);
+  s = {};
+  s.utilization = 0;
+  CHECK(message(s).find("--utilization") != std::string::npos);
+  s = {};
+  s.amortization_years = -1;
+  CHECK(message(s).find("--amortization-years") != std::string::npos);
+  s = {};
+  s.network_fraction = -0.5;
+  CHECK(message(s).find("--network-fraction") != std::string::npos);
+}
+
+TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latency") {
+  // Three options: A rents cheapest but costs most to buy; B has the lowest TCO; C the
+  // lowest capex and the lowest latency. A fourth misses the SLO and stays last.
+  SizeResult r;
+  const auto option = [](int64_t index, double rent, double e2e) {
+    Option o;
+    o.candidate.index = index;
+    o.meets_slo = true;
+    o.cost_per_hour_usd = rent;
+    o.operating.e2e_p99_s = e2e;
+    return o;
+  };
+  r.options = {option(0, 1.0, 3.0), option(1, 2.0, 2.0), option(2, 3.0, 1.0), Option{}};
+  r.options[3].candidate.index = 3;
+  BuyResult buy;
+  const auto figures = [](int64_t index, double tco, double capex) {
+    BuyFigures b;
+    b.candidate = index;
+    b.tco_usd = tco;
+    b.capex_usd = capex;
+    return b;
+  };
+  buy.options = {figures(0, 900, 800), figures(1, 500, 400), figures(2, 600, 300)};
+  const auto order = [&] {
+    std::vector<int64_t> v;
+    for (const auto& o : r.options) v.push_back(o.candidate.index);
+    return v;
+  };
+  rank(r, buy, Objective::tco);
+  CHECK(order() == std::vector<int64_t>{1, 2, 0, 3});
+  CHECK(buy.options.front().candidate == 1);
+  rank(r, buy, Objective::capex);
+  CHECK(order() == std::vector<int64_t>{2, 1, 0, 3});
+  rank(r, buy, Objective::latency);
+  CHECK(order() == std::vector<int64_t>{2, 1, 0, 3});
+  rank(r, buy, Objective::rent);
+  CHECK(order() == std::vector<int64_t>{0, 1, 2, 3});
+  // An option that cannot be bought ranks after those that can, by TCO.
+  buy.options[1].infeasible = "too big";  // candidate 1
+  rank(r, buy, Objective::tco);
+  CHECK(order() == std::vector<int64_t>{2, 0, 1, 3});
+  CHECK(parse_objective("capex") == Objective::capex);
+  CHECK_FALSE(parse_objective("cheapest").has_value());
+}
+
+TEST_CASE("busy fraction: the simulated one, else the replica's share of the load over its max rate") {
+  Option o;
+  o.replicas = 2;
+  o.eval.max_rate_per_s = 5;
+  // Planner evaluator (nothing simulated): 6 requests/s over 2 replicas = 3/s each, of a
+  // max of 5/s -> 0.6.
+  CHECK(busy_fraction(o, 6.0) == doctest::Approx(0.6));
+  CHECK(busy_fraction(o, 20.0) == doctest::Approx(1.0));  // capped
+  o.operating.busy_fraction = 0.4;                         // simulated
+  CHECK(busy_fraction(o, 6.0) == doctest::Approx(0.4));
+}
+
+TEST_CASE("every purchase catalog file parses, names a catalog GPU and matches its file name") {
+  const auto servers = io::catalog("servers");
+  const auto gpus = io::catalog("gpus");
+  REQUIRE(servers.size() >= 5);
+  for (const auto& name : servers) {
+    CAPTURE(name);
+    const ServerSpec s = io::load_server(name);
+    CHECK(s.gpu == name);
+    CHECK(std::find(gpus.begin(), gpus.end(), name) != gpus.end());
+    CHECK(s.gpu_idle_power_w < s.gpu_board_power_w);
+  }
+  // H100 SXM: 700 W TDP, 8 GPUs per HGX baseboard (H100 datasheet; HGX H100).
+  const auto h100 = io::find_server("h100-sxm");
+  REQUIRE(h100.has_value());
+  CHECK(h100->gpu_board_power_w == 700);
+  CHECK(h100->gpus_per_server == 8);
+  CHECK(h100->whole_server);
+  CHECK_FALSE(io::find_server("no-such-gpu").has_value());
+}
+
+TEST_CASE("a purchase file with a missing or negative figure is an InputError naming the key") {
+  const std::string good =
+      "gpu: x\nserver_form: s\ngpu_price_usd: 1000\ngpu_board_power_w: 300\ngpu_idle_power_w: 30\n"
+      "gpus_per_server: 4\nserver_price_usd: 5000\nserver_power_w: 800\nserver_rack_units: 2\n";
+  CHECK(io::parse_server(good, "x.yaml").gpus_per_server == 4);
+  const auto message = [](const std::string& text) {
+    try {
+      io::parse_server(text, "x.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string missing = good;
+  missing.replace(missing.find("gpu_price_usd: 1000\n"), 20, "");
+  CHECK(message(missing).find("gpu_price_usd") != std::string::npos);
+  std::string negative = good;
+  negative.replace(negative.find("server_power_w: 800"), 19, "server_power_w: -800");
+  CHECK(message(negative).find("server_power_w") != std::string::npos);
+  std::string huge = good;
+  huge.replace(huge.find("gpus_per_server: 4"), 18, "gpus_per_server: 4611686018427387904");
+  CHECK(message(huge).find("gpus_per_server") != std::string::npos);
+  std::string idle_above = good;
+  idle_above.replace(idle_above.find("gpu_idle_power_w: 30"), 20, "gpu_idle_power_w: 400");
+  CHECK(message(idle_above).find("gpu_idle_power_w") != std::string::npos);
+}
+
+TEST_CASE("the Buy section renders every figure with its unit, a chart, and sits before the assumptions") {
+  SizeResult r;
+  Option o;
+  o.candidate.index = 7;
+  o.model = "m";
+  o.gpu = "h100-sxm";
+  o.meets_slo = true;
+  o.replicas = 3;
+  o.gpus_total = 6;
+  o.candidate.options.tp = 2;
+  r.options = {o};
+  BuyInputs in;
+  in.replicas = 3;
+  in.tp = 2;
+  in.busy_fraction = 0.5;
+  in.rate_per_s = 2;
+  in.prompt_mean_tokens = 1000;
+  in.output_mean_tokens = 250;
+  in.price_per_gpu_hour_usd = 3.0;
+  BuyResult buy;
+  buy.objective = Objective::tco;
+  buy.options = {buy_figures(in, hgx(), buy.site)};
+  buy.options[0].candidate = 7;
+  const auto j = reports::buy_json(r, buy);
+  CHECK(j["objective"] == "tco");
+  const auto& row = j["options"][0];
+  CHECK(row["rank"] == 1);
+  for (const char* key : {"capex_usd", "opex_usd_per_year", "tco_usd", "power_peak_w", "power_average_w",
+                          "energy_kwh_per_year", "racks", "servers", "break_even_month",
+                          "usd_per_million_input_tokens", "usd_per_million_output_tokens", "rent_usd_per_month"})
+    CHECK_MESSAGE(row.contains(key), key);
+  CHECK(row["gpus_bought"] == 8);
+  const auto csv = reports::render(reports::buy_table_raw(r, buy), reports::TextFormat::csv);
+  CHECK(csv.find("capex_usd") != std::string::npos);
+  CHECK(csv.find("energy_kwh_per_year") != std::string::npos);
+  const std::string section = reports::buy_html(r, buy);
+  CHECK(section.find("Bill of materials") != std::string::npos);
+  CHECK(section.find("Power and racks") != std::string::npos);
+  CHECK(section.find("<svg") != std::string::npos);
+  const std::string page =
+      reports::with_section("<html><body><h2>Options</h2><h2>Assumptions</h2></body></html>", section);
+  CHECK(page.find("Bill of materials") < page.find("<h2>Assumptions</h2>"));
+  CHECK(page.find("<h2>Options</h2>") < page.find("Bill of materials"));
+}
