@@ -103,6 +103,7 @@ struct VllmRelease {
   int64_t non_torch_bytes = 0;       // non-torch increase of the profile run at TP 1
   bool concurrency_per_token = false;  // concurrency = tokens / max_model_len (0.8-0.9)
   const char* blocks_label = "";     // V0's block line: "# GPU blocks" / "# cuda blocks"
+  bool big_gpu_tier = false;         // larger batch defaults on vllm_big_gpu GPUs (0.9+)
 };
 //! The release o.engine_version names (the latest when empty); o.engine must be vllm.
 const VllmRelease& vllm_release(const ServingOptions& o);

@@ -50,26 +50,30 @@ constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
 //    blocks one request needs.
 //  - blocks_label: 0.6.4 "# GPU blocks" (#10517), 0.7 executor_base.py "# cuda blocks"
 //    (vllm-project/vllm PR #12126 and the 0.7-0.8 V0 logs cited in docs/engines.md).
+//  - big_gpu_tier: 0.8's EngineArgs._set_default_args_v1 sets 8192 (LLM) / 2048 (server)
+//    tokens and 256 sequences on every GPU; PR #17885 (0.9) added the >= 70 GiB, non-A100
+//    tier of 16384 / 8192 tokens and 1024 sequences (get_batch_defaults; 0.19 logs it at
+//    engine/arg_utils.py:2232 and :2242).
 constexpr int64_t kSamplerExtraHeavy = 38 - 2;  // 38 B per logit with bf16 logits
 // 0.17+: beyond the logits, an fp32 copy, fp32 softmax probabilities, fp32 exponential
 // noise for the random sampler, and a one-byte mask of the top-k/top-p filter the dummy
 // sampler run exercises (top_k = V-1, top_p = 0.9).
 constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
 constexpr std::array<VllmRelease, 14> kVllmReleases{{
-    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks"},
-    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks"},
-    {"0.8", false, kSamplerExtraHeavy, 133 * kEngMiB, true, ""},
-    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, ""},
-    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, ""},
-    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, ""},
-    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, ""},
-    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, ""},
+    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", false},
+    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", false},
+    {"0.8", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", false},
+    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", true},
+    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
+    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, "", true},
+    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", true},
+    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", true},
 }};
 // V0 SchedulerConfig: without chunked prefill max_num_batched_tokens = max(max_model_len,
 // 2048); V0's EngineArgs turn chunked prefill on for max_model_len > 32K with 512 tokens
@@ -255,7 +259,7 @@ bool vllm_big_gpu(const GpuSpec& g) {
 }
 
 int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len) {
-  const bool big = vllm_big_gpu(g);
+  const bool big = vllm_release(o).big_gpu_tier && vllm_big_gpu(g);
   const int64_t base = o.offline_entry ? (big ? 16384 : 8192) : (big ? 8192 : 2048);
   return std::min(base, checked_mul(std::max<int64_t>(1, o.max_num_seqs), max_model_len, "tokens"));
 }
@@ -395,28 +399,40 @@ MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOp
 
 std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b) {
   const VllmRelease& rel = vllm_release(o);
-  GpuSpec g;  // the stage budgets depend on the GPU's memory (and its name only via the batch default)
+  const auto gib = [](int64_t v) { return static_cast<double>(v) / static_cast<double>(kEngGiB); };
+  char buf[256];
+  if (!rel.v0) {
+    // V1: only the first worker logs its pool at INFO (gpu_worker.py "Available KV
+    // cache memory"; 0.19 logs of TP 4 and PP 2 print it once, from TP0 / PP0).
+    std::snprintf(buf, sizeof buf, "Available KV cache memory: %.2f GiB\n", gib(b.kv_budget_bytes));
+    return buf;
+  }
+  // V0: every worker profiles and logs its own memory; the stages of a pipeline differ.
+  GpuSpec g;  // stage budgets need only the memory size here (V0 batch defaults ignore the GPU)
   g.memory_bytes = b.gpu_bytes;
   const std::vector<StageSpan> stages = pp_stages(m, o.pp);
-  const bool many = o.tp * o.pp > 1;
   std::string out;
-  char buf[192];
   for (size_t si = 0; si < stages.size(); ++si) {
     const MemoryBudget sb = stages.size() == 1 ? b : vllm_stage_budget(m, g, o, stages[si]);
-    const auto gib = [](int64_t v) { return static_cast<double>(v) / static_cast<double>(kEngGiB); };
     for (int64_t r = 0; r < o.tp; ++r) {
-      const std::string who = many ? "(rank " + std::to_string(static_cast<int64_t>(si) * o.tp + r) + ") " : "";
-      if (rel.v0 && std::string(rel.version) == "0.6")
+      if (o.tp * o.pp > 1) out += "(rank " + std::to_string(static_cast<int64_t>(si) * o.tp + r) + ") ";
+      if (std::string(rel.version) == "0.6") {
         // model_runner.py: "Loading model weights took %.4f GB" (the value is in GiB).
-        std::snprintf(buf, sizeof buf, "Loading model weights took %.4f GB", gib(sb.weights_bytes));
-      else if (rel.v0)
+        std::snprintf(buf, sizeof buf, "Loading model weights took %.4f GB\n", gib(sb.weights_bytes));
+      } else {
+        // worker.py (0.6.5+, PR #10511): the budget and its four parts.
+        std::snprintf(buf, sizeof buf,
+                      "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "
+                      "(%.2f) = %.2fGiB\n",
+                      gib(sb.gpu_bytes), o.gpu_memory_utilization, gib(sb.usable_bytes));
+        out += buf;
+        if (o.tp * o.pp > 1) out += "(rank " + std::to_string(static_cast<int64_t>(si) * o.tp + r) + ") ";
         std::snprintf(buf, sizeof buf,
                       "model weights take %.2fGiB; non_torch_memory takes %.2fGiB; PyTorch activation peak memory "
-                      "takes %.2fGiB; the rest of the memory reserved for KV Cache is %.2fGiB.",
+                      "takes %.2fGiB; the rest of the memory reserved for KV Cache is %.2fGiB.\n",
                       gib(sb.weights_bytes), gib(sb.reserve_bytes), gib(sb.activation_bytes), gib(sb.kv_budget_bytes));
-      else
-        std::snprintf(buf, sizeof buf, "Available KV cache memory: %.2f GiB", gib(sb.kv_budget_bytes));
-      out += who + buf + "\n";
+      }
+      out += buf;
     }
   }
   return out;
