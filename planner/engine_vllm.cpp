@@ -275,6 +275,7 @@ const VllmRelease& vllm_release(const ServingOptions& o) {
 
 std::vector<std::string> vllm_versions() {
   std::vector<std::string> out;
+  out.reserve(kVllmReleases.size());
   for (const VllmRelease& r : kVllmReleases) out.emplace_back(r.version);
   return out;
 }

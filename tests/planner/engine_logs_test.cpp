@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/config_io.h"
@@ -147,7 +148,7 @@ TEST_CASE("engine logs: start-up lines as each release prints them") {
   // vllm-project/vllm#10517 (0.6.4, RTX 3090): "# GPU blocks: 1952, # CPU blocks: 2048"
   // and "Maximum concurrency for 20000 tokens per request: 1.56x" (1952 x 16 / 20000);
   // 2048 CPU blocks = 4 GiB swap / (32 layers x 16 tokens x 8 heads x 128 x 2 (K, V) x 2 B).
-  CHECK(detail::vllm_startup_lines(m, o, 1952 * 16) ==
+  CHECK(detail::vllm_startup_lines(m, o, int64_t{1952} * 16) ==
         "# GPU blocks: 1952, # CPU blocks: 2048\n"
         "Maximum concurrency for 20000 tokens per request: 1.56x");
   // PR #13596 (0.8): tokens / max_model_len: "GPU KV cache size: 2,042,016 tokens",
@@ -182,6 +183,41 @@ TEST_CASE("engine versions: selection by release, latest by default, unknown ref
   o.engine = Engine::vllm;
   o.engine_version = "0.4";
   CHECK_THROWS_AS(detail::vllm_release(o), InputError);
+}
+
+TEST_CASE("engine versions: batch defaults by release, GPU and entry point") {
+  // get_batch_defaults (0.9+, PR #17885): >= 70 GiB and not an A100 -> server 8192 /
+  // LLM() 16384 tokens and 1024 sequences; else 2048 / 8192 and 256. 0.8
+  // (_set_default_args_v1): 2048 / 8192 and 256 on every GPU. V0: 256 sequences.
+  const GpuSpec h100 = io::load_gpu("h100-sxm");
+  const GpuSpec a100 = io::load_gpu("a100-80gb");
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  const auto batch = [&](const GpuSpec& g, const char* version, bool offline) {
+    ServingOptions v = o;
+    v.engine_version = version;
+    v.offline_entry = offline;
+    v = with_engine_defaults(g, v);
+    return std::pair{detail::vllm_default_batched_tokens(g, v, 8192), v.max_num_seqs};
+  };
+  CHECK(batch(h100, "0.19", false) == std::pair<int64_t, int64_t>{8192, 1024});
+  CHECK(batch(h100, "0.19", true) == std::pair<int64_t, int64_t>{16384, 1024});
+  CHECK(batch(a100, "0.19", false) == std::pair<int64_t, int64_t>{2048, 256});
+  CHECK(batch(a100, "0.19", true) == std::pair<int64_t, int64_t>{8192, 256});
+  CHECK(batch(h100, "0.8", false) == std::pair<int64_t, int64_t>{2048, 256});
+  CHECK(batch(h100, "0.8", true) == std::pair<int64_t, int64_t>{8192, 256});
+  CHECK(batch(h100, "0.6", false).second == 256);
+  // V0 profiles max(max_model_len, 2048) tokens, 512 once chunked prefill switches on
+  // above 32K (0.6.4's "Chunked prefill is enabled with max_num_batched_tokens=512").
+  const ModelConfig m = load_fixture_or_catalog("llama-3.1-8b");
+  ServingOptions v0 = o;
+  v0.engine_version = "0.6";
+  v0.max_model_len = 1024;
+  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 2048);
+  v0.max_model_len = 20000;
+  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 20000);
+  v0.max_model_len = 32769;
+  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 512);
 }
 
 }  // TEST_SUITE

@@ -473,7 +473,7 @@ TEST_CASE("engine trtllm: free_gpu_memory_fraction of what weights and activatio
   CHECK(b.kv_budget_bytes == b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes);
   // Tokens round UP to whole blocks (NVIDIA/TensorRT-LLM#224): 131,072 B per token
   // (32 layers x 8 heads x 128 x 2 x 2 B), then the next multiple of 16.
-  const int64_t fit = b.kv_budget_bytes / (32 * 8 * 128 * 2 * 2);
+  const int64_t fit = b.kv_budget_bytes / (int64_t{32} * 8 * 128 * 2 * 2);
   CHECK(detail::engine_max_kv_tokens(m, o, b) == (fit + 15) / 16 * 16);
 }
 
