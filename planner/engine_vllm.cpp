@@ -395,7 +395,11 @@ VllmStagePlan vllm_limiting_stage(const ModelConfig& m, const GpuSpec& g, const 
 }
 
 MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
-  return vllm_limiting_stage(m, g, o).budget;
+  const VllmStagePlan p = vllm_limiting_stage(m, g, o);
+  MemoryBudget b = p.budget;
+  b.stage_first_layer = p.stage.first;
+  b.stage_last_layer = p.stage.last;
+  return b;
 }
 
 std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b) {
@@ -443,14 +447,11 @@ int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, cons
   if (b.kv_budget_bytes <= 0) return 0;
   switch (o.engine) {
     case Engine::vllm: {
+      // The budget is the limiting stage's (vllm_budget records which one).
       StageSpan s = pp_stages(m, 1).front();
-      if (o.pp > 1) {
-        // The budget belongs to the limiting stage; find it again (the GPU's name only
-        // changes vLLM's default batch size on A100s, which this ignores).
-        GpuSpec g;
-        g.memory_bytes = b.gpu_bytes;
-        s = vllm_limiting_stage(m, g, o).stage;
-      }
+      if (b.stage_last_layer > b.stage_first_layer)
+        for (const StageSpan& stage : pp_stages(m, o.pp))
+          if (stage.first == b.stage_first_layer && stage.last == b.stage_last_layer) s = stage;
       return vllm_tokens_for_budget(m, o, s, b.kv_budget_bytes);
     }
     case Engine::sglang: {

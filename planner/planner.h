@@ -108,6 +108,8 @@ struct MemoryBudget {
   int64_t reserve_bytes = 0;      // CUDA context, library workspaces, NCCL, graphs
   int64_t kv_budget_bytes = 0;    // what is left for the KV pool (>= 0)
   std::string note;               // why the pool is empty, or the engine's caveat
+  int64_t stage_first_layer = 0;  // the pipeline stage the budget is for (vLLM sizes the
+  int64_t stage_last_layer = 0;   // pool on the stage with the fewest blocks); 0, 0 = all
 };
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
