@@ -94,9 +94,9 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
 
 ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o) {
   if (o.engine == Engine::vllm && !o.max_num_seqs_given) {
-    // vLLM's EngineArgs default (arg_utils.py get_batch_defaults, both entry points, from
-    // 0.9): 1024 sequences on big GPUs, 256 elsewhere; V0 and 0.8 always 256.
-    o.max_num_seqs = detail::vllm_release(o).big_gpu_tier && detail::vllm_big_gpu(g) ? 1024 : 256;
+    // vLLM's EngineArgs default (both entry points): 1024 sequences on the GPUs the
+    // release gives larger batches (detail::BatchTier), 256 elsewhere and in V0.
+    o.max_num_seqs = detail::vllm_large_batch_defaults(detail::vllm_release(o), g) ? 1024 : 256;
   }
   return o;
 }

@@ -93,6 +93,13 @@ inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp > 1 ? kTpCom
 //! vLLM's "large GPU" test behind its batch defaults (arg_utils.py get_batch_defaults):
 //! at least 70 GiB and not an A100. The one place kvplan decides it.
 bool vllm_big_gpu(const GpuSpec& g);
+struct VllmRelease;
+//! Whether release `r` gives GPU `g` its larger batch defaults (BatchTier).
+bool vllm_large_batch_defaults(const VllmRelease& r, const GpuSpec& g);
+
+//! Which GPUs a vLLM release gives its larger batch defaults: none, GPUs named H100 or
+//! H200 (0.8.4's EngineArgs._set_default_args_v1), or vllm_big_gpu (0.9+).
+enum class BatchTier { none, h100_h200_names, big_memory };
 
 //! What moves the KV pool between vLLM releases (docs/engines.md, "Versions"; each
 //! value cites its log or source in engine_vllm.cpp's table).
@@ -103,7 +110,7 @@ struct VllmRelease {
   int64_t non_torch_bytes = 0;       // non-torch increase of the profile run at TP 1
   bool concurrency_per_token = false;  // concurrency = tokens / max_model_len (0.8-0.9)
   const char* blocks_label = "";     // V0's block line: "# GPU blocks" / "# cuda blocks"
-  bool big_gpu_tier = false;         // larger batch defaults on vllm_big_gpu GPUs (0.9+)
+  BatchTier batch_tier = BatchTier::none;  // which GPUs get the larger batch defaults
 };
 //! The release o.engine_version names (the latest when empty); o.engine must be vllm.
 const VllmRelease& vllm_release(const ServingOptions& o);

@@ -41,39 +41,49 @@ constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
 //    model alone at 20,000 and 29,000 tokens.
 //  - sampler_extra_bytes: 0.15/0.16 log 5.64 GiB of activation for Qwen3-14B at 1,024
 //    sequences, 0.17 logs 2.23 GiB (llm-d-planner accuracy_report.md, "Part 2: vLLM
-//    Version Sensitivity"): 38 B per logit in all up to 0.16, 15 B from 0.17.
+//    Version Sensitivity"): 38 B per logit in all up to 0.16, 15 B from 0.17. Up to 0.16
+//    the dummy run's top-k/top-p (top_k = V-1, top_p = 0.9) sorts the whole vocabulary
+//    (vllm/v1/sample/ops/topk_topp_sampler.py:167-206 in 0.8.4: fp32 sorted values, int64
+//    indices, probabilities and cumsum, two masks, the scattered result).
 //  - non_torch_bytes: 0.35 GiB in 0.6.4 (#10517, RTX 3090), 0.16 GiB in 0.7.0
 //    (vllm-project/vllm PR #12126, H100), 0.13 GiB in 0.15-0.17 and 0.25 GiB from 0.18
-//    (accuracy_report.md Part 2, H100).
+//    (accuracy_report.md Part 2, H100). 0.8's Worker.determine_available_memory
+//    (vllm/v1/worker/gpu_worker.py:154-185 in 0.8.4) subtracts every byte allocated
+//    outside torch, the CUDA context included; later releases measure from a snapshot
+//    taken after it. No 0.8 log was found: its row adds the context to the 0.13 GiB.
 //  - concurrency_per_token: PR #13596 (0.8.0) printed num_tokens / max_model_len; 0.10's
 //    hybrid allocator (get_max_concurrency_for_kv_cache_config) prints blocks over the
 //    blocks one request needs.
 //  - blocks_label: 0.6.4 "# GPU blocks" (#10517), 0.7 executor_base.py "# cuda blocks"
 //    (vllm-project/vllm PR #12126 and the 0.7-0.8 V0 logs cited in docs/engines.md).
-//  - big_gpu_tier: 0.8's EngineArgs._set_default_args_v1 sets 8192 (LLM) / 2048 (server)
-//    tokens and 256 sequences on every GPU; PR #17885 (0.9) added the >= 70 GiB, non-A100
-//    tier of 16384 / 8192 tokens and 1024 sequences (get_batch_defaults; 0.19 logs it at
-//    engine/arg_utils.py:2232 and :2242).
-constexpr int64_t kSamplerExtraHeavy = 38 - 2;  // 38 B per logit with bf16 logits
+//  - batch_tier: 0.8.4's EngineArgs._set_default_args_v1 (vllm/engine/arg_utils.py:
+//    1669-1682 in a snapshot of 0.8.4) gives GPUs whose name contains "h100" or "h200"
+//    16384 (LLM) / 8192 (server) tokens and 1024 sequences, others 8192 / 2048 and 256;
+//    PR #17885 (0.9) replaced the name test by >= 70 GiB and not an A100
+//    (get_batch_defaults; 0.19 logs it at engine/arg_utils.py:2232 and :2242).
+// 38 B per logit logged with bf16 logits: the 15 B below plus the sort's int64 indices
+// (8), sorted fp32 values (4), the scattered fp32 result (4), masks and cumsum
+// buffers; the total is the measured one, the split an account of where it goes.
+constexpr int64_t kSamplerExtraHeavy = 38 - 2;
 // 0.17+: beyond the logits, an fp32 copy, fp32 softmax probabilities, fp32 exponential
 // noise for the random sampler, and a one-byte mask of the top-k/top-p filter the dummy
 // sampler run exercises (top_k = V-1, top_p = 0.9).
 constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
 constexpr std::array<VllmRelease, 14> kVllmReleases{{
-    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", false},
-    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", false},
-    {"0.8", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", false},
-    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", true},
-    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", true},
-    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, "", true},
-    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", true},
-    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", true},
+    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
+    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
+    {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names},
+    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", BatchTier::big_memory},
+    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
+    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
 }};
 // V0 SchedulerConfig: without chunked prefill max_num_batched_tokens = max(max_model_len,
 // 2048); V0's EngineArgs turn chunked prefill on for max_model_len > 32K with 512 tokens
@@ -258,8 +268,22 @@ bool vllm_big_gpu(const GpuSpec& g) {
   return g.memory_bytes >= 70 * kEngGiB && name.find("a100") == std::string::npos;
 }
 
+bool vllm_large_batch_defaults(const VllmRelease& r, const GpuSpec& g) {
+  switch (r.batch_tier) {
+    case BatchTier::none: return false;
+    case BatchTier::h100_h200_names: {
+      std::string name = g.name;
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return name.find("h100") != std::string::npos || name.find("h200") != std::string::npos;
+    }
+    case BatchTier::big_memory: return vllm_big_gpu(g);
+  }
+  return false;
+}
+
 int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len) {
-  const bool big = vllm_release(o).big_gpu_tier && vllm_big_gpu(g);
+  const bool big = vllm_large_batch_defaults(vllm_release(o), g);
   const int64_t base = o.offline_entry ? (big ? 16384 : 8192) : (big ? 8192 : 2048);
   return std::min(base, checked_mul(std::max<int64_t>(1, o.max_num_seqs), max_model_len, "tokens"));
 }

@@ -187,8 +187,8 @@ TEST_CASE("engine versions: selection by release, latest by default, unknown ref
 
 TEST_CASE("engine versions: batch defaults by release, GPU and entry point") {
   // get_batch_defaults (0.9+, PR #17885): >= 70 GiB and not an A100 -> server 8192 /
-  // LLM() 16384 tokens and 1024 sequences; else 2048 / 8192 and 256. 0.8
-  // (_set_default_args_v1): 2048 / 8192 and 256 on every GPU. V0: 256 sequences.
+  // LLM() 16384 tokens and 1024 sequences; else 2048 / 8192 and 256. 0.8.4
+  // (_set_default_args_v1): the same tiers, chosen by the names H100 / H200. V0: 256.
   const GpuSpec h100 = io::load_gpu("h100-sxm");
   const GpuSpec a100 = io::load_gpu("a100-80gb");
   ServingOptions o;
@@ -204,8 +204,11 @@ TEST_CASE("engine versions: batch defaults by release, GPU and entry point") {
   CHECK(batch(h100, "0.19", true) == std::pair<int64_t, int64_t>{16384, 1024});
   CHECK(batch(a100, "0.19", false) == std::pair<int64_t, int64_t>{2048, 256});
   CHECK(batch(a100, "0.19", true) == std::pair<int64_t, int64_t>{8192, 256});
-  CHECK(batch(h100, "0.8", false) == std::pair<int64_t, int64_t>{2048, 256});
-  CHECK(batch(h100, "0.8", true) == std::pair<int64_t, int64_t>{8192, 256});
+  CHECK(batch(h100, "0.8", false) == std::pair<int64_t, int64_t>{8192, 1024});
+  CHECK(batch(h100, "0.8", true) == std::pair<int64_t, int64_t>{16384, 1024});
+  GpuSpec mi300x = io::load_gpu("mi300x");  // 192 GiB, but not named H100 / H200
+  CHECK(batch(mi300x, "0.8", false) == std::pair<int64_t, int64_t>{2048, 256});
+  CHECK(batch(mi300x, "0.19", false) == std::pair<int64_t, int64_t>{8192, 1024});
   CHECK(batch(h100, "0.6", false).second == 256);
   // V0 profiles max(max_model_len, 2048) tokens, 512 once chunked prefill switches on
   // above 32K (0.6.4's "Chunked prefill is enabled with max_num_batched_tokens=512").
