@@ -85,9 +85,11 @@ constexpr std::array<VllmRelease, 14> kVllmReleases{{
     {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
     {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
 }};
-// V0 SchedulerConfig: without chunked prefill max_num_batched_tokens = max(max_model_len,
-// 2048); V0's EngineArgs turn chunked prefill on for max_model_len > 32K with 512 tokens
-// (the 0.6.4 35,000-token log of #10517 profiles 0.06 GiB: 512 tokens, not 2048).
+// V0 SchedulerConfig (vllm/config.py:993-997 in 0.6.1.post2): max_num_batched_tokens =
+// 512 with chunked prefill, else max(max_model_len, 2048); EngineArgs (arg_utils.py:
+// 894-916 there) switch chunked prefill on when max_model_len > 32768, except for
+// sliding-window models (and spec decode, LoRA, multimodal). The 0.6.4 35,000-token log of
+// #10517 profiles 0.06 GiB: 512 tokens.
 constexpr int64_t kV0MinBatchedTokens = 2048;
 constexpr int64_t kV0LongContext = 32768;
 constexpr int64_t kV0ChunkedTokens = 512;
@@ -307,7 +309,8 @@ std::vector<std::string> vllm_versions() {
 int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o) {
   if (o.max_num_batched_tokens) return *o.max_num_batched_tokens;
   const int64_t len = engine_max_model_len(m, o);
-  return len > kV0LongContext ? kV0ChunkedTokens : std::max(len, kV0MinBatchedTokens);
+  const bool sliding = std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; });
+  return len > kV0LongContext && !sliding ? kV0ChunkedTokens : std::max(len, kV0MinBatchedTokens);
 }
 
 ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,

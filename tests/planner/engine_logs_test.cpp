@@ -221,6 +221,8 @@ TEST_CASE("engine versions: batch defaults by release, GPU and entry point") {
   CHECK(detail::vllm_v0_profile_tokens(m, v0) == 20000);
   v0.max_model_len = 32769;
   CHECK(detail::vllm_v0_profile_tokens(m, v0) == 512);
+  // ... but not for sliding-window models (arg_utils.py:902-912 in 0.6.1.post2).
+  CHECK(detail::vllm_v0_profile_tokens(load_fixture_or_catalog("gemma-2-9b"), v0) == 32769);
 }
 
 }  // TEST_SUITE
