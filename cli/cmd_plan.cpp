@@ -12,6 +12,11 @@ std::string indent_lines(std::string s) {
   for (size_t at = s.find('\n'); at != std::string::npos; at = s.find('\n', at + 3)) s.replace(at, 1, "\n  ");
   return s;
 }
+//! "vLLM", or "vLLM 0.10" when a release was chosen with --engine vllm@0.10.
+std::string engine_display_name(const ServingOptions& o) {
+  std::string name = o.engine == Engine::sglang ? "SGLang" : o.engine == Engine::trtllm ? "TensorRT-LLM" : "vLLM";
+  return o.engine_version.empty() ? name : name + " " + o.engine_version;
+}
 }  // namespace
 
 int cmd_plan(const Args& args) {
@@ -54,7 +59,7 @@ int cmd_plan(const Args& args) {
           for (int64_t b : batches) {
             const Plan p = make_plan(m, g, o, ctx, b);
             const ServingOptions used = with_engine_defaults(g, o);
-            rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.capacity)});
+            rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.memory, p.capacity)});
           }
         }
       }
@@ -70,7 +75,7 @@ int cmd_plan(const Args& args) {
       text += "GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n";
       for (const auto& r : rows)
         if (!r.engine_log.empty())
-          text += "vLLM would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
+          text += engine_display_name(r.options) + " would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
                   "):\n  " + indent_lines(r.engine_log) + "\n";
       for (const auto& r : rows)
         if (!r.plan.memory.note.empty()) {

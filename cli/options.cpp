@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "io/config_io.h"
+#include "planner/planner.h"
 
 namespace kvplan::cli {
 
@@ -94,7 +95,8 @@ void add_serving_options(po::options_description& desc) {
       ("max-model-len", s(), "longest request, tokens")
       ("max-num-seqs", s(), "most sequences in one batch (256)")
       ("max-num-batched-tokens", s(), "most tokens in one step (engine default)")
-      ("engine", s(), "memory accounting: ideal|vllm|sglang|trtllm")
+      ("engine", s(), "memory accounting: ideal|vllm|sglang|trtllm, optionally @VERSION (vllm@0.10)")
+      ("entry-point", s(), "vLLM entry point whose defaults apply: server (vllm serve) or llm (offline LLM())")
       ("kv-heads", s(), "what-if: replace num_key_value_heads")
       ("no-kv-cache", po::bool_switch(), "naive recompute, no cache (the seed's baseline)")
       ("calibration", s(), "measured efficiencies (gpu_validate's calibration JSON)");
@@ -157,7 +159,22 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     o.max_num_batched_tokens = parse_int_option(v, "--max-num-batched-tokens");
   });
   expand("engine", [](ServingOptions& o, const std::string& v) {
-    o.engine = parse_enum<Engine>(v, "--engine", "ideal, vllm, sglang or trtllm", parse_engine);
+    // ENGINE[@VERSION]: vllm@0.10 selects that release's accounting; none = the latest.
+    const size_t at = v.find('@');
+    o.engine = parse_enum<Engine>(v.substr(0, at), "--engine", "ideal, vllm, sglang or trtllm", parse_engine);
+    if (at == std::string::npos) return;
+    const std::vector<std::string> known = engine_versions(o.engine);
+    o.engine_version = match_engine_version(o.engine, v.substr(at + 1));
+    if (o.engine_version.empty()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + std::string(to_string(o.engine)) + "@" + k;
+      throw InputError(kWhere, "--engine", known.empty() ? "no version for this engine" : "one of " + list,
+                       "'" + v + "'");
+    }
+  });
+  expand("entry-point", [](ServingOptions& o, const std::string& v) {
+    if (v != "server" && v != "llm") throw InputError(kWhere, "--entry-point", "server or llm", "'" + v + "'");
+    o.offline_entry = v == "llm";
   });
   expand("kv-heads", [](ServingOptions& o, const std::string& v) { o.kv_heads = parse_int_option(v, "--kv-heads"); });
   return rows;

@@ -5,15 +5,14 @@
 //   usable     = memory as CUDA reports it x gpu_memory_utilization (default 0.90, vLLM's)
 //   activation = peak of one forward step over max_num_batched_tokens tokens (default
 //                8,192) and of the sampler over max_num_seqs rows of fp32 logits
-//   reserve    = the runtime's own memory: 512 MiB for the CUDA context and library
-//                workspaces, plus 256 MiB of NCCL buffers when the model spans GPUs,
-//                or what a calibration file measured
+//   reserve    = the runtime's own memory (engine_common.h kIdealContextReserveBytes,
+//                kIdealNcclReserveBytes), or what a calibration file measured
 //   KV pool    = usable - weights - activation - reserve, in whole blocks.
 // vLLM, SGLang and TensorRT-LLM follow their own code (engine_*.cpp).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "planner/checked.h"
 #include "planner/engine_common.h"
@@ -24,9 +23,6 @@ namespace kvplan {
 
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int64_t kContextReserveBytes = 512 * kMiB;
-constexpr int64_t kNcclReserveBytes = 256 * kMiB;
 constexpr int64_t kDefaultBatchedTokens = 8192;
 constexpr int64_t kLogitBytes = 4;  // samplers work on fp32 logits
 
@@ -60,7 +56,7 @@ MemoryBudget ideal_budget(const ModelConfig& m, const GpuSpec& g, const ServingO
   const int64_t logits = checked_mul(o.max_num_seqs, ceil_div(m.vocab_size, o.tp) * kLogitBytes, "activation");
   b.activation_bytes = std::max(layer_peak, logits);
   b.reserve_bytes = o.calibration.runtime_reserve_bytes.value_or(
-      kContextReserveBytes + (o.tp * o.pp > 1 ? kNcclReserveBytes : 0));
+      kIdealContextReserveBytes + (o.tp * o.pp > 1 ? kIdealNcclReserveBytes : 0));
   return b;
 }
 
@@ -93,19 +89,41 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
 
 ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o) {
   if (o.engine == Engine::vllm && !o.max_num_seqs_given) {
-    // vLLM's EngineArgs default for `vllm serve` (arg_utils.py, usage context
-    // OPENAI_API_SERVER): 1024 sequences on large GPUs, 256 on A100s and smaller GPUs.
-    std::string name = g.name;
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    const bool big = g.memory_bytes >= (int64_t{70} << 30) && name.find("a100") == std::string::npos;
-    o.max_num_seqs = big ? 1024 : 256;
+    // vLLM's EngineArgs default (both entry points): 1024 sequences on the GPUs the
+    // release gives larger batches (detail::BatchTier), 256 elsewhere and in V0.
+    o.max_num_seqs = detail::vllm_large_batch_defaults(detail::vllm_release(o), g) ? 1024 : 256;
   }
   return o;
 }
 
-std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const Capacity& c) {
-  if (o.engine != Engine::vllm || !o.kv_cache) return {};
-  return detail::vllm_startup_lines(m, o, c.max_kv_tokens);
+std::vector<std::string> engine_versions(Engine e) {
+  switch (e) {
+    case Engine::vllm: return detail::vllm_versions();
+    // One release each is modelled (docs/engines.md): the code the formulas follow.
+    case Engine::sglang: return {"0.5"};
+    case Engine::trtllm: return {"1.0"};
+    case Engine::ideal: break;
+  }
+  return {};
+}
+
+std::string match_engine_version(Engine e, const std::string& version) {
+  // "0.10.2" belongs to "0.10": releases are modelled per major.minor.
+  for (const std::string& v : engine_versions(e))
+    if (version == v || version.rfind(v + ".", 0) == 0) return v;
+  return {};
+}
+
+std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
+                                 const Capacity& c) {
+  if (!o.kv_cache) return {};
+  switch (o.engine) {
+    case Engine::vllm: return detail::vllm_rank_lines(m, o, b) + detail::vllm_startup_lines(m, o, c.max_kv_tokens);
+    case Engine::sglang: return detail::sglang_startup_lines(m, o, c.max_kv_tokens);
+    case Engine::trtllm: return detail::trtllm_startup_lines(m, o, c.max_kv_tokens);
+    case Engine::ideal: break;
+  }
+  return {};
 }
 
 Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,

@@ -52,9 +52,9 @@ int64_t kv_cell_bytes(const ModelConfig& m, const ServingOptions& o, const Stage
 //! max_model_len: the option, else the model's max_position_embeddings (vLLM's default).
 int64_t engine_max_model_len(const ModelConfig& m, const ServingOptions& o);
 
-//! vLLM's max_num_batched_tokens default for `vllm serve` (OPENAI_API_SERVER context,
-//! chunked prefill on): 8192 on GPUs with >= 70 GiB that are not A100s, else 2048; then
-//! capped at max_num_seqs x max_model_len (arg_utils.py).
+//! vLLM V1's max_num_batched_tokens default: `vllm serve` (OPENAI_API_SERVER context,
+//! chunked prefill on) 8192 on big GPUs (vllm_big_gpu), else 2048; offline LLM()
+//! (LLM_CLASS) 16384 / 8192; then capped at max_num_seqs x max_model_len (arg_utils.py).
 int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len);
 
 //! Peak torch memory of a profiling step on one stage, split by cause.
@@ -71,17 +71,57 @@ struct ActivationPeak {
 ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,
                                 int64_t tokens, int64_t reqs, int64_t sampler_bytes_per_logit);
 
-//! Memory a process holds outside PyTorch before it loads weights: the CUDA context
-//! (0.51 GiB on H100 in vLLM 0.19's "worker init memory snapshot").
+// Runtime reserves: the memory a serving process holds outside the weights, the
+// activations and the KV pool. Every engine model takes them from here.
+//
+// --engine ideal: round, engine-neutral figures (a documented default, not a
+// measurement): 512 MiB for the CUDA context and library workspaces, plus 256 MiB of NCCL
+// buffers when the model spans GPUs. A calibration file's runtime_reserve_bytes replaces
+// both. They are deliberately not the H100 measurements below: ideal plans for any GPU.
+inline constexpr int64_t kIdealContextReserveBytes = 512 * kEngMiB;
+inline constexpr int64_t kIdealNcclReserveBytes = 256 * kEngMiB;
+//! The CUDA context a process holds before it loads weights: 0.51 GiB in vLLM 0.19's
+//! "worker init memory snapshot" on H100 (llm-d-incubation/llm-d-planner
+//! accuracy/results/v0.19.0/logs). SGLang and TensorRT-LLM measure free memory after it.
 inline constexpr int64_t kCudaContextBytes = 522 * kEngMiB;  // 0.51 GiB
 //! Communication buffers that TP > 1 adds on each GPU (NCCL channels, custom all-reduce
 //! and symmetric-memory buffers); vLLM 0.19 on H100 NVLink: 2.06-2.17 GiB of non-torch
-//! memory at TP 2-4 against 0.25 GiB at TP 1.
+//! memory at TP 2-4 against 0.25 GiB at TP 1 (same logs, accuracy_report.md TP table).
 inline constexpr int64_t kTpCommBytes = 1894 * kEngMiB;  // 1.85 GiB
 inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp > 1 ? kTpCommBytes : 0; }
 
-//! "GPU KV cache size: N tokens" and "Maximum concurrency for T tokens per request: X"
-//! exactly as vLLM's kv_cache_utils prints them (thousands separators, two decimals).
+//! vLLM's "large GPU" test behind its batch defaults (arg_utils.py get_batch_defaults):
+//! at least 70 GiB and not an A100. The one place kvplan decides it.
+bool vllm_big_gpu(const GpuSpec& g);
+struct VllmRelease;
+//! Whether release `r` gives GPU `g` its larger batch defaults (BatchTier).
+bool vllm_large_batch_defaults(const VllmRelease& r, const GpuSpec& g);
+
+//! Which GPUs a vLLM release gives its larger batch defaults: none, GPUs named H100 or
+//! H200 (0.8.4's EngineArgs._set_default_args_v1), or vllm_big_gpu (0.9+).
+enum class BatchTier { none, h100_h200_names, big_memory };
+
+//! What moves the KV pool between vLLM releases (docs/engines.md, "Versions"; each
+//! value cites its log or source in engine_vllm.cpp's table).
+struct VllmRelease {
+  const char* version = "";          // "0.10": every 0.10.x
+  bool v0 = false;                   // V0 engine: Worker.determine_num_available_blocks
+  int64_t sampler_extra_bytes = 0;   // V1 dummy sampler, bytes per logit beyond the logits
+  int64_t non_torch_bytes = 0;       // non-torch increase of the profile run at TP 1
+  bool concurrency_per_token = false;  // concurrency = tokens / max_model_len (0.8-0.9)
+  const char* blocks_label = "";     // V0's block line: "# GPU blocks" / "# cuda blocks"
+  BatchTier batch_tier = BatchTier::none;  // which GPUs get the larger batch defaults
+};
+//! The release o.engine_version names (the latest when empty); o.engine must be vllm.
+const VllmRelease& vllm_release(const ServingOptions& o);
+//! Every modelled vLLM release, oldest first.
+std::vector<std::string> vllm_versions();
+//! Tokens vLLM V0 profiles (max_num_batched_tokens as V0's SchedulerConfig defaults it).
+int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o);
+
+//! The KV lines the release prints (V1: "GPU KV cache size: N tokens" and "Maximum
+//! concurrency for T tokens per request: X" as kv_cache_utils prints them; V0: the block
+//! line and "Maximum concurrency ..."), without the per-rank lines.
 std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
 
 //! The PP stage vLLM's pool is limited by (the one with the fewest blocks), its budget

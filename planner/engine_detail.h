@@ -1,6 +1,8 @@
 // Per-engine memory accounting behind memory_budget() and capacity(). Internal.
 #pragma once
 
+#include <string>
+
 #include "planner/planner.h"
 
 namespace kvplan::detail {
@@ -17,5 +19,11 @@ MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const Serving
 //! Tokens the pool of `b` holds as the engine counts them (vLLM: blocks of page size ×
 //! layers; SGLang: cells of one token). Default (ideal): whole blocks of block_size.
 int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b);
+
+//! Start-up lines (engine_startup_lines): vLLM's per-rank memory lines (one per TP x PP
+//! rank, as each worker prints its own), SGLang's and TensorRT-LLM's KV lines.
+std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b);
+std::string sglang_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
+std::string trtllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
 
 }  // namespace kvplan::detail

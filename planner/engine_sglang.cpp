@@ -72,4 +72,29 @@ MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const Serving
   return b;
 }
 
+std::string sglang_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens) {
+  // memory_pool.py MHATokenToKVPool: "KV Cache is allocated. #tokens: N, K size: X GB,
+  // V size: X GB" with GB = 2^30 bytes (vllm-project/vllm#21348's log: 367,404 tokens x
+  // 94 layers x 1 head x 128 x 2 B = 8.23 "GB"); MLATokenToKVPool prints one "KV size".
+  // Every TP rank prints its own line, prefixed with its rank.
+  std::string out;
+  char buf[160];
+  for (const StageSpan& s : pp_stages(m, o.pp)) {
+    const double gib = static_cast<double>(checked_mul(kv_tokens, kv_cell_bytes(m, o, s), "KV bytes")) /
+                       static_cast<double>(kEngGiB);
+    for (int64_t r = 0; r < o.tp; ++r) {
+      if (m.is_mla())
+        std::snprintf(buf, sizeof buf, "KV Cache is allocated. #tokens: %lld, KV size: %.2f GB",
+                      static_cast<long long>(kv_tokens), gib);
+      else
+        std::snprintf(buf, sizeof buf, "KV Cache is allocated. #tokens: %lld, K size: %.2f GB, V size: %.2f GB",
+                      static_cast<long long>(kv_tokens), gib / 2, gib / 2);
+      if (o.tp * o.pp > 1) out += "[TP" + std::to_string(r) + "] ";
+      out += std::string(buf) + "\n";
+    }
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
 }  // namespace kvplan::detail

@@ -11,6 +11,8 @@
 // this engine is a documented approximation (docs/engines.md).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "planner/checked.h"
 #include "planner/engine_common.h"
@@ -40,6 +42,19 @@ MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const Serving
   b.reserve_bytes = runtime + (free_bytes - b.kv_budget_bytes);
   b.note = "TensorRT-LLM: free_gpu_memory_fraction of memory free after weights and activations";
   return b;
+}
+
+std::string trtllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens) {
+  // kvCacheManager.cpp: "[MemUsageChange] Allocated X GiB for max tokens in paged KV cache
+  // (N)." once per rank, N the tokens of the whole blocks allocated.
+  const double gib = static_cast<double>(checked_mul(kv_tokens, kv_bytes_per_token_per_gpu(m, o), "KV bytes")) /
+                     static_cast<double>(kEngGiB);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "[TensorRT-LLM][INFO] [MemUsageChange] Allocated %.2f GiB for max tokens in paged KV cache (%lld).",
+                gib, static_cast<long long>(kv_tokens));
+  std::string out;
+  for (int64_t r = 0; r < o.tp * o.pp; ++r) out += (out.empty() ? "" : "\n") + std::string(buf);
+  return out;
 }
 
 }  // namespace kvplan::detail

@@ -9,6 +9,7 @@
 // CUDA graphs are captured after the KV cache is sized and are not deducted (vLLM <= 0.19
 // default, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). docs/engines.md has the details.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -30,10 +31,70 @@ constexpr int64_t kQuantGroup = 128;             // AWQ/GPTQ group size
 // Non-torch memory that the profile run adds at TP 1 (cuBLAS workspaces, lazily loaded
 // kernel modules): 0.25 GiB in every vLLM 0.19 H100 log we have (Llama, Qwen, Qwen-MoE).
 constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
-// Sampler bytes per logit beyond the logits themselves: an fp32 copy, fp32 softmax
-// probabilities, fp32 exponential noise for the random sampler, and a one-byte mask of
-// the top-k/top-p filter the dummy sampler run exercises (top_k = V-1, top_p = 0.9).
-constexpr int64_t kVllmSamplerExtraBytes = 4 + 4 + 4 + 1;
+
+// The releases kvplan models, oldest first (docs/engines.md "Versions" has the evidence
+// for every cell). Minor releases between two measured ones take the code path both
+// share: V0 up to 0.7, V1's heavier dummy sampler up to 0.16, the lighter one from 0.17.
+//  - v0 (0.6, 0.7): V0's Worker.determine_num_available_blocks profiles the forward pass
+//    over max_num_batched_tokens with no V1 dummy sampler term; RTX 3090 Llama-3.1-8B
+//    logs of 0.6.4 (vllm-project/vllm#10517) give peak_torch - weights = the forward
+//    model alone at 20,000 and 29,000 tokens.
+//  - sampler_extra_bytes: 0.15/0.16 log 5.64 GiB of activation for Qwen3-14B at 1,024
+//    sequences, 0.17 logs 2.23 GiB (llm-d-planner accuracy_report.md, "Part 2: vLLM
+//    Version Sensitivity"): 38 B per logit in all up to 0.16, 15 B from 0.17. Up to 0.16
+//    the dummy run's top-k/top-p (top_k = V-1, top_p = 0.9) sorts the whole vocabulary
+//    (vllm/v1/sample/ops/topk_topp_sampler.py:167-206 in 0.8.4: fp32 sorted values, int64
+//    indices, probabilities and cumsum, two masks, the scattered result).
+//  - non_torch_bytes: 0.35 GiB in 0.6.4 (#10517, RTX 3090), 0.16 GiB in 0.7.0
+//    (vllm-project/vllm PR #12126, H100), 0.13 GiB in 0.15-0.17 and 0.25 GiB from 0.18
+//    (accuracy_report.md Part 2, H100). 0.8's Worker.determine_available_memory
+//    (vllm/v1/worker/gpu_worker.py:154-185 in 0.8.4) subtracts every byte allocated
+//    outside torch, the CUDA context included; later releases measure from a snapshot
+//    taken after it. No 0.8 log was found: its row adds the context to the 0.13 GiB.
+//  - concurrency_per_token: PR #13596 (0.8.0) printed num_tokens / max_model_len; 0.10's
+//    hybrid allocator (get_max_concurrency_for_kv_cache_config) prints blocks over the
+//    blocks one request needs.
+//  - blocks_label: 0.6.4 "# GPU blocks" (#10517), 0.7 executor_base.py "# cuda blocks"
+//    (vllm-project/vllm PR #12126 and the 0.7-0.8 V0 logs cited in docs/engines.md).
+//  - batch_tier: 0.8.4's EngineArgs._set_default_args_v1 (vllm/engine/arg_utils.py:
+//    1669-1682 in a snapshot of 0.8.4) gives GPUs whose name contains "h100" or "h200"
+//    16384 (LLM) / 8192 (server) tokens and 1024 sequences, others 8192 / 2048 and 256;
+//    PR #17885 (0.9) replaced the name test by >= 70 GiB and not an A100
+//    (get_batch_defaults; 0.19 logs it at engine/arg_utils.py:2232 and :2242).
+// 38 B per logit logged with bf16 logits: the 15 B below plus the sort's int64 indices
+// (8), sorted fp32 values (4), the scattered fp32 result (4), masks and cumsum
+// buffers; the total is the measured one, the split an account of where it goes.
+constexpr int64_t kSamplerExtraHeavy = 38 - 2;
+// 0.17+: beyond the logits, an fp32 copy, fp32 softmax probabilities, fp32 exponential
+// noise for the random sampler, and a one-byte mask of the top-k/top-p filter the dummy
+// sampler run exercises (top_k = V-1, top_p = 0.9).
+constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
+constexpr std::array<VllmRelease, 14> kVllmReleases{{
+    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
+    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
+    {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names},
+    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", BatchTier::big_memory},
+    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, "", BatchTier::big_memory},
+    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
+    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
+}};
+// V0 SchedulerConfig (vllm/config.py:993-997 in 0.6.1.post2): max_num_batched_tokens =
+// 512 with chunked prefill, else max(max_model_len, 2048); EngineArgs (arg_utils.py:
+// 894-916 there) switch chunked prefill on when max_model_len > 32768, except for
+// sliding-window models (and spec decode, LoRA, multimodal). The 0.6.4 35,000-token log of
+// #10517 profiles 0.06 GiB: 512 tokens.
+constexpr int64_t kV0MinBatchedTokens = 2048;
+constexpr int64_t kV0LongContext = 32768;
+constexpr int64_t kV0ChunkedTokens = 512;
+// swap_space (4 GiB): the CPU blocks V0 logs beside the GPU blocks.
+constexpr int64_t kV0SwapBytes = 4 * kEngGiB;
 
 int64_t act_bytes(const ModelConfig& m, const ServingOptions& o) {
   return dtype_bits(o.activation_dtype(m)) / 8;
@@ -202,13 +263,54 @@ int64_t engine_max_model_len(const ModelConfig& m, const ServingOptions& o) {
   return m.max_position_embeddings > 0 ? m.max_position_embeddings : 8192;
 }
 
-int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len) {
+bool vllm_big_gpu(const GpuSpec& g) {
   std::string name = g.name;
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const bool big = g.memory_bytes >= 70 * kEngGiB && name.find("a100") == std::string::npos;
-  const int64_t base = big ? 8192 : 2048;
+  return g.memory_bytes >= 70 * kEngGiB && name.find("a100") == std::string::npos;
+}
+
+bool vllm_large_batch_defaults(const VllmRelease& r, const GpuSpec& g) {
+  switch (r.batch_tier) {
+    case BatchTier::none: return false;
+    case BatchTier::h100_h200_names: {
+      std::string name = g.name;
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return name.find("h100") != std::string::npos || name.find("h200") != std::string::npos;
+    }
+    case BatchTier::big_memory: return vllm_big_gpu(g);
+  }
+  return false;
+}
+
+int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len) {
+  const bool big = vllm_large_batch_defaults(vllm_release(o), g);
+  const int64_t base = o.offline_entry ? (big ? 16384 : 8192) : (big ? 8192 : 2048);
   return std::min(base, checked_mul(std::max<int64_t>(1, o.max_num_seqs), max_model_len, "tokens"));
+}
+
+const VllmRelease& vllm_release(const ServingOptions& o) {
+  for (const VllmRelease& r : kVllmReleases)
+    if (o.engine_version == r.version) return r;
+  if (!o.engine_version.empty())
+    throw InputError("--engine", "vllm@" + o.engine_version, "a modelled vLLM release (kvplan --engine vllm@X)",
+                     "'" + o.engine_version + "'");
+  return kVllmReleases.back();
+}
+
+std::vector<std::string> vllm_versions() {
+  std::vector<std::string> out;
+  out.reserve(kVllmReleases.size());
+  for (const VllmRelease& r : kVllmReleases) out.emplace_back(r.version);
+  return out;
+}
+
+int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o) {
+  if (o.max_num_batched_tokens) return *o.max_num_batched_tokens;
+  const int64_t len = engine_max_model_len(m, o);
+  const bool sliding = std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; });
+  return len > kV0LongContext && !sliding ? kV0ChunkedTokens : std::max(len, kV0MinBatchedTokens);
 }
 
 ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,
@@ -252,12 +354,28 @@ ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, c
 }
 
 std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens) {
+  const VllmRelease& rel = vllm_release(o);
   const int64_t len = engine_max_model_len(m, o);
   const int64_t bs = std::max<int64_t>(1, o.block_size);
-  // get_max_concurrency_for_kv_cache_config: pool blocks / blocks one request needs.
   const int64_t pool_blocks = kv_tokens / bs;
-  const double concurrency = static_cast<double>(pool_blocks) / static_cast<double>(ceil_div(len, bs));
   char buf[64];
+  if (rel.v0) {
+    // V0 executor: "# GPU blocks: N, # CPU blocks: M" and concurrency = blocks x block
+    // size / max_model_len, the length printed without separators.
+    const StageSpan s = pp_stages(m, 1).front();
+    const int64_t block_bytes = checked_mul(vllm_page_bytes_per_layer(m, o), s.layers(), "KV page");
+    const int64_t cpu_blocks = block_bytes > 0 ? kV0SwapBytes / block_bytes : 0;
+    std::snprintf(buf, sizeof buf, "%.2fx", static_cast<double>(pool_blocks * bs) / static_cast<double>(len));
+    return std::string(rel.blocks_label) + ": " + std::to_string(pool_blocks) + ", # CPU blocks: " +
+           std::to_string(cpu_blocks) + "\n" + "Maximum concurrency for " + std::to_string(len) +
+           " tokens per request: " + buf;
+  }
+  // V1: 0.8-0.9 divide tokens by max_model_len (PR #13596); later releases divide the
+  // pool's blocks by the blocks one request needs (get_max_concurrency_for_kv_cache_config).
+  const double concurrency =
+      rel.concurrency_per_token
+          ? static_cast<double>(kv_tokens) / static_cast<double>(len)
+          : static_cast<double>(pool_blocks) / static_cast<double>(ceil_div(len, bs));
   std::snprintf(buf, sizeof buf, "%.2fx", concurrency);
   return "GPU KV cache size: " + with_thousands(kv_tokens) + " tokens\n" +
          "Maximum concurrency for " + with_thousands(len) + " tokens per request: " + buf;
@@ -267,18 +385,24 @@ namespace {
 
 MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
                                const StageSpan& s) {
+  const VllmRelease& rel = vllm_release(o);
   MemoryBudget b;
   b.gpu_bytes = g.memory_bytes;
   b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * o.gpu_memory_utilization));
   b.weights_bytes = engine_weight_bytes(m, o, s);
-  const int64_t len = engine_max_model_len(m, o);
-  const int64_t tokens = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
-  const int64_t reqs = std::min(o.max_num_seqs, tokens);
-  const ActivationPeak p = profile_run_peak(m, o, s, tokens, reqs, act_bytes(m, o) + kVllmSamplerExtraBytes);
-  b.activation_bytes = p.peak();
-  b.reserve_bytes = kVllmNonTorchBytes + tp_comm_bytes(o);
+  if (rel.v0) {
+    // V0 profiles the forward pass alone over its batch (see kVllmReleases).
+    b.activation_bytes = profile_run_peak(m, o, s, vllm_v0_profile_tokens(m, o), 1, 0).forward;
+  } else {
+    const int64_t len = engine_max_model_len(m, o);
+    const int64_t tokens = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
+    const int64_t reqs = std::min(o.max_num_seqs, tokens);
+    b.activation_bytes = profile_run_peak(m, o, s, tokens, reqs, act_bytes(m, o) + rel.sampler_extra_bytes).peak();
+  }
+  b.reserve_bytes = rel.non_torch_bytes + tp_comm_bytes(o);
   b.kv_budget_bytes = std::max<int64_t>(0, b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes);
-  b.note = "vLLM V1 profile run (0.17+): CUDA graphs not deducted";
+  b.note = std::string("vLLM ") + rel.version + (rel.v0 ? " (V0) profile run" : " (V1) profile run") +
+           ": CUDA graphs not deducted";
   return b;
 }
 
@@ -298,21 +422,63 @@ VllmStagePlan vllm_limiting_stage(const ModelConfig& m, const GpuSpec& g, const 
 }
 
 MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
-  return vllm_limiting_stage(m, g, o).budget;
+  const VllmStagePlan p = vllm_limiting_stage(m, g, o);
+  MemoryBudget b = p.budget;
+  b.stage_first_layer = p.stage.first;
+  b.stage_last_layer = p.stage.last;
+  return b;
+}
+
+std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b) {
+  const VllmRelease& rel = vllm_release(o);
+  const auto gib = [](int64_t v) { return static_cast<double>(v) / static_cast<double>(kEngGiB); };
+  char buf[256];
+  if (!rel.v0) {
+    // V1: only the first worker logs its pool at INFO (gpu_worker.py "Available KV
+    // cache memory"; 0.19 logs of TP 4 and PP 2 print it once, from TP0 / PP0).
+    std::snprintf(buf, sizeof buf, "Available KV cache memory: %.2f GiB\n", gib(b.kv_budget_bytes));
+    return buf;
+  }
+  // V0: every worker profiles and logs its own memory; the stages of a pipeline differ.
+  GpuSpec g;  // stage budgets need only the memory size here (V0 batch defaults ignore the GPU)
+  g.memory_bytes = b.gpu_bytes;
+  const std::vector<StageSpan> stages = pp_stages(m, o.pp);
+  std::string out;
+  for (size_t si = 0; si < stages.size(); ++si) {
+    const MemoryBudget sb = stages.size() == 1 ? b : vllm_stage_budget(m, g, o, stages[si]);
+    for (int64_t r = 0; r < o.tp; ++r) {
+      if (o.tp * o.pp > 1) out += "(rank " + std::to_string(static_cast<int64_t>(si) * o.tp + r) + ") ";
+      if (std::string(rel.version) == "0.6") {
+        // model_runner.py: "Loading model weights took %.4f GB" (the value is in GiB).
+        std::snprintf(buf, sizeof buf, "Loading model weights took %.4f GB\n", gib(sb.weights_bytes));
+      } else {
+        // worker.py (0.6.5+, PR #10511): the budget and its four parts.
+        std::snprintf(buf, sizeof buf,
+                      "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "
+                      "(%.2f) = %.2fGiB\n",
+                      gib(sb.gpu_bytes), o.gpu_memory_utilization, gib(sb.usable_bytes));
+        out += buf;
+        if (o.tp * o.pp > 1) out += "(rank " + std::to_string(static_cast<int64_t>(si) * o.tp + r) + ") ";
+        std::snprintf(buf, sizeof buf,
+                      "model weights take %.2fGiB; non_torch_memory takes %.2fGiB; PyTorch activation peak memory "
+                      "takes %.2fGiB; the rest of the memory reserved for KV Cache is %.2fGiB.\n",
+                      gib(sb.weights_bytes), gib(sb.reserve_bytes), gib(sb.activation_bytes), gib(sb.kv_budget_bytes));
+      }
+      out += buf;
+    }
+  }
+  return out;
 }
 
 int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b) {
   if (b.kv_budget_bytes <= 0) return 0;
   switch (o.engine) {
     case Engine::vllm: {
+      // The budget is the limiting stage's (vllm_budget records which one).
       StageSpan s = pp_stages(m, 1).front();
-      if (o.pp > 1) {
-        // The budget belongs to the limiting stage; find it again (the GPU's name only
-        // changes vLLM's default batch size on A100s, which this ignores).
-        GpuSpec g;
-        g.memory_bytes = b.gpu_bytes;
-        s = vllm_limiting_stage(m, g, o).stage;
-      }
+      if (b.stage_last_layer > b.stage_first_layer)
+        for (const StageSpan& stage : pp_stages(m, o.pp))
+          if (stage.first == b.stage_first_layer && stage.last == b.stage_last_layer) s = stage;
       return vllm_tokens_for_budget(m, o, s, b.kv_budget_bytes);
     }
     case Engine::sglang: {
@@ -324,8 +490,15 @@ int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, cons
       const int64_t page = std::max<int64_t>(1, o.block_size);
       return b.kv_budget_bytes / cell / page * page;
     }
-    case Engine::ideal:
-    case Engine::trtllm: break;
+    case Engine::trtllm: {
+      // Tokens the pool holds, rounded up to whole blocks when the cache is allocated
+      // (NVIDIA/TensorRT-LLM#224: "rounded up to the next multiple of block size").
+      const int64_t per_token = kv_bytes_per_token_per_gpu(m, o);
+      if (per_token <= 0) return 0;
+      const int64_t page = std::max<int64_t>(1, o.block_size);
+      return checked_mul(ceil_div(b.kv_budget_bytes / per_token, page), page, "KV tokens");
+    }
+    case Engine::ideal: break;
   }
   const int64_t block = kv_block_bytes_per_gpu(m, o);
   if (block <= 0) return 0;

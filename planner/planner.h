@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "planner/types.h"
 
@@ -107,6 +108,8 @@ struct MemoryBudget {
   int64_t reserve_bytes = 0;      // CUDA context, library workspaces, NCCL, graphs
   int64_t kv_budget_bytes = 0;    // what is left for the KV pool (>= 0)
   std::string note;               // why the pool is empty, or the engine's caveat
+  int64_t stage_first_layer = 0;  // the pipeline stage the budget is for (vLLM sizes the
+  int64_t stage_last_layer = 0;   // pool on the stage with the fewest blocks); 0, 0 = all
 };
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
@@ -122,9 +125,18 @@ Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBud
 //! The options with the engine's own defaults filled in where the user gave none
 //! (vLLM: max_num_seqs 1024 on GPUs of >= 70 GiB other than A100s, else 256).
 ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o);
-//! What the engine prints at start-up about its KV cache (vLLM: "GPU KV cache size: N
-//! tokens" and "Maximum concurrency for T tokens per request: X"), or empty.
-std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const Capacity& c);
+//! What the engine release (o.engine, o.engine_version) prints at start-up about its KV
+//! cache, one line per rank where it prints one per rank (vLLM V1: "Available KV cache
+//! memory", then "GPU KV cache size: N tokens" and "Maximum concurrency ..."; vLLM V0:
+//! "# GPU blocks: N, # CPU blocks: M"; SGLang: "KV Cache is allocated. #tokens: ...";
+//! TensorRT-LLM: "[MemUsageChange] Allocated ..."), or empty for --engine ideal.
+std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
+                                 const Capacity& c);
+//! Releases kvplan models for an engine, oldest first; the last is the one an empty
+//! ServingOptions::engine_version means. Empty for Engine::ideal.
+std::vector<std::string> engine_versions(Engine e);
+//! The modelled release `version` belongs to ("0.10.2" -> "0.10"), or empty when none does.
+std::string match_engine_version(Engine e, const std::string& version);
 
 // ---------------------------------------------------------------- roofline
 enum class Bound { memory, compute };

@@ -132,6 +132,8 @@ struct ServingOptions {
   bool max_num_seqs_given = false;     // false: the engine's own default applies (planner.h)
   std::optional<int64_t> max_num_batched_tokens;  // empty = engine default
   Engine engine = Engine::ideal;
+  std::string engine_version;          // "0.10" (--engine vllm@0.10); empty = the latest modelled release
+  bool offline_entry = false;          // vLLM: offline LLM() instead of `vllm serve` (batch defaults differ)
   std::optional<int64_t> kv_heads;     // what-if override of num_key_value_heads
   bool kv_cache = true;                // false = naive recompute (the seed's baseline)
   Calibration calibration;

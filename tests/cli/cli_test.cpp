@@ -192,3 +192,16 @@ TEST_CASE("plan --engine vllm prints the two lines vLLM logs at start-up") {
   CHECK(r.out.find("GPU KV cache size: ") != std::string::npos);
   CHECK(r.out.find("Maximum concurrency for 8,192 tokens per request: ") != std::string::npos);
 }
+
+TEST_CASE("plan --engine vllm@X prints what that release logs; an unknown release exits 2 listing the known ones") {
+  Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm@0.6.4 --max-model-len 8192 --context 8192");
+  REQUIRE(r.code == 0);
+  // V0 (0.6.4, vllm-project/vllm#10517): the block line, not V1's token line.
+  CHECK(r.out.find("vLLM 0.6 would log") != std::string::npos);
+  CHECK(r.out.find("# GPU blocks: ") != std::string::npos);
+  CHECK(r.out.find("GPU KV cache size:") == std::string::npos);
+  r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm@0.4");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("key '--engine': expected one of vllm@0.6, vllm@0.7,") != std::string::npos);
+  CHECK(r.err.find("vllm@0.19, got 'vllm@0.4'") != std::string::npos);
+}

@@ -2,7 +2,8 @@
 //
 // Every data point below is one engine start-up whose log we found, with its source.
 // The model is one formula for all of them (docs/engines.md); nothing is fitted per row.
-// Each row prints its error; each must be within 2 %.
+// Each row prints its error; each must be within 2 %. The logged start-ups kept as data
+// files (tests/data/engine_logs) are checked by engine_logs_test.cpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -158,18 +159,17 @@ std::vector<LogPoint> vllm_points() {
     p.push_back(d);
   }
   {
-    // accuracy_report.md, TP sensitivity: TP 2 weights 7.51, activation 1.89, non-torch
-    // 2.07 GiB. The report gives no token count: tokens derived from its components,
-    // (75.23 - 7.51 - 1.89 - 2.07) GiB / 65,536 B per token per GPU = 1,044,640.
-    LogPoint d{"Llama-3.1-8B TP2 bf16, len 8192, util 0.95 (tokens derived)", kLlmd, llama31_8b(), h100(),
-               vllm_h100(2, 8192, 0.95), 1044640, 7.51, 1.89, 2.07};
+    // Log: accuracy/results/v0.19.0/logs/meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192.log
+    // (weights 7.51, activation 1.89, non-torch 2.07 GiB): "GPU KV cache size: 1,044,688 tokens"
+    LogPoint d{"Llama-3.1-8B TP2 bf16, len 8192, util 0.95", kLlmd, llama31_8b(), h100(),
+               vllm_h100(2, 8192, 0.95), 1044688, 7.51, 1.89, 2.07};
     p.push_back(d);
   }
   {
-    // Same table, TP 4: weights 3.77, activation 1.89, non-torch 2.13 GiB;
-    // (75.23 - 3.77 - 1.89 - 2.13) GiB / 32,768 B = 2,209,872 tokens (derived).
-    LogPoint d{"Llama-3.1-8B TP4 bf16, len 8192, util 0.95 (tokens derived)", kLlmd, llama31_8b(), h100(),
-               vllm_h100(4, 8192, 0.95), 2209872, 3.77, 1.89, 2.13};
+    // Log ...--tp4pp1dp1--8192.log (weights 3.77, activation 1.89, non-torch 2.13 GiB):
+    // "GPU KV cache size: 2,209,792 tokens"
+    LogPoint d{"Llama-3.1-8B TP4 bf16, len 8192, util 0.95", kLlmd, llama31_8b(), h100(),
+               vllm_h100(4, 8192, 0.95), 2209792, 3.77, 1.89, 2.13};
     p.push_back(d);
   }
   {
@@ -187,17 +187,17 @@ std::vector<LogPoint> vllm_points() {
     p.push_back(d);
   }
   {
-    // TP table: TP 2 weights 7.12, activation 2.21, non-torch 2.06 GiB;
-    // (75.23 - 7.12 - 2.21 - 2.06) GiB / 28,672 B = 2,390,736 tokens (derived).
-    LogPoint d{"Qwen2.5-7B TP2 bf16, len 8192, util 0.95 (tokens derived)", kLlmd, qwen25_7b(), h100(),
-               vllm_h100(2, 8192, 0.95), 2390736, 7.12, 2.21, 2.06};
+    // Log qwen-qwen2-5-7b-instruct--h100-80gb--tp2pp1dp1--8192.log (weights 7.12,
+    // activation 2.21, non-torch 2.06 GiB): "GPU KV cache size: 2,390,592 tokens"
+    LogPoint d{"Qwen2.5-7B TP2 bf16, len 8192, util 0.95", kLlmd, qwen25_7b(), h100(),
+               vllm_h100(2, 8192, 0.95), 2390592, 7.12, 2.21, 2.06};
     p.push_back(d);
   }
   {
-    // TP table: TP 4 weights 3.55, activation 2.21, non-torch 2.13 GiB;
-    // (75.23 - 3.55 - 2.21 - 2.13) GiB / 14,336 B = 5,043,760 tokens (derived).
-    LogPoint d{"Qwen2.5-7B TP4 bf16, len 8192, util 0.95 (tokens derived)", kLlmd, qwen25_7b(), h100(),
-               vllm_h100(4, 8192, 0.95), 5043760, 3.55, 2.21, 2.13};
+    // Log ...--tp4pp1dp1--8192.log (weights 3.55, activation 2.21, non-torch 2.13 GiB):
+    // "GPU KV cache size: 5,043,280 tokens"
+    LogPoint d{"Qwen2.5-7B TP4 bf16, len 8192, util 0.95", kLlmd, qwen25_7b(), h100(),
+               vllm_h100(4, 8192, 0.95), 5043280, 3.55, 2.21, 2.13};
     p.push_back(d);
   }
   {
@@ -210,10 +210,10 @@ std::vector<LogPoint> vllm_points() {
     p.push_back(d);
   }
   {
-    // accuracy_report.md, "Runtime --quantization fp8": Llama-3.1-8B weights 8.49 GiB,
-    // actual KV 64.61 GiB -> 64.61 GiB / 131,072 B = 529,280 tokens (derived).
-    LogPoint d{"Llama-3.1-8B TP1 --quantization fp8, len 8192, util 0.95 (tokens derived)", kLlmd,
-               llama31_8b(), h100(), vllm_h100(1, 8192, 0.95), 529280, 8.49};
+    // Log meta-llama-llama-3---h100-80gb--tp1pp1dp1--8192-qfp8.log: weights 8.49 GiB,
+    // "GPU KV cache size: 529,248 tokens".
+    LogPoint d{"Llama-3.1-8B TP1 --quantization fp8, len 8192, util 0.95", kLlmd,
+               llama31_8b(), h100(), vllm_h100(1, 8192, 0.95), 529248, 8.49};
     d.options.quantization = WeightQuant::fp8;
     p.push_back(d);
   }
@@ -323,17 +323,14 @@ TEST_CASE("engine vllm: activation of MLA and MoE models against logged peaks") 
   const double act = static_cast<double>(b.activation_bytes) / kGiB;
   MESSAGE("DeepSeek-V2-Lite activation: predicted " << act << " GiB, logged 1.93 GiB");
   CHECK(std::fabs(act - 1.93) <= 0.2);
-  // The same report's baseline row gives errors only (weights -0.59 %, activation
-  // +314.51 %, non-torch -42.31 %, KV -11.50 %) of a planner whose inputs it states
-  // (80 GiB x 0.95, activation 8.00 GiB, non-torch 0.15 GiB). Solving those for the
-  // actual values gives weights 29.42 GiB, non-torch 0.26 GiB and a pool of
-  // 75.23 - 29.42 - 1.93 - 0.26 = 43.62 GiB = 1,505,792 tokens (27 layers x 1,152 B).
-  // Reconstructed, not logged: a check of the whole MLA + MoE budget at TP 1.
+  // The whole MLA + MoE budget at TP 1: log deepseek-ai-deepseek-v2---h100-80gb--tp1pp1dp1--8192.log
+  // (llm-d-planner commit d3121e0): "Model loading took 29.43 GiB", "GPU KV cache size:
+  // 1,505,552 tokens" (27 layers x 1,152 B per token).
   const Capacity c = capacity(m, o, b, 8192);
-  const double err = rel_error(static_cast<double>(c.max_kv_tokens), 1505792.0);
-  MESSAGE("DeepSeek-V2-Lite TP1 (MLA+MoE, reconstructed): predicted " << c.max_kv_tokens
-          << " tokens, reconstructed 1,505,792, error " << err * 100 << " %; weights "
-          << static_cast<double>(b.weights_bytes) / kGiB << " GiB (reconstructed 29.42)");
+  const double err = rel_error(static_cast<double>(c.max_kv_tokens), 1505552.0);
+  MESSAGE("DeepSeek-V2-Lite TP1 (MLA+MoE): predicted " << c.max_kv_tokens
+          << " tokens, logged 1,505,552, error " << err * 100 << " %; weights "
+          << static_cast<double>(b.weights_bytes) / kGiB << " GiB (logged 29.43)");
   CHECK(std::fabs(err) <= 0.02);
 }
 
@@ -465,6 +462,10 @@ TEST_CASE("engine trtllm: the pool is free_gpu_memory_fraction of what weights, 
         static_cast<int64_t>(std::floor(0.45 * static_cast<double>(free_bytes))));
   // Every byte of the GPU is accounted for once.
   CHECK(b.kv_budget_bytes + b.reserve_bytes + b.weights_bytes + b.activation_bytes == 85029158912LL);
+  // Tokens round UP to whole blocks (NVIDIA/TensorRT-LLM#224): 131,072 B per token
+  // (32 layers x 8 heads x 128 x 2 x 2 B), then the next multiple of 16.
+  const int64_t fit = b.kv_budget_bytes / (int64_t{32} * 8 * 128 * 2 * 2);
+  CHECK(detail::engine_max_kv_tokens(m, o, b) == (fit + 15) / 16 * 16);
 }
 
 TEST_CASE("engine ideal: Llama-3.1-8B on an H100 holds 28,096 whole blocks = 449,536 tokens") {

@@ -1,0 +1,228 @@
+// Logged engine start-ups (tests/data/engine_logs/*.yaml) against the release that
+// wrote them: the error distribution over every entry, and the start-up lines each
+// release prints.
+//
+// Each entry states what the engine printed (logged_tokens, copied from the log lines
+// kept beside it) and the settings the log shows; kvplan predicts the pool from the
+// settings alone. Nothing is fitted per entry.
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/config_io.h"
+#include "planner/engine_common.h"
+#include "planner/engine_detail.h"
+#include "planner/planner.h"
+
+using namespace kvplan;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kLogs = fs::path(KVPLAN_TEST_DATA_DIR) / "engine_logs";
+
+struct LoggedStartup {
+  std::string id, source, file;
+  ModelConfig model;
+  GpuSpec gpu;
+  ServingOptions options;
+  int64_t logged_tokens = 0;
+};
+
+ModelConfig load_fixture_or_catalog(const std::string& name) {
+  const fs::path fixture = kLogs / "models" / (name + ".yaml");
+  return io::load_model(fs::exists(fixture) ? fixture.string() : name);
+}
+
+std::vector<LoggedStartup> load_startups(const std::string& file) {
+  const YAML::Node root = YAML::LoadFile((kLogs / file).string());
+  std::vector<LoggedStartup> out;
+  for (const YAML::Node& e : root["entries"]) {
+    LoggedStartup s;
+    s.file = file;
+    s.id = e["id"].as<std::string>();
+    s.source = e["source"].as<std::string>();
+    REQUIRE_MESSAGE(!e["log"].as<std::string>().empty(), s.id << ": the log lines are kept beside the figure");
+    s.model = load_fixture_or_catalog(e["model"].as<std::string>());
+    if (e["gpu"]) {
+      s.gpu = io::load_gpu(e["gpu"].as<std::string>());
+    } else {
+      s.gpu.name = e["gpu_name"].as<std::string>();
+      s.gpu.memory_bytes = static_cast<int64_t>(std::llround(e["gpu_total_gib"].as<double>() * 1073741824.0));
+    }
+    ServingOptions& o = s.options;
+    const std::string engine = e["engine"].as<std::string>();
+    const size_t at = engine.find('@');
+    o.engine = *parse_engine(engine.substr(0, at));
+    o.engine_version = match_engine_version(o.engine, engine.substr(at + 1));
+    REQUIRE_MESSAGE(!o.engine_version.empty(), s.id << ": " << engine << " is a modelled release");
+    o.tp = e["tp"] ? e["tp"].as<int64_t>() : 1;
+    o.pp = e["pp"] ? e["pp"].as<int64_t>() : 1;
+    if (e["max_model_len"]) o.max_model_len = e["max_model_len"].as<int64_t>();
+    if (e["dtype"]) o.dtype = parse_dtype(e["dtype"].as<std::string>());
+    if (e["kv_cache_dtype"]) o.kv_cache_dtype = parse_dtype(e["kv_cache_dtype"].as<std::string>());
+    if (e["quantization"]) o.quantization = *parse_weight_quant(e["quantization"].as<std::string>());
+    if (e["block_size"]) o.block_size = e["block_size"].as<int64_t>();
+    o.gpu_memory_utilization = e["gpu_memory_utilization"].as<double>();
+    s.logged_tokens = e["logged_tokens"].as<int64_t>();
+    out.push_back(s);
+  }
+  return out;
+}
+
+int64_t predicted_tokens(const LoggedStartup& s) {
+  const ServingOptions o = with_engine_defaults(s.gpu, s.options);
+  const MemoryBudget b = memory_budget(s.model, s.gpu, o);
+  return capacity(s.model, o, b, o.max_model_len.value_or(8192)).max_kv_tokens;
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double p) {
+  const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::max<size_t>(rank, 1) - 1];
+}
+
+}  // namespace
+
+TEST_SUITE("engine") {
+
+TEST_CASE("engine logs: every logged start-up predicted by its release, 2 % median and 5 % p90") {
+  std::vector<LoggedStartup> all = load_startups("vllm.yaml");
+  for (const LoggedStartup& s : load_startups("sglang.yaml")) all.push_back(s);
+  REQUIRE(all.size() >= 30);
+  std::vector<double> errors;
+  std::string table = "\n| entry | release | logged | kvplan | error |\n|---|---|---|---|---|\n";
+  for (const LoggedStartup& s : all) {
+    const int64_t p = predicted_tokens(s);
+    const double err = static_cast<double>(p - s.logged_tokens) / static_cast<double>(s.logged_tokens);
+    errors.push_back(std::fabs(err));
+    char row[256];
+    std::snprintf(row, sizeof row, "| %s | %s@%s | %lld | %lld | %+.2f %% |\n", s.id.c_str(),
+                  std::string(to_string(s.options.engine)).c_str(), s.options.engine_version.c_str(),
+                  static_cast<long long>(s.logged_tokens), static_cast<long long>(p), err * 100);
+    table += row;
+  }
+  std::sort(errors.begin(), errors.end());
+  const double median = percentile(errors, 0.5), p90 = percentile(errors, 0.9);
+  char summary[160];
+  std::snprintf(summary, sizeof summary, "%zu start-ups: median |error| %.2f %%, p90 %.2f %%, max %.2f %%",
+                errors.size(), median * 100, p90 * 100, errors.back() * 100);
+  MESSAGE(table << summary);
+  CHECK(median <= 0.02);
+  CHECK(p90 <= 0.05);
+}
+
+TEST_CASE("engine logs: a release's own accounting, not the latest, explains its log") {
+  // Qwen3-14B on H100 logged 274,848 tokens with vLLM 0.16 and 297,152 with 0.17
+  // (vllm.yaml): the dummy sampler shrank. Each release must land on its own figure and
+  // the other release's accounting must miss it by more than the 2 % budget.
+  const std::vector<LoggedStartup> all = load_startups("vllm.yaml");
+  const auto find = [&](const std::string& id) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const LoggedStartup& s) { return s.id == id; });
+    REQUIRE(it != all.end());
+    return *it;
+  };
+  LoggedStartup v16 = find("qwen3-14b-vllm-0.16");
+  const LoggedStartup v17 = find("qwen3-14b-vllm-0.17");
+  CHECK(std::fabs(static_cast<double>(predicted_tokens(v16)) / 274848.0 - 1) <= 0.02);
+  CHECK(std::fabs(static_cast<double>(predicted_tokens(v17)) / 297152.0 - 1) <= 0.02);
+  v16.options.engine_version = "0.17";
+  CHECK(std::fabs(static_cast<double>(predicted_tokens(v16)) / 274848.0 - 1) > 0.02);
+}
+
+TEST_CASE("engine logs: start-up lines as each release prints them") {
+  const ModelConfig m = load_fixture_or_catalog("llama-3.1-8b");
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  o.max_model_len = 20000;
+  o.engine_version = "0.6";
+  // vllm-project/vllm#10517 (0.6.4, RTX 3090): "# GPU blocks: 1952, # CPU blocks: 2048"
+  // and "Maximum concurrency for 20000 tokens per request: 1.56x" (1952 x 16 / 20000);
+  // 2048 CPU blocks = 4 GiB swap / (32 layers x 16 tokens x 8 heads x 128 x 2 (K, V) x 2 B).
+  CHECK(detail::vllm_startup_lines(m, o, int64_t{1952} * 16) ==
+        "# GPU blocks: 1952, # CPU blocks: 2048\n"
+        "Maximum concurrency for 20000 tokens per request: 1.56x");
+  // PR #13596 (0.8): tokens / max_model_len: "GPU KV cache size: 2,042,016 tokens",
+  // "Maximum concurrency for 2,048 tokens per request: 997.08x".
+  o.engine_version = "0.8";
+  o.max_model_len = 2048;
+  CHECK(detail::vllm_startup_lines(m, o, 2042016) ==
+        "GPU KV cache size: 2,042,016 tokens\n"
+        "Maximum concurrency for 2,048 tokens per request: 997.08x");
+  // SGLang (vllm-project/vllm#21348): 367,404 tokens x 94 layers x 1 KV head per rank x
+  // 128 x 2 B = 8.23 GiB per K and per V, one line per TP rank.
+  const ModelConfig q = load_fixture_or_catalog("qwen3-235b-a22b");
+  ServingOptions s;
+  s.engine = Engine::sglang;
+  s.tp = 4;
+  const std::string lines = detail::sglang_startup_lines(q, s, 367404);
+  CHECK(lines.find("[TP0] KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB") == 0);
+  CHECK(std::count(lines.begin(), lines.end(), '\n') == 3);
+}
+
+TEST_CASE("engine versions: selection by release, latest by default, unknown refused") {
+  const std::vector<std::string> v = engine_versions(Engine::vllm);
+  REQUIRE(!v.empty());
+  CHECK(v.front() == "0.6");
+  CHECK(v.back() == "0.19");
+  CHECK(match_engine_version(Engine::vllm, "0.10") == "0.10");
+  CHECK(match_engine_version(Engine::vllm, "0.10.2") == "0.10");
+  CHECK(match_engine_version(Engine::vllm, "0.1").empty());     // not a prefix match of 0.10
+  CHECK(match_engine_version(Engine::vllm, "0.100").empty());
+  CHECK(engine_versions(Engine::ideal).empty());
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  o.engine_version = "0.4";
+  CHECK_THROWS_AS(detail::vllm_release(o), InputError);
+}
+
+TEST_CASE("engine versions: batch defaults by release, GPU and entry point") {
+  // get_batch_defaults (0.9+, PR #17885): >= 70 GiB and not an A100 -> server 8192 /
+  // LLM() 16384 tokens and 1024 sequences; else 2048 / 8192 and 256. 0.8.4
+  // (_set_default_args_v1): the same tiers, chosen by the names H100 / H200. V0: 256.
+  const GpuSpec h100 = io::load_gpu("h100-sxm");
+  const GpuSpec a100 = io::load_gpu("a100-80gb");
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  const auto batch = [&](const GpuSpec& g, const char* version, bool offline) {
+    ServingOptions v = o;
+    v.engine_version = version;
+    v.offline_entry = offline;
+    v = with_engine_defaults(g, v);
+    return std::pair{detail::vllm_default_batched_tokens(g, v, 8192), v.max_num_seqs};
+  };
+  CHECK(batch(h100, "0.19", false) == std::pair<int64_t, int64_t>{8192, 1024});
+  CHECK(batch(h100, "0.19", true) == std::pair<int64_t, int64_t>{16384, 1024});
+  CHECK(batch(a100, "0.19", false) == std::pair<int64_t, int64_t>{2048, 256});
+  CHECK(batch(a100, "0.19", true) == std::pair<int64_t, int64_t>{8192, 256});
+  CHECK(batch(h100, "0.8", false) == std::pair<int64_t, int64_t>{8192, 1024});
+  CHECK(batch(h100, "0.8", true) == std::pair<int64_t, int64_t>{16384, 1024});
+  GpuSpec mi300x = io::load_gpu("mi300x");  // 192 GiB, but not named H100 / H200
+  CHECK(batch(mi300x, "0.8", false) == std::pair<int64_t, int64_t>{2048, 256});
+  CHECK(batch(mi300x, "0.19", false) == std::pair<int64_t, int64_t>{8192, 1024});
+  CHECK(batch(h100, "0.6", false).second == 256);
+  // V0 profiles max(max_model_len, 2048) tokens, 512 once chunked prefill switches on
+  // above 32K (0.6.4's "Chunked prefill is enabled with max_num_batched_tokens=512").
+  const ModelConfig m = load_fixture_or_catalog("llama-3.1-8b");
+  ServingOptions v0 = o;
+  v0.engine_version = "0.6";
+  v0.max_model_len = 1024;
+  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 2048);
+  v0.max_model_len = 20000;
+  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 20000);
+  v0.max_model_len = 32769;
+  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 512);
+  // ... but not for sliding-window models (arg_utils.py:902-912 in 0.6.1.post2).
+  CHECK(detail::vllm_v0_profile_tokens(load_fixture_or_catalog("gemma-2-9b"), v0) == 32769);
+}
+
+}  // TEST_SUITE
