@@ -160,10 +160,37 @@ TEST_CASE("validate --backend cpu passes every check and follows the kvplan.vali
   }
 }
 
-TEST_CASE("validate --backend cuda without a GPU exits 2 and says why") {
-  const Run r = kvplan("validate --backend cuda");
+TEST_CASE("validate --backend cuda without a harness exits 2 and names the path") {
+  const Run r = kvplan("validate --backend cuda --harness /nonexistent/kvplan_harness");
   CHECK(r.code == 2);
   CHECK(r.err.find("kvplan: error:") == 0);
+  CHECK(r.err.find("/nonexistent/kvplan_harness") != std::string::npos);
+}
+
+TEST_CASE("validate --backend cuda runs the harness as a child process and renders its report") {
+  // A stand-in harness: writes a one-check kvplan.validate/1 report to --out, exits 1.
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan_fake_harness." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto harness = dir / "kvplan_harness";
+  {
+    std::ofstream f(harness);
+    f << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+         "printf '%s' '{\"schema\": \"kvplan.validate/1\", \"backend\": \"cuda\", \"device\": \"fake\", "
+         "\"all_pass\": false, \"wall_s\": 0.5, \"checks\": [{\"group\": \"g\", \"name\": \"x\", "
+         "\"quantity\": \"q\", \"unit\": \"s\", \"predicted\": 1, \"measured\": 2, \"error\": 1, "
+         "\"tolerance\": 0.3, \"compare\": \"relative\", \"pass\": false, \"note\": \"n\"}]}' > \"$out\"\nexit 1\n";
+  }
+  std::filesystem::permissions(harness, std::filesystem::perms::owner_all);
+  const Run r = kvplan("validate --backend cuda --harness " + harness.string() + " --format json");
+  std::filesystem::remove_all(dir);
+  CHECK(r.code == 1);  // a failed check
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["backend"] == "cuda");
+  CHECK(j["device"] == "fake");
+  REQUIRE(j["checks"].size() == 1);
+  CHECK(j["checks"][0]["name"] == "x");
+  CHECK(j["checks"][0]["measured"] == 2);
+  CHECK(j["checks"][0]["pass"] == false);
 }
 
 TEST_CASE("plan --engine vllm prints the two lines vLLM logs at start-up") {
