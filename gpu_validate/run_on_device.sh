@@ -32,8 +32,8 @@ start=$(date +%s)
 log "device '${device:-none found}', compute capability '${cc:-unknown}', $(date -u +%FT%TZ)"
 log "nvcc: $(nvcc --version 2>&1 | tail -2 | tr '\n' ' ')"
 
-# Generator: ninja when present, make otherwise.
-if command -v ninja >/dev/null; then gen=Ninja; else gen="Unix Makefiles"; fi
+# Generator: ninja when present, make otherwise (GENERATOR="Unix Makefiles" forces make).
+if [ -n "${GENERATOR:-}" ]; then gen=$GENERATOR; elif command -v ninja >/dev/null; then gen=Ninja; else gen="Unix Makefiles"; fi
 jobs=$(nproc 2>/dev/null || echo 4)
 
 # Host compiler: nvcc refuses a g++ newer than it supports. Try the default, then older
@@ -77,13 +77,13 @@ log "built ($gen) in $(( $(date +%s) - start )) s"
 
 H="$BUILD/gpu_validate/kvplan_harness"
 t=$(date +%s)
-timeout 420 "$H" --backend cuda --out "$OUT/validate_cuda.json" --calibration-out "$OUT/calibration.json" \
+timeout 360 "$H" --backend cuda --out "$OUT/validate_cuda.json" --calibration-out "$OUT/calibration.json" \
   >"$OUT/validate_cuda.txt" 2>&1
 status=$?
 tail -5 "$OUT/validate_cuda.txt"
 log "cuda checks: exit $status after $(( $(date +%s) - t )) s"
 t=$(date +%s)
-timeout 120 "$H" --backend cpu --out "$OUT/validate_cpu.json" --calibration-out "$OUT/calibration_cpu.json" \
+timeout 60 "$H" --backend cpu --out "$OUT/validate_cpu.json" --calibration-out "$OUT/calibration_cpu.json" \
   >"$OUT/validate_cpu.txt" 2>&1
 log "cpu checks: exit $? after $(( $(date +%s) - t )) s"
 log "done in $(( $(date +%s) - start )) s; results in $OUT (cuda status $status)"
