@@ -137,6 +137,7 @@ gv::Report run_harness(const fs::path& harness, std::vector<std::string> args) {
   const fs::path json = tmp.string() + ".json", err = tmp.string() + ".err";
   args.insert(args.begin(), {harness.string(), "--backend", "cuda", "--out", json.string()});
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
