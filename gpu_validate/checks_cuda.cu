@@ -24,13 +24,16 @@ namespace {
 
 using detail::num;
 
-void guarded(Report& r, const std::string& group, const std::function<void()>& f) {
+void guarded(Report& r, const Options& o, const std::chrono::steady_clock::time_point& t0, const std::string& group,
+             const std::function<void()>& f) {
   try {
     f();
   } catch (const std::exception& e) {
     r.checks.push_back(make_check(group, group + "_ran", "the group ran to its end", "bool", 1, 0,
                                   Compare::exact, 0, e.what()));
   }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (o.on_progress) o.on_progress(r);
 }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
@@ -92,7 +95,7 @@ Report run_cuda_validation(const Options& o) {
   Measured meas;
   const Calibration defaults;
   // ------------------------------------------------------------------ check 5: ceilings
-  guarded(r, "ceilings", [&] {
+  guarded(r, o, t0, "ceilings", [&] {
     std::vector<int64_t> sizes = {min_stream_bytes};
     if (!o.quick) sizes.insert(sizes.end(), {4 * min_stream_bytes, int64_t{2} << 30});
     const auto budget = int64_t(dev.free_bytes / 4);  // src + dst well inside free memory
@@ -121,7 +124,7 @@ Report run_cuda_validation(const Options& o) {
   });
 
   // ------------------------------------------------------------------ GEMMs (calibration + check 5)
-  guarded(r, "gemm", [&] {
+  guarded(r, o, t0, "gemm", [&] {
     std::vector<GemmShape> shapes = catalog_gemm_shapes();
     shapes.push_back({"ceiling", "square", 8192, 8192});
     const std::vector<int64_t> ms = o.quick ? std::vector<int64_t>{1, 512, 8192}
@@ -193,7 +196,7 @@ Report run_cuda_validation(const Options& o) {
   const double achieved_bw = g.memory_bandwidth_bytes_per_s * so.calibration.bandwidth_efficiency;
 
   // ------------------------------------------------------------------ check 1: decode
-  guarded(r, "decode", [&] {
+  guarded(r, o, t0, "decode", [&] {
     if (g.memory_bandwidth_bytes_per_s <= 0 || g.peak_flops.bf16 <= 0)
       throw std::runtime_error("no bandwidth or FLOP/s to predict from (the ceilings group failed)");
     ModelConfig m = llama_1b_like_config();
@@ -248,7 +251,7 @@ Report run_cuda_validation(const Options& o) {
   });
 
   // ------------------------------------------------------------------ check 2: attention
-  guarded(r, "attention", [&] {
+  guarded(r, o, t0, "attention", [&] {
     if (achieved_bw <= 0) throw std::runtime_error("no measured bandwidth to predict from (the ceilings group failed)");
     const int64_t H = 32, D = cuda::kAttentionHeadDim, B = o.quick ? 8 : 32;
     // Long enough that even the smallest cache (MQA: one KV head) is >= 8 x L2.
@@ -311,7 +314,7 @@ Report run_cuda_validation(const Options& o) {
   });
 
   // ------------------------------------------------------------------ decode attention sweep (calibration)
-  guarded(r, "attention_sweep", [&] {
+  guarded(r, o, t0, "attention_sweep", [&] {
     const std::vector<int64_t> batches = o.quick ? std::vector<int64_t>{1, 32} : std::vector<int64_t>{1, 8, 32, 128};
     const std::vector<int64_t> contexts = o.quick ? std::vector<int64_t>{4096}
                                                   : std::vector<int64_t>{1024, 4096, 16384};
@@ -337,7 +340,7 @@ Report run_cuda_validation(const Options& o) {
   });
 
   // ------------------------------------------------------------------ check 3: quantization
-  guarded(r, "kv_quant", [&] {
+  guarded(r, o, t0, "kv_quant", [&] {
     const cuda::QuantKernelRun q = cuda::run_quant_kernel();
     r.checks.push_back(make_check("kv_quant", "gpu_kernel_vs_reference_per_token", "max |GPU - CPU| dequantized",
                                   "", 0, q.max_abs_diff_per_token, Compare::exact, 1e-6, "int4 g32, int2 g128"));
@@ -347,7 +350,7 @@ Report run_cuda_validation(const Options& o) {
   });
 
   // ------------------------------------------------------------------ check 4: memory
-  guarded(r, "memory", [&] {
+  guarded(r, o, t0, "memory", [&] {
     // Last, so that every module this run uses has been loaded (lazy loading takes device
     // memory at first launch). What is held now: the context, loaded modules, cuBLAS's
     // handles and our explicit workspace; every other buffer has been freed.

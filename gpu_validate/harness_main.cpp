@@ -24,10 +24,16 @@ int usage(const std::string& why) {
   return 2;
 }
 
+// Written beside the target and renamed over it: a reader (or a kill) never sees half a file.
 bool write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  return static_cast<bool>(out);
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 int run(int argc, char** argv) {
@@ -77,6 +83,12 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
+  // After each CUDA group: the report and calibration so far, rewritten, so that a run
+  // stopped by a timeout still leaves what it measured.
+  o.on_progress = [&](const Report& partial) {
+    if (!out_path.empty()) write_text(out_path, report_json(partial));
+    if (!calib_path.empty()) write_text(calib_path, calibration_json(partial.calibration));
+  };
   Report r;
   try {
     r = o.backend == Backend::cuda ? run_cuda_validation(o) : run_validation(o);

@@ -6,7 +6,8 @@
 #   gpu_validate/run_on_device.sh OUT_DIR
 #
 # OUT_DIR (default gpu_validate/results/<device>-<UTC date>/) receives:
-#   validate_cuda.json / .txt   every check on the GPU (kvplan.validate/1)
+#   validate_cuda.json / .txt   every check on the GPU (kvplan.validate/1); the JSON is
+#                               rewritten after each group, so a timeout keeps what finished
 #   calibration.json            the GPU's kvplan.calibration/2 file (for --calibration)
 #   validate_cpu.json / .txt    the CPU references on the same host, for comparison
 #   calibration_cpu.json        the host's calibration file (same writer)
@@ -54,7 +55,7 @@ else
     log "host compiler: default rejected by nvcc ($(head -1 "$probe/err")); using $chosen"
   else
     host_args=(-DCMAKE_CUDA_FLAGS=-allow-unsupported-compiler)
-    log "host compiler: default rejected by nvcc ($(head -1 "$probe/err")) and no older g++-N found;" \
+    log "host compiler: default rejected by nvcc ($(head -1 "$probe/err")) and no g++-N that nvcc accepts;" \
         "building with -allow-unsupported-compiler (unsupported by NVIDIA: check results against the CPU run)"
   fi
 fi

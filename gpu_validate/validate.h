@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,6 +103,9 @@ struct Options {
   //! (configs/gpus `cuda_device_names`, exact match).
   double datasheet_bandwidth_bytes_per_s = 0;
   double datasheet_peak_flops_per_s = 0;
+  //! Called by the CUDA backend after each group with the report so far, so that a run
+  //! cut short (a lent machine's timeout) still leaves what it measured.
+  std::function<void(const Report&)> on_progress;
 };
 
 //! Runs the CPU backend (the references). The CUDA backend lives in the harness only
