@@ -160,6 +160,22 @@ TEST_CASE("validate --backend cpu passes every check and follows the kvplan.vali
   }
 }
 
+TEST_CASE("validate --backend cpu --calibration-out writes a kvplan.calibration/2 file of host measurements") {
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan_cli_calib." + std::to_string(getpid()) + ".json");
+  const Run r = kvplan("validate --backend cpu --quick --format json --calibration-out " + path.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  CHECK(j["schema"] == "kvplan.calibration/2");
+  CHECK(j["device"].get<std::string>().rfind("cpu: ", 0) == 0);
+  for (const char* k : {"source", "created", "measurements"}) CHECK_MESSAGE(j.contains(k), k);
+  // --quick: one copy of 64 MiB, counted as read + written; the reference GEMM at m = 1, 64.
+  REQUIRE(j["measurements"]["hbm_copy"].size() == 1);
+  CHECK(j["measurements"]["hbm_copy"][0]["bytes"] == 134217728);
+  CHECK(j["measurements"]["gemm"].size() == 2);
+}
+
 TEST_CASE("validate --backend cuda without a harness exits 2 and names the path") {
   const Run r = kvplan("validate --backend cuda --harness /nonexistent/kvplan_harness");
   CHECK(r.code == 2);
