@@ -253,7 +253,7 @@ Report run_cuda_validation(const Options& o) {
   // ------------------------------------------------------------------ check 2: attention
   guarded(r, o, t0, "attention", [&] {
     if (achieved_bw <= 0) throw std::runtime_error("no measured bandwidth to predict from (the ceilings group failed)");
-    const int64_t H = 32, D = cuda::kAttentionHeadDim, B = o.quick ? 8 : 32;
+    const int64_t H = 32, D = kAttentionHeadDim, B = o.quick ? 8 : 32;
     // Long enough that even the smallest cache (MQA: one KV head) is >= 8 x L2.
     const int64_t mqa_bytes_per_token = D * int64_t(sizeof(uint16_t)) * 2;
     const int64_t ctx = std::max<int64_t>(o.quick ? 4096 : 16384,
@@ -269,23 +269,23 @@ Report run_cuda_validation(const Options& o) {
       r.checks.push_back(make_check("attention", "kernel_vs_reference_" + n, "max |GPU - CPU reference|", "", 0,
                                     cuda::paged_attention_error_vs_ref(H, n_kv, stream.get()), Compare::exact, 2e-3,
                                     "bf16 cache, fp32 math; lengths 300/171/1, shuffled blocks"));
-      const cuda::AttentionRun a = cuda::time_paged_attention({B, ctx, H, n_kv}, stream.get());
+      const cuda::AttentionRun a = cuda::time_paged_attention(AttentionShape{B, ctx, H, n_kv}, stream.get());
       cal.decode_attention.push_back({n_kv == H ? "mha" : n_kv == 1 ? "mqa" : "gqa", B, ctx, H, n_kv, D, "bf16",
-                                      int64_t(a.total_bytes), a.time_s});
+                                      int64_t(a.traffic.total_bytes), a.time_s});
       ServingOptions ko = so;
       ko.kv_cache_dtype = DType::bf16;
       const double pred_kv = double(kv_bytes_per_token(detail::one_layer(H, n_kv, D), ko)) * double(B * ctx);
       r.checks.push_back(make_check("attention", "kv_bytes_read_" + n, "K+V bytes read vs planner", "B", pred_kv,
-                                    double(a.kv_bytes_read), Compare::exact, 0, "each row once per KV head"));
-      const double memory_s = double(a.total_bytes) / achieved_bw;
-      const double compute_s = g.peak_flops.fp32 > 0 ? 2.0 * double(a.macs) / g.peak_flops.fp32 : 0;
-      const double intensity = 2.0 * double(a.macs) / double(a.total_bytes);
+                                    double(a.traffic.kv_bytes), Compare::exact, 0, "each row once per KV head"));
+      const double memory_s = double(a.traffic.total_bytes) / achieved_bw;
+      const double compute_s = g.peak_flops.fp32 > 0 ? 2.0 * double(a.traffic.macs) / g.peak_flops.fp32 : 0;
+      const double intensity = 2.0 * double(a.traffic.macs) / double(a.traffic.total_bytes);
       const bool mb = ridge > 0 && intensity <= ridge / 4;
-      const std::string traffic = "bytes " + num(double(a.total_bytes)) + " (KV " + num(double(a.kv_bytes_read)) +
-                                  ", split partials x2 " +
-                                  num(double(a.total_bytes - a.kv_bytes_read)) + "), " + num(intensity) +
+      const std::string traffic = "bytes " + num(double(a.traffic.total_bytes)) + " (KV " + num(double(a.traffic.kv_bytes)) +
+                                  ", queries, block table, split partials x 2, outputs " +
+                                  num(double(a.traffic.total_bytes - a.traffic.kv_bytes)) + "), " + num(intensity) +
                                   " FLOP/B vs ridge/4 " + num(ridge / 4) + "; achieved " +
-                                  num(double(a.total_bytes) / a.time_s) + " B/s; " + std::to_string(B) + " x " +
+                                  num(double(a.traffic.total_bytes) / a.time_s) + " B/s; " + std::to_string(B) + " x " +
                                   std::to_string(ctx) + " tokens";
       if (mb)
         r.checks.push_back(make_check("attention", "time_" + n, "decode attention time vs bytes / measured bandwidth",
@@ -299,7 +299,7 @@ Report run_cuda_validation(const Options& o) {
       memory_bound.push_back(mb);
     }
     for (size_t i = 1; i < runs.size(); ++i) {
-      const double bytes_ratio = double(runs[0].total_bytes) / double(runs[i].total_bytes);
+      const double bytes_ratio = double(runs[0].traffic.total_bytes) / double(runs[i].traffic.total_bytes);
       const double speedup = runs[0].time_s / runs[i].time_s;
       const std::string name = "speedup_mha_over_nkv" + std::to_string(runs[i].shape.n_kv);
       if (memory_bound[0] && memory_bound[i])
@@ -323,14 +323,14 @@ Report run_cuda_validation(const Options& o) {
     for (int64_t n_kv : {int64_t{32}, int64_t{8}, int64_t{1}})
       for (int64_t b : batches)
         for (int64_t c : contexts) {
-          const cuda::AttentionShape s{b, c, 32, n_kv};
-          if (double(cuda::attention_traffic(s).kv_bytes_read) > cap) {
+          const AttentionShape s{b, c, 32, n_kv};
+          if (double(attention_traffic(s).kv_bytes) > cap) {
             ++skipped;
             continue;
           }
           const cuda::AttentionRun a = cuda::time_paged_attention(s, stream.get());
           cal.decode_attention.push_back({n_kv == 32 ? "mha" : n_kv == 1 ? "mqa" : "gqa", b, c, 32, n_kv,
-                                          cuda::kAttentionHeadDim, "bf16", int64_t(a.total_bytes), a.time_s});
+                                          kAttentionHeadDim, "bf16", int64_t(a.traffic.total_bytes), a.time_s});
           ++timed;
         }
     r.checks.push_back(make_check("attention", "sweep_shapes_timed", "decode attention shapes timed for calibration",

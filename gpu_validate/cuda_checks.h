@@ -12,6 +12,7 @@
 
 #include "gpu_validate/decoder_ref.h"
 #include "gpu_validate/memory.h"
+#include "gpu_validate/paged_attention.h"
 
 struct cublasContext;
 struct cublasLtContext;
@@ -36,24 +37,12 @@ struct DecodeRun {
 std::vector<DecodeRun> run_decoder(const ModelConfig& m, const std::vector<int64_t>& Ts,
                                    cublasContext* handle, StreamPtr stream);
 
-// Check 2: paged decode attention (bf16 cache, FlashDecoding split of kAttentionChunk
-// tokens, head_dim kAttentionHeadDim).
-inline constexpr int64_t kAttentionHeadDim = 128;
-inline constexpr int64_t kAttentionChunk = 256;
-struct AttentionShape {
-  int64_t batch = 0, context = 0, n_heads = 0, n_kv = 0;
-};
+// Check 2: paged decode attention (paged_attention.h: shape, constants, traffic).
 struct AttentionRun {
   AttentionShape shape;
+  AttentionTraffic traffic;
   double time_s = 0;
-  int64_t splits = 0;            // per sequence
-  uint64_t kv_bytes_read = 0;    // K and V rows, each once per KV head
-  uint64_t total_bytes = 0;      // + queries, split partials written and re-read, outputs
-  uint64_t macs = 0;             // q.k and p.v multiply-adds
 };
-//! Bytes and multiply-adds the kernels move and do for `s` (counted from the buffers'
-//! element types, split partials included).
-AttentionRun attention_traffic(const AttentionShape& s);
 AttentionRun time_paged_attention(const AttentionShape& s, StreamPtr stream);
 //! max |GPU - CPU reference| on a small problem (bf16-rounded inputs on both sides).
 double paged_attention_error_vs_ref(int64_t n_heads, int64_t n_kv, StreamPtr stream);

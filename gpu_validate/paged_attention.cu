@@ -207,26 +207,6 @@ void setup(PagedDevice& d, int batch, int n_heads, int n_kv, int block_size, int
 
 }  // namespace
 
-AttentionRun attention_traffic(const AttentionShape& s) {
-  AttentionRun r;
-  r.shape = s;
-  const auto B = uint64_t(s.batch), ctx = uint64_t(s.context), H = uint64_t(s.n_heads), nkv = uint64_t(s.n_kv);
-  const uint64_t D = uint64_t(kHeadDim);
-  r.splits = (s.context + kAttentionChunk - 1) / kAttentionChunk;
-  const auto splits = uint64_t(r.splits);
-  const uint64_t blocks_per_seq = (ctx + 15) / 16;
-  // K and V rows: each once per KV head (the block's warps share it through L1).
-  r.kv_bytes_read = B * ctx * nkv * D * sizeof(__nv_bfloat16) * 2;
-  // The split kernel writes each split's unnormalized output and (max, sum); the merge
-  // kernel reads them back: FlashDecoding's extra traffic, +25 % on MQA at 16k tokens.
-  const uint64_t partials = B * H * splits * (D * sizeof(float) + sizeof(float2));
-  r.total_bytes = r.kv_bytes_read + B * H * D * sizeof(float) /* queries */ +
-                  B * blocks_per_seq * sizeof(int32_t) /* block table */ + 2 * partials +
-                  B * H * D * sizeof(float) /* outputs */;
-  r.macs = B * ctx * H * D * 2;  // q.k and p.v
-  return r;
-}
-
 namespace {
 
 // Small problem against the CPU reference (bf16-rounded inputs on both sides).
@@ -268,8 +248,10 @@ double paged_attention_error_vs_ref(int64_t n_heads, int64_t n_kv, cudaStream_t 
 }
 
 AttentionRun time_paged_attention(const AttentionShape& s, cudaStream_t stream) {
-  constexpr int kBlock = 16;
-  AttentionRun r = attention_traffic(s);
+  constexpr int kBlock = int(kAttentionBlock);
+  AttentionRun r;
+  r.shape = s;
+  r.traffic = attention_traffic(s);
   const int blocks_per_seq = int((s.context + kBlock - 1) / kBlock);
   const size_t num_blocks = size_t(s.batch) * size_t(blocks_per_seq);
   PagedDevice d;
