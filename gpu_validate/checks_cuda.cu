@@ -225,6 +225,12 @@ Report run_cuda_validation(const Options& o) {
                                     pred_cached_s, d.cached_graph_s, Compare::relative, 0.5,
                                     "planner StepTimeModel::decode(1, t) summed over t (calibrated); " +
                                         std::to_string(d.cached_kernels / d.T) + " kernels per token in one graph"));
+      // Launches per token: embedding; per layer norm, QKV GEMM, cache append, attention,
+      // output GEMM, add, norm, gate+up GEMM, SiLU*up, down GEMM, add (11); final norm and
+      // LM-head GEMM: 11 L + 3 (179 for 16 layers). cuBLAS may add nodes of its own.
+      r.checks.push_back(make_check("decode", "graph_nodes_per_token" + T, "graph nodes / T vs kernels launched",
+                                    "count", double(11 * m.num_layers + 3), double(d.cached_kernels) / double(d.T),
+                                    Compare::at_least, 0, "11 per layer + 3; more if cuBLAS splits a GEMM"));
       if (meas.eager_launch_s > 0) {
         // Eager: the host launches one kernel at a time, so the GPU waits whenever the
         // kernels are shorter than the launches: time ~ max(work, kernels x launch cost).
