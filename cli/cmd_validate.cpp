@@ -151,7 +151,8 @@ gv::Report run_harness(const fs::path& harness, std::vector<std::string> args) {
                                 "'" + harness.string() + "' (" + std::strerror(rc) + ")");
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  const std::string why = read_text(err);
+  std::string why = read_text(err);
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
   std::error_code ec;
   fs::remove(err, ec);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -161,9 +162,10 @@ gv::Report run_harness(const fs::path& harness, std::vector<std::string> args) {
   }
   if ((code != 0 && code != 1) || !fs::is_regular_file(json)) {
     fs::remove(json, ec);
-    throw std::runtime_error(harness.string() + " ended without a report (status " + std::to_string(code) + "): " + why);
+    throw InputError(harness.string(), "--harness", "a kvplan_harness that writes a kvplan.validate/1 report",
+                     "exit status " + std::to_string(code) + " and no report" + (why.empty() ? "" : ": " + why));
   }
-  std::cerr << why;  // the harness's own warnings, if any
+  if (!why.empty()) std::cerr << why << "\n";  // the harness's own warnings
   const gv::Report r = report_from_json(read_text(json), json.string());
   fs::remove(json, ec);
   return r;
