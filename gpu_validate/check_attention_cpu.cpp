@@ -97,17 +97,19 @@ void add_attention_checks(std::vector<Check>& out, bool quick) {
                              pred_bytes, static_cast<double>(var.counts.kv_bytes_read), Compare::exact, 0,
                              "fp32 cache, " + std::to_string(B) + " x " + std::to_string(ctx) +
                                  " tokens, n_h " + std::to_string(H) + ", n_kv " + std::to_string(var.n_kv)));
-    var.pred_s = std::max(pred_bytes / bw, static_cast<double>(var.counts.macs) / macs_per_s);
+    // No overlap: the reference is a plain scalar loop, each K/V row is loaded and then
+    // used, so streaming time adds to compute time (a GPU hides one behind the other).
+    var.pred_s = pred_bytes / bw + static_cast<double>(var.counts.macs) / macs_per_s;
   }
   // Speed-ups. On a GPU this kernel is memory-bound and the speed-up tracks n_h / n_kv;
-  // on a CPU the same loop is compute-bound (every query head still does its own
-  // multiply-adds) and the roofline with measured host ceilings predicts far less.
+  // on a CPU the same loop is mostly compute (every query head still does its own
+  // multiply-adds) and the model with measured host ceilings predicts far less.
   // Tolerance 50 %: host ceilings are measured once and caches make the roofline coarse.
   constexpr double kTol = 0.5;
   for (size_t i = 1; i < vs.size(); ++i) {
     const double pred = vs[0].pred_s / vs[i].pred_s, meas = vs[0].time_s / vs[i].time_s;
     out.push_back(make_check("attention", std::string("speedup_mha_over_") + vs[i].name,
-                             "time(MHA) / time(fewer KV heads) vs host roofline", "x", pred, meas,
+                             "time(MHA) / time(fewer KV heads) vs host bytes + compute model", "x", pred, meas,
                              Compare::relative, kTol,
                              "bytes ratio (GPU prediction) " + num(static_cast<double>(H) / static_cast<double>(vs[i].n_kv)) +
                                  "; host read bandwidth " + num(bw / 1e9) + " GB/s; times " +
