@@ -40,11 +40,20 @@ struct GemmBench::Impl {
   DeviceBuffer<__nv_fp8_e4m3> w8, x8;
   DeviceBuffer<char> lt_workspace;
   DeviceBuffer<float> one;                // fp8 scales: 1.0
+  int64_t l2_bytes = 0;
+  // Successive calls read different copies of W (slices of the one big buffer) so that
+  // together they span >= 8 x L2: a small layer's weights would otherwise stay in L2
+  // between calls and a memory-bound (small m) GEMM would measure L2, not HBM.
+  int64_t weight_copies(int64_t elems, int64_t elem_bytes, size_t capacity_elems) const {
+    const int64_t want = (8 * l2_bytes + elems * elem_bytes - 1) / (elems * elem_bytes);
+    return std::clamp<int64_t>(want, 1, std::max<int64_t>(1, int64_t(capacity_elems) / elems));
+  }
 };
 
-GemmBench::GemmBench(int64_t max_w_elems, int64_t max_x_elems, int64_t max_y_elems, bool fp8, cublasContext* blas,
-                     cublasLtContext* lt, cudaStream_t stream)
+GemmBench::GemmBench(int64_t max_w_elems, int64_t max_x_elems, int64_t max_y_elems, int64_t l2_bytes, bool fp8,
+                     cublasContext* blas, cublasLtContext* lt, cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
+  impl_->l2_bytes = l2_bytes;
   impl_->blas = blas;
   impl_->lt = lt;
   impl_->stream = stream;
@@ -75,8 +84,11 @@ double GemmBench::bf16_s(int64_t m, int64_t n, int64_t k) {
   GV_CUBLAS(cublasSetStream(b.blas, b.stream));
   const float alpha = 1.0f, beta = 0.0f;
   // Column-major y^T [n, m] = W^T' [n, k] x^T [k, m]: W row-major [n, k] is transposed.
+  const int64_t copies = b.weight_copies(n * k, int64_t(sizeof(__nv_bfloat16)), b.w.size());
+  int64_t call = 0;
   auto run = [&] {
-    GV_CUBLAS(cublasGemmEx(b.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b.w.get(), CUDA_R_16BF,
+    const __nv_bfloat16* w = b.w.get() + (call++ % copies) * n * k;
+    GV_CUBLAS(cublasGemmEx(b.blas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &alpha, w, CUDA_R_16BF,
                            int(k), b.x.get(), CUDA_R_16BF, int(k), &beta, b.y.get(), CUDA_R_16BF, int(n),
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   };
@@ -122,8 +134,11 @@ std::optional<double> GemmBench::fp8_s(int64_t m, int64_t n, int64_t k) {
       found == 0)
     return std::nullopt;
   const float alpha = 1.0f, beta = 0.0f;
+  const int64_t copies = b.weight_copies(n * k, int64_t(sizeof(__nv_fp8_e4m3)), b.w8.size());
+  int64_t call = 0;
   auto run = [&] {
-    GV_CUBLAS(cublasLtMatmul(b.lt, op, &alpha, b.w8.get(), la, b.x8.get(), lb, &beta, b.y.get(), lc, b.y.get(), lc,
+    const __nv_fp8_e4m3* w = b.w8.get() + (call++ % copies) * n * k;
+    GV_CUBLAS(cublasLtMatmul(b.lt, op, &alpha, w, la, b.x8.get(), lb, &beta, b.y.get(), lc, b.y.get(), lc,
                              &heur.algo, b.lt_workspace.get(), ws, b.stream));
   };
   const double first = time_gpu_s(b.stream, 1, run);

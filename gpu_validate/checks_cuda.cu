@@ -137,7 +137,9 @@ Report run_cuda_validation(const Options& o) {
     }
     const int64_t max_m = *std::max_element(ms.begin(), ms.end());
     const bool fp8 = dev.sm >= 89 && (ds.fp8_flops_per_s > 0 || !known);
-    cuda::GemmBench bench(max_w, max_m * max_k, max_m * max_n, fp8, blas.get(), lt.get(), stream.get());
+    // W's buffer: the largest layer, or 8 x L2 of copies of a smaller one (GemmBench).
+    const int64_t w_elems = std::max(max_w, 8 * l2 / int64_t(sizeof(uint16_t)) + max_w);
+    cuda::GemmBench bench(w_elems, max_m * max_k, max_m * max_n, l2, fp8, blas.get(), lt.get(), stream.get());
     int fp8_missing = 0;
     for (const GemmShape& s : shapes)
       for (int64_t m : ms) {

@@ -73,9 +73,10 @@ std::vector<CopyRun> measure_copies(const std::vector<int64_t>& sizes, StreamPtr
 //! accumulation through cuBLAS; fp8 e4m3 inputs through cuBLASLt), on buffers sized once.
 class GemmBench {
  public:
-  //! Buffers of W [n, k], x [m, k] and y [m, n] hold up to the given element counts.
-  GemmBench(int64_t max_w_elems, int64_t max_x_elems, int64_t max_y_elems, bool fp8, cublasContext* blas,
-            cublasLtContext* lt, StreamPtr stream);
+  //! Buffers of W [n, k], x [m, k] and y [m, n] hold up to the given element counts; W's
+  //! buffer also holds the copies that keep small weights from being served by L2.
+  GemmBench(int64_t max_w_elems, int64_t max_x_elems, int64_t max_y_elems, int64_t l2_bytes, bool fp8,
+            cublasContext* blas, cublasLtContext* lt, StreamPtr stream);
   ~GemmBench();
   GemmBench(const GemmBench&) = delete;
   GemmBench& operator=(const GemmBench&) = delete;
