@@ -205,11 +205,6 @@ void setup(PagedDevice& d, int batch, int n_heads, int n_kv, int block_size, int
             d.partial_ml.get(), n_heads, n_kv, block_size, max_blocks, chunk, splits};
 }
 
-}  // namespace
-
-namespace {
-
-// Small problem against the CPU reference (bf16-rounded inputs on both sides).
 // Small problem against the CPU reference (bf16-rounded inputs on both sides).
 double validate_against_ref(int n_heads, int n_kv, cudaStream_t stream) {
   PagedKvHost kv;
