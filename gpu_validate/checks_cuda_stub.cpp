@@ -1,7 +1,7 @@
 // Built when CMake found no nvcc (or KVPLAN_CUDA=OFF): the CUDA backend is absent.
 #include <stdexcept>
 
-#include "gpu_validate/validate.h"
+#include "gpu_validate/cuda_backend.h"
 
 namespace kvplan::gv {
 
@@ -10,8 +10,6 @@ std::string cuda_unavailable_reason() {
          "rebuild where nvcc is installed, or use --backend cpu";
 }
 
-namespace detail {
-Report run_cuda(const Options&) { throw std::runtime_error(cuda_unavailable_reason()); }
-}  // namespace detail
+Report run_cuda_validation(const Options&) { throw std::runtime_error(cuda_unavailable_reason()); }
 
 }  // namespace kvplan::gv

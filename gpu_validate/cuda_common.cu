@@ -1,5 +1,5 @@
+#include "gpu_validate/cuda_backend.h"
 #include "gpu_validate/cuda_common.cuh"
-#include "gpu_validate/validate.h"
 
 namespace kvplan::gv {
 
@@ -7,7 +7,7 @@ std::string cuda_unavailable_reason() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess)
-    return std::string("no usable CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) +
+    return std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) +
            "); use --backend cpu";
   if (n == 0) return "no CUDA device on this machine; use --backend cpu";
   return {};
@@ -29,9 +29,9 @@ __global__ void fill_uniform_kernel(__nv_bfloat16* x, size_t n, float scale, uin
 }
 }  // namespace
 
-void fill_uniform_bf16(__nv_bfloat16* d_x, size_t n, float scale, uint64_t seed) {
-  fill_uniform_kernel<<<1024, 256>>>(d_x, n, scale, seed);
-  GV_CUDA(cudaGetLastError());
+void fill_uniform_bf16(__nv_bfloat16* d_x, size_t n, float scale, uint64_t seed, cudaStream_t stream) {
+  fill_uniform_kernel<<<1024, 256, 0, stream>>>(d_x, n, scale, seed);
+  GV_CHECK_LAUNCH();
 }
 
 DeviceInfo device_info() {
@@ -42,21 +42,10 @@ DeviceInfo device_info() {
   GV_CUDA(cudaGetDeviceProperties(&p, dev));
   d.name = p.name;
   d.sm = p.major * 10 + p.minor;
+  d.sm_count = p.multiProcessorCount;
+  d.l2_bytes = p.l2CacheSize;
   GV_CUDA(cudaMemGetInfo(&d.free_bytes, &d.total_bytes));
   return d;
-}
-
-Datasheet datasheet_for(const std::string& n) {
-  // Dense bf16 tensor FLOP/s and memory bandwidth (NVIDIA datasheets, docs/gpus.md).
-  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
-  if (has("H200")) return {4.8e12, 989.4e12};
-  if (has("H100") && has("PCIe")) return {2.0e12, 756.5e12};
-  if (has("H100")) return {3.35e12, 989.4e12};
-  if (has("A100") && has("40GB")) return {1.555e12, 312e12};
-  if (has("A100")) return {2.039e12, 312e12};
-  if (has("L40S")) return {0.864e12, 362e12};
-  if (has("L4")) return {0.3e12, 121e12};
-  return {};
 }
 
 }  // namespace cuda

@@ -2,7 +2,8 @@
 // causal GQA attention over a KV cache, output projection, SwiGLU MLP, LM head on the
 // last position), bf16 weights and activations, fp32 residual stream and accumulation.
 // Every matrix product is one cublasGemmEx; the multiply-adds of each launch are counted
-// on the host from its shape, in the planner's categories.
+// on the host from its shape, in the planner's categories. Everything runs on one
+// stream, so that whole generations can be captured as CUDA graphs.
 #include <algorithm>
 #include <cmath>
 
@@ -115,10 +116,10 @@ unsigned grid_for(size_t n) { return static_cast<unsigned>(std::min<size_t>((n +
 // ---------------------------------------------------------------- the model
 class DecoderGpu {
  public:
-  DecoderGpu(const ModelConfig& m, int max_tokens, cublasHandle_t handle)
+  DecoderGpu(const ModelConfig& m, int max_tokens, cublasHandle_t handle, cudaStream_t stream)
       : h_(int(m.hidden_size)), L_(int(m.num_layers)), nh_(int(m.num_heads)), nkv_(int(m.num_kv_heads)),
         dh_(int(m.head_dim)), I_(int(m.intermediate_size)), V_(int(m.vocab_size)), max_(max_tokens),
-        cublas_(handle) {
+        cublas_(handle), stream_(stream) {
     q_ = nh_ * dh_;
     kv_ = nkv_ * dh_;
     const size_t hs = size_t(h_);
@@ -128,12 +129,12 @@ class DecoderGpu {
     wo_ = DeviceBuffer<__nv_bfloat16>(size_t(L_) * hs * q_);                // [L, h, q]
     wgu_ = DeviceBuffer<__nv_bfloat16>(size_t(L_) * 2 * I_ * hs);           // [L, 2I, h]
     wd_ = DeviceBuffer<__nv_bfloat16>(size_t(L_) * hs * I_);                // [L, h, I]
-    fill_uniform_bf16(embed_.get(), embed_.size(), 1.0f, 1);
-    fill_uniform_bf16(lm_head_.get(), lm_head_.size(), 1.0f / std::sqrt(float(h_)), 2);
-    fill_uniform_bf16(wqkv_.get(), wqkv_.size(), 1.0f / std::sqrt(float(h_)), 3);
-    fill_uniform_bf16(wo_.get(), wo_.size(), 1.0f / std::sqrt(float(q_)), 4);
-    fill_uniform_bf16(wgu_.get(), wgu_.size(), 1.0f / std::sqrt(float(h_)), 5);
-    fill_uniform_bf16(wd_.get(), wd_.size(), 1.0f / std::sqrt(float(I_)), 6);
+    fill_uniform_bf16(embed_.get(), embed_.size(), 1.0f, 1, stream_);
+    fill_uniform_bf16(lm_head_.get(), lm_head_.size(), 1.0f / std::sqrt(float(h_)), 2, stream_);
+    fill_uniform_bf16(wqkv_.get(), wqkv_.size(), 1.0f / std::sqrt(float(h_)), 3, stream_);
+    fill_uniform_bf16(wo_.get(), wo_.size(), 1.0f / std::sqrt(float(q_)), 4, stream_);
+    fill_uniform_bf16(wgu_.get(), wgu_.size(), 1.0f / std::sqrt(float(h_)), 5, stream_);
+    fill_uniform_bf16(wd_.get(), wd_.size(), 1.0f / std::sqrt(float(I_)), 6, stream_);
     k_cache_ = DeviceBuffer<__nv_bfloat16>(size_t(L_) * max_ * kv_);  // [L, max, kv]
     v_cache_ = DeviceBuffer<__nv_bfloat16>(size_t(L_) * max_ * kv_);
     x_ = DeviceBuffer<float>(size_t(max_) * hs);                      // [T, h]
@@ -148,6 +149,7 @@ class DecoderGpu {
     std::vector<int32_t> ids(static_cast<size_t>(max_));
     for (int i = 0; i < max_; ++i) ids[size_t(i)] = int32_t((i * 7919 + 13) % V_);
     ids_.upload(ids);
+    GV_CUDA(cudaDeviceSynchronize());  // fills on stream_, the upload on the legacy stream
     GV_CUDA(cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  std::max(48 * 1024, int((max_ + 1) * sizeof(float)))));
   }
@@ -156,38 +158,50 @@ class DecoderGpu {
 
   //! Positions [first, first + T) of the fixed token sequence, the cache holding [0, first).
   void forward(int first, int T) {
-    embed_kernel<<<T, 256>>>(ids_.get(), first, h_, embed_.get(), x_.get());
+    embed_kernel<<<T, 256, 0, stream_>>>(ids_.get(), first, h_, embed_.get(), x_.get());
+    GV_CHECK_LAUNCH();
     for (int l = 0; l < L_; ++l) {
       __nv_bfloat16* kc = k_cache_.get() + size_t(l) * max_ * kv_;
       __nv_bfloat16* vc = v_cache_.get() + size_t(l) * max_ * kv_;
-      rmsnorm_kernel<<<T, 256>>>(x_.get(), xn_.get(), h_);
+      rmsnorm_kernel<<<T, 256, 0, stream_>>>(x_.get(), xn_.get(), h_);
+      GV_CHECK_LAUNCH();
       gemm(xn_.get(), wqkv_.get() + size_t(l) * (q_ + 2 * kv_) * h_, qkv_.get(), CUDA_R_16BF, T, h_, q_ + 2 * kv_, counts.qkv);
-      append_kv_kernel<<<T, 256>>>(qkv_.get(), q_, kv_, first, kc, vc);
-      attention_kernel<<<dim3(unsigned(T), unsigned(nh_)), 128, size_t(first + T) * sizeof(float)>>>(
+      append_kv_kernel<<<T, 256, 0, stream_>>>(qkv_.get(), q_, kv_, first, kc, vc);
+      GV_CHECK_LAUNCH();
+      attention_kernel<<<dim3(unsigned(T), unsigned(nh_)), 128, size_t(first + T) * sizeof(float), stream_>>>(
           qkv_.get(), kc, vc, attn_.get(), first, nh_, nkv_, dh_);
+      GV_CHECK_LAUNCH();
       const uint64_t pairs = uint64_t(T) * uint64_t(first) + uint64_t(T) * uint64_t(T + 1) / 2;
       counts.attn_scores += pairs * uint64_t(q_);
       counts.attn_values += pairs * uint64_t(q_);
       gemm(attn_.get(), wo_.get() + size_t(l) * h_ * q_, o_.get(), CUDA_R_16BF, T, q_, h_, counts.out_proj);
-      add_kernel<<<grid_for(size_t(T) * h_), 256>>>(x_.get(), o_.get(), size_t(T) * h_);
-      rmsnorm_kernel<<<T, 256>>>(x_.get(), xn_.get(), h_);
+      add_kernel<<<grid_for(size_t(T) * h_), 256, 0, stream_>>>(x_.get(), o_.get(), size_t(T) * h_);
+      GV_CHECK_LAUNCH();
+      rmsnorm_kernel<<<T, 256, 0, stream_>>>(x_.get(), xn_.get(), h_);
+      GV_CHECK_LAUNCH();
       gemm(xn_.get(), wgu_.get() + size_t(l) * 2 * I_ * h_, gu_.get(), CUDA_R_16BF, T, h_, 2 * I_, counts.mlp);
-      silu_mul_kernel<<<grid_for(size_t(T) * I_), 256>>>(gu_.get(), act_.get(), T, I_);
+      silu_mul_kernel<<<grid_for(size_t(T) * I_), 256, 0, stream_>>>(gu_.get(), act_.get(), T, I_);
+      GV_CHECK_LAUNCH();
       gemm(act_.get(), wd_.get() + size_t(l) * h_ * I_, o_.get(), CUDA_R_16BF, T, I_, h_, counts.mlp);
-      add_kernel<<<grid_for(size_t(T) * h_), 256>>>(x_.get(), o_.get(), size_t(T) * h_);
+      add_kernel<<<grid_for(size_t(T) * h_), 256, 0, stream_>>>(x_.get(), o_.get(), size_t(T) * h_);
+      GV_CHECK_LAUNCH();
     }
-    rmsnorm_kernel<<<1, 256>>>(x_.get() + size_t(T - 1) * h_, xn_.get(), h_);
+    rmsnorm_kernel<<<1, 256, 0, stream_>>>(x_.get() + size_t(T - 1) * h_, xn_.get(), h_);
+    GV_CHECK_LAUNCH();
     gemm(xn_.get(), lm_head_.get(), logits_.get(), CUDA_R_32F, 1, h_, V_, counts.lm_head);
   }
 
   void generate_cached(int T) { for (int t = 1; t <= T; ++t) forward(t - 1, 1); }
   void generate_naive(int T) { for (int t = 1; t <= T; ++t) forward(0, t); }
-  std::vector<float> logits() const { return logits_.download(); }
+  std::vector<float> logits() const {
+    GV_CUDA(cudaStreamSynchronize(stream_));
+    return logits_.download();
+  }
 
  private:
   // y [T, out] = x [T, in] · W^T, W [out, in] row-major (column-major: y^T = W^T' x^T').
   void gemm(const __nv_bfloat16* x, const __nv_bfloat16* W, void* y, cudaDataType y_type, int T,
-            int in, int out, uint64_t& counter) {
+            int in, int out, uint64_t& counter) {  // on stream_: cublasSetStream in run_decoder
     const float alpha = 1.0f, beta = 0.0f;
     GV_CUBLAS(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, out, T, in, &alpha, W, CUDA_R_16BF, in, x,
                            CUDA_R_16BF, in, &beta, y, y_type, out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -196,6 +210,7 @@ class DecoderGpu {
 
   int h_, L_, nh_, nkv_, dh_, I_, V_, max_, q_ = 0, kv_ = 0;
   cublasHandle_t cublas_;
+  cudaStream_t stream_;
   DeviceBuffer<__nv_bfloat16> embed_, lm_head_, wqkv_, wo_, wgu_, wd_, k_cache_, v_cache_;
   DeviceBuffer<float> x_, logits_;
   DeviceBuffer<__nv_bfloat16> xn_, qkv_, attn_, o_, gu_, act_;
@@ -204,9 +219,11 @@ class DecoderGpu {
 
 }  // namespace
 
-std::vector<DecodeRun> run_decoder(const ModelConfig& m, const std::vector<int64_t>& Ts, cublasContext* handle) {
+std::vector<DecodeRun> run_decoder(const ModelConfig& m, const std::vector<int64_t>& Ts, cublasHandle_t handle,
+                                   cudaStream_t stream) {
   const int max_T = int(*std::max_element(Ts.begin(), Ts.end()));
-  DecoderGpu gpu(m, max_T, handle);
+  GV_CUBLAS(cublasSetStream(handle, stream));
+  DecoderGpu gpu(m, max_T, handle, stream);
   std::vector<DecodeRun> runs;
   for (int64_t T64 : Ts) {
     const int T = int(T64);
@@ -224,8 +241,16 @@ std::vector<DecodeRun> run_decoder(const ModelConfig& m, const std::vector<int64
       r.last_logit_max_abs_diff = std::max(r.last_logit_max_abs_diff, double(std::fabs(lc[i] - ln[i])));
       r.last_logit_max_abs = std::max(r.last_logit_max_abs, double(std::fabs(ln[i])));
     }
-    r.cached_s = time_gpu_s(T <= 64 ? 5 : 2, [&] { gpu.generate_cached(T); });
-    r.naive_s = time_gpu_s(T <= 64 ? 5 : 1, [&] { gpu.generate_naive(T); });
+    // Graphs: the T steps are captured once and replayed, so the GPU runs the kernels
+    // back to back (what an engine with CUDA graphs pays); eager: one host launch each.
+    const Graph cached(stream, [&] { gpu.generate_cached(T); });
+    const Graph naive(stream, [&] { gpu.generate_naive(T); });
+    r.cached_kernels = int64_t(cached.nodes());
+    r.naive_kernels = int64_t(naive.nodes());
+    const int reps = T <= 64 ? 5 : 2;
+    r.cached_graph_s = time_gpu_s(stream, reps, [&] { cached.launch(stream); });
+    r.naive_graph_s = time_gpu_s(stream, T <= 64 ? 5 : 1, [&] { naive.launch(stream); });
+    r.cached_eager_s = time_gpu_s(stream, reps, [&] { gpu.generate_cached(T); });
     runs.push_back(r);
   }
   return runs;

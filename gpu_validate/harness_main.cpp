@@ -1,5 +1,6 @@
 // kvplan_harness: runs every gpu_validate check and writes JSON, with no dependency
-// beyond the planner (the device machine has CUDA, CMake, ninja and Python only).
+// beyond the planner (the device machine has CUDA, CMake, ninja and Python only). The
+// only executable that links CUDA: `kvplan validate --backend cuda` runs this one.
 //   kvplan_harness [--backend cpu|cuda] [--quick] [--out FILE.json]
 //                  [--calibration-out FILE.json] [--npy-k K.npy [--npy-v V.npy]]
 //                  [--datasheet-bandwidth BYTES_PER_S] [--datasheet-flops FLOP_PER_S]
@@ -11,7 +12,7 @@
 #include <iostream>
 #include <string>
 
-#include "gpu_validate/validate.h"
+#include "gpu_validate/cuda_backend.h"
 
 namespace {
 
@@ -23,10 +24,16 @@ int usage(const std::string& why) {
   return 2;
 }
 
+// Written beside the target and renamed over it: a reader (or a kill) never sees half a file.
 bool write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  return static_cast<bool>(out);
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 int run(int argc, char** argv) {
@@ -76,9 +83,15 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
+  // After each CUDA group: the report and calibration so far, rewritten, so that a run
+  // stopped by a timeout still leaves what it measured.
+  o.on_progress = [&](const Report& partial) {
+    if (!out_path.empty()) write_text(out_path, report_json(partial));
+    if (!calib_path.empty()) write_text(calib_path, calibration_json(partial.calibration));
+  };
   Report r;
   try {
-    r = run_validation(o);
+    r = o.backend == Backend::cuda ? run_cuda_validation(o) : run_validation(o);
   } catch (const std::exception& e) {
     std::cerr << "kvplan_harness: " << e.what() << "\n";
     return 2;
@@ -89,14 +102,9 @@ int run(int argc, char** argv) {
     std::cerr << "kvplan_harness: cannot write " << out_path << "\n";
     return 1;
   }
-  if (!calib_path.empty()) {
-    if (!r.calibration) {
-      std::cerr << "kvplan_harness: no calibration on the " << to_string(r.backend)
-                << " backend (it needs a GPU and its datasheet); nothing written to " << calib_path << "\n";
-    } else if (!write_text(calib_path, calibration_json(*r.calibration))) {
-      std::cerr << "kvplan_harness: cannot write " << calib_path << "\n";
-      return 1;
-    }
+  if (!calib_path.empty() && !write_text(calib_path, calibration_json(r.calibration))) {
+    std::cerr << "kvplan_harness: cannot write " << calib_path << "\n";
+    return 1;
   }
   return r.all_pass() ? 0 : 1;
 }

@@ -37,12 +37,28 @@ double host_read_bandwidth_bytes_per_s(int64_t bytes, int reps) {
   return static_cast<double>(buf.size() * sizeof(float)) / t;
 }
 
-double host_copy_bandwidth_bytes_per_s(int64_t bytes, int reps) {
+double host_copy_time_s(int64_t bytes, int reps) {
   std::vector<char> a(static_cast<size_t>(bytes), 1), b(static_cast<size_t>(bytes), 0);
   const double t = min_time_s(reps, [&] { std::memcpy(b.data(), a.data(), a.size()); });
   volatile char sink = b[b.size() / 2];
   (void)sink;
-  return 2.0 * static_cast<double>(bytes) / t;
+  return t;
+}
+
+double host_gemm_time_s(int64_t m, int64_t n, int64_t k, int reps) {
+  const auto M = static_cast<size_t>(m), N = static_cast<size_t>(n), K = static_cast<size_t>(k);
+  std::vector<float> x(M * K, 0.5f), w(N * K, 0.25f), y(M * N, 0.0f);
+  const double t = min_time_s(reps, [&] {
+    for (size_t i = 0; i < M; ++i)
+      for (size_t j = 0; j < N; ++j) {
+        float acc = 0;
+        for (size_t p = 0; p < K; ++p) acc += x[i * K + p] * w[j * K + p];
+        y[i * N + j] = acc;
+      }
+  });
+  volatile float sink = y[y.size() / 2];
+  (void)sink;
+  return t;
 }
 
 }  // namespace kvplan::gv

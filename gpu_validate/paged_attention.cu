@@ -20,7 +20,7 @@ namespace kvplan::gv::cuda {
 
 namespace {
 
-constexpr int kHeadDim = 128;
+constexpr int kHeadDim = int(kAttentionHeadDim);
 
 struct PagedArgs {
   const __nv_bfloat16* k_cache;  // [num_blocks, block_size, n_kv, D]
@@ -166,19 +166,22 @@ struct PagedDevice {
   PagedArgs args{};
   int batch = 0, n_heads = 0;
 
-  void launch() {
+  void launch(cudaStream_t stream) {
     const int G = args.n_heads / args.n_kv;
     const int HG = std::min(G, 8);
     const dim3 grid(unsigned(args.splits), unsigned(args.n_kv), unsigned(batch));
     const unsigned threads = unsigned(32 * (G / HG));
     const size_t smem = size_t(G) * kHeadDim * sizeof(float);
     switch (HG) {
-      case 1: paged_decode_split_kernel<1><<<grid, threads, smem>>>(args); break;
-      case 2: paged_decode_split_kernel<2><<<grid, threads, smem>>>(args); break;
-      case 4: paged_decode_split_kernel<4><<<grid, threads, smem>>>(args); break;
-      default: paged_decode_split_kernel<8><<<grid, threads, smem>>>(args); break;
+      case 1: paged_decode_split_kernel<1><<<grid, threads, smem, stream>>>(args); break;
+      case 2: paged_decode_split_kernel<2><<<grid, threads, smem, stream>>>(args); break;
+      case 4: paged_decode_split_kernel<4><<<grid, threads, smem, stream>>>(args); break;
+      default: paged_decode_split_kernel<8><<<grid, threads, smem, stream>>>(args); break;
     }
-    merge_splits_kernel<<<unsigned(batch * n_heads), kHeadDim>>>(partial_out.get(), partial_ml.get(), out.get(), args.splits);
+    GV_CHECK_LAUNCH();
+    merge_splits_kernel<<<unsigned(batch * n_heads), kHeadDim, 0, stream>>>(partial_out.get(), partial_ml.get(), out.get(),
+                                                                            args.splits);
+    GV_CHECK_LAUNCH();
   }
 };
 
@@ -203,7 +206,7 @@ void setup(PagedDevice& d, int batch, int n_heads, int n_kv, int block_size, int
 }
 
 // Small problem against the CPU reference (bf16-rounded inputs on both sides).
-double validate_against_ref(int n_heads, int n_kv) {
+double validate_against_ref(int n_heads, int n_kv, cudaStream_t stream) {
   PagedKvHost kv;
   DecodeBatch db;
   std::vector<float> q, ref;
@@ -224,8 +227,9 @@ double validate_against_ref(int n_heads, int n_kv) {
   d.table.upload(db.block_table);
   d.lens.upload(db.seq_lens);
   d.q.upload(q);
-  d.launch();
-  GV_CUDA(cudaDeviceSynchronize());
+  GV_CUDA(cudaDeviceSynchronize());  // uploads went through the legacy stream
+  d.launch(stream);
+  GV_CUDA(cudaStreamSynchronize(stream));
   const std::vector<float> got = d.out.download();
   double err = 0;
   for (size_t i = 0; i < got.size(); ++i) err = std::max(err, double(std::fabs(got[i] - ref[i])));
@@ -234,36 +238,37 @@ double validate_against_ref(int n_heads, int n_kv) {
 
 }  // namespace
 
-std::vector<AttentionRun> run_paged_attention(int64_t batch, int64_t ctx, int64_t n_heads,
-                                              const std::vector<int64_t>& n_kvs, int64_t head_dim) {
-  if (head_dim != kHeadDim) throw std::invalid_argument("paged attention kernel is built for head_dim 128");
-  std::vector<AttentionRun> runs;
-  constexpr int kBlock = 16, kChunk = 256;
-  for (int64_t n_kv : n_kvs) {
-    AttentionRun r;
-    r.n_kv = n_kv;
-    r.max_abs_err_vs_ref = validate_against_ref(int(n_heads), int(n_kv));
-    const int blocks_per_seq = int((ctx + kBlock - 1) / kBlock);
-    const size_t num_blocks = size_t(batch) * blocks_per_seq;
-    PagedDevice d;
-    setup(d, int(batch), int(n_heads), int(n_kv), kBlock, blocks_per_seq, int(ctx), kChunk, num_blocks);
-    fill_uniform_bf16(d.k.get(), d.k.size(), 1.0f, 101);
-    fill_uniform_bf16(d.v.get(), d.v.size(), 1.0f, 102);
-    std::vector<int32_t> table(num_blocks);
-    std::iota(table.begin(), table.end(), 0);
-    std::shuffle(table.begin(), table.end(), std::mt19937_64(7));
-    d.table.upload(table);
-    d.lens.upload(std::vector<int32_t>(size_t(batch), int32_t(ctx)));
-    std::vector<float> q(size_t(batch * n_heads * kHeadDim));
-    std::mt19937_64 rng(8);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (float& x : q) x = nd(rng);
-    d.q.upload(q);
-    r.time_s = time_gpu_s(20, [&] { d.launch(); });
-    r.kv_bytes_read = uint64_t(batch) * uint64_t(ctx) * uint64_t(n_kv) * kHeadDim * 2 /*bf16*/ * 2 /*K,V*/;
-    runs.push_back(r);
-  }
-  return runs;
+double paged_attention_error_vs_ref(int64_t n_heads, int64_t n_kv, cudaStream_t stream) {
+  return validate_against_ref(int(n_heads), int(n_kv), stream);
+}
+
+AttentionRun time_paged_attention(const AttentionShape& s, cudaStream_t stream) {
+  constexpr int kBlock = int(kAttentionBlock);
+  AttentionRun r;
+  r.shape = s;
+  r.traffic = attention_traffic(s);
+  const int blocks_per_seq = int((s.context + kBlock - 1) / kBlock);
+  const size_t num_blocks = size_t(s.batch) * size_t(blocks_per_seq);
+  PagedDevice d;
+  setup(d, int(s.batch), int(s.n_heads), int(s.n_kv), kBlock, blocks_per_seq, int(s.context), int(kAttentionChunk),
+        num_blocks);
+  fill_uniform_bf16(d.k.get(), d.k.size(), 1.0f, 101, stream);
+  fill_uniform_bf16(d.v.get(), d.v.size(), 1.0f, 102, stream);
+  GV_CUDA(cudaStreamSynchronize(stream));
+  std::vector<int32_t> table(num_blocks);
+  std::iota(table.begin(), table.end(), 0);
+  std::shuffle(table.begin(), table.end(), std::mt19937_64(7));
+  d.table.upload(table);
+  d.lens.upload(std::vector<int32_t>(size_t(s.batch), int32_t(s.context)));
+  std::vector<float> q(size_t(s.batch * s.n_heads * kHeadDim));
+  std::mt19937_64 rng(8);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (float& x : q) x = nd(rng);
+  d.q.upload(q);
+  // Uploads go through the legacy stream, which a non-blocking stream does not wait for.
+  GV_CUDA(cudaDeviceSynchronize());
+  r.time_s = time_gpu_s(stream, 20, [&] { d.launch(stream); });
+  return r;
 }
 
 }  // namespace kvplan::gv::cuda

@@ -65,4 +65,24 @@ void make_random_paged_problem(int64_t batch, int64_t seq_len, int64_t n_heads, 
                                int64_t head_dim, int64_t block_size, uint64_t seed,
                                PagedKvHost& kv, DecodeBatch& db, std::vector<float>& q);
 
+//! The CUDA kernel's problem (paged_attention.cu): `batch` sequences of `context` tokens,
+//! bf16 cache of head_dim 128, FlashDecoding splits of 256 tokens, blocks of 16 tokens.
+struct AttentionShape {
+  int64_t batch = 0, context = 0, n_heads = 0, n_kv = 0;
+};
+inline constexpr int64_t kAttentionHeadDim = 128;
+inline constexpr int64_t kAttentionChunk = 256;
+inline constexpr int64_t kAttentionBlock = 16;
+
+//! What the CUDA kernels move and do for one call, counted from the buffers' element
+//! types (bf16 cache, fp32 queries, partials and outputs, int32 block table).
+struct AttentionTraffic {
+  int64_t splits = 0;          //!< per sequence
+  uint64_t kv_bytes = 0;       //!< K and V rows, each once per KV head
+  uint64_t partial_bytes = 0;  //!< split outputs and (max, sum), written once and read once: counted x 2
+  uint64_t total_bytes = 0;    //!< kv + queries + block table + 2 x partials + outputs
+  uint64_t macs = 0;           //!< q.k and p.v multiply-adds
+};
+AttentionTraffic attention_traffic(const AttentionShape& s);
+
 }  // namespace kvplan::gv

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpu_validate/paged_attention.h"
+#include "planner/types.h"
 
 namespace kvplan::gv {
 
@@ -185,6 +186,27 @@ void make_random_paged_problem(int64_t batch, int64_t seq_len, int64_t n_heads, 
   db.seq_lens.assign(sz(batch), static_cast<int32_t>(seq_len));
   q.resize(sz(batch * n_heads * head_dim));
   for (float& x : q) x = nd(rng);
+}
+
+AttentionTraffic attention_traffic(const AttentionShape& s) {
+  AttentionTraffic t;
+  const auto B = static_cast<uint64_t>(s.batch), ctx = static_cast<uint64_t>(s.context);
+  const auto H = static_cast<uint64_t>(s.n_heads), nkv = static_cast<uint64_t>(s.n_kv);
+  const auto D = static_cast<uint64_t>(kAttentionHeadDim);
+  const auto bf16_bytes = static_cast<uint64_t>(dtype_bits(DType::bf16) / 8);
+  const auto fp32_bytes = static_cast<uint64_t>(dtype_bits(DType::fp32) / 8);
+  const uint64_t int32_bytes = sizeof(int32_t);
+  t.splits = (s.context + kAttentionChunk - 1) / kAttentionChunk;
+  const auto splits = static_cast<uint64_t>(t.splits);
+  const uint64_t blocks_per_seq = (ctx + kAttentionBlock - 1) / kAttentionBlock;
+  t.kv_bytes = B * ctx * nkv * D * bf16_bytes * 2;
+  // Each split writes its unnormalized output (D floats) and its running (max, sum) per
+  // query head; the merge kernel reads them back.
+  t.partial_bytes = B * H * splits * (D + 2) * fp32_bytes;
+  t.total_bytes = t.kv_bytes + B * H * D * fp32_bytes /* queries */ + B * blocks_per_seq * int32_bytes /* table */ +
+                  2 * t.partial_bytes + B * H * D * fp32_bytes /* outputs */;
+  t.macs = B * ctx * H * D * 2;
+  return t;
 }
 
 }  // namespace kvplan::gv

@@ -54,31 +54,12 @@ bool Report::all_pass() const {
 }
 
 Report run_validation(const Options& o) {
+  if (o.backend != Backend::cpu)
+    throw std::runtime_error("the CUDA backend runs in kvplan_harness (run_cuda_validation), not here");
   const auto t0 = std::chrono::steady_clock::now();
-  Report r = o.backend == Backend::cpu ? detail::run_cpu(o) : detail::run_cuda(o);
+  Report r = detail::run_cpu(o);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
-}
-
-std::string calibration_json(const CalibrationOut& c) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", "kvplan.calibration/1");
-  w.field("device", std::string_view(c.device));
-  w.field("bandwidth_efficiency", c.bandwidth_efficiency);
-  w.field("prefill_flops_efficiency", c.prefill_flops_efficiency);
-  w.field("decode_flops_efficiency", c.decode_flops_efficiency);
-  w.field("runtime_reserve_bytes", c.runtime_reserve_bytes);
-  w.field("measured", true);
-  w.key("detail").begin_object();
-  w.field("measured_bandwidth_bytes_per_s", c.measured_bandwidth_bytes_per_s);
-  w.field("measured_prefill_flops_per_s", c.measured_prefill_flops_per_s);
-  w.field("measured_decode_flops_per_s", c.measured_decode_flops_per_s);
-  w.field("datasheet_bandwidth_bytes_per_s", c.datasheet_bandwidth_bytes_per_s);
-  w.field("datasheet_peak_flops_per_s", c.datasheet_peak_flops_per_s);
-  w.end_object();
-  w.end_object();
-  return w.str() + "\n";
 }
 
 std::string report_json(const Report& r) {
@@ -106,20 +87,6 @@ std::string report_json(const Report& r) {
     w.end_object();
   }
   w.end_array();
-  if (r.calibration) {
-    w.key("calibration");
-    // Re-emit the calibration object inline (same keys as the calibration file).
-    const CalibrationOut& c = *r.calibration;
-    w.begin_object();
-    w.field("schema", "kvplan.calibration/1");
-    w.field("device", std::string_view(c.device));
-    w.field("bandwidth_efficiency", c.bandwidth_efficiency);
-    w.field("prefill_flops_efficiency", c.prefill_flops_efficiency);
-    w.field("decode_flops_efficiency", c.decode_flops_efficiency);
-    w.field("runtime_reserve_bytes", c.runtime_reserve_bytes);
-    w.field("measured", true);
-    w.end_object();
-  }
   w.end_object();
   return w.str() + "\n";
 }

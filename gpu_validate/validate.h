@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "planner/types.h"
@@ -46,25 +48,49 @@ Check make_check(std::string group, std::string name, std::string quantity, std:
                  double predicted, double measured, Compare compare, double tolerance,
                  std::string note = {});
 
-//! Measured ceilings, as the planner's --calibration file carries them.
-struct CalibrationOut {
-  std::string device;
-  double bandwidth_efficiency = 0;       //!< achieved copy bandwidth / datasheet
-  double prefill_flops_efficiency = 0;   //!< large GEMM FLOP/s / datasheet peak
-  double decode_flops_efficiency = 0;    //!< skinny (decode-shaped) GEMM FLOP/s / peak
-  int64_t runtime_reserve_bytes = 0;     //!< CUDA context + cuBLAS workspace
-  double measured_bandwidth_bytes_per_s = 0;
-  double measured_prefill_flops_per_s = 0;
-  double measured_decode_flops_per_s = 0;
-  double datasheet_bandwidth_bytes_per_s = 0;
-  double datasheet_peak_flops_per_s = 0;
+//! What a harness run measured for the latency model: the `kvplan.calibration/2` file
+//! (docs/validate.md, docs/calibration.md), written by calibration_json on every backend.
+struct CalibrationParameter {
+  std::string name;   //!< bandwidth_efficiency, prefill_flops_efficiency, ...
+  double value = 0;
+  std::string unit;   //!< "fraction", "B", ...
+  std::string source; //!< which measurement over which datasheet figure
 };
+struct CopyRow { int64_t bytes = 0; double time_s = 0; };  //!< bytes read + written
+struct GemmRow { int64_t m = 0, n = 0, k = 0; std::string dtype; double time_s = 0; };
+struct AttentionRow {
+  std::string kind;  //!< mha, gqa, mqa, mla
+  int64_t batch = 0, context_tokens = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
+  std::string kv_dtype;
+  int64_t bytes_read = 0;  //!< every byte the kernels read, split-K partials included
+  double time_s = 0;
+};
+struct LaunchRow { std::string mode; int64_t kernels = 0; double time_s = 0; };  //!< eager|graph
+struct AllReduceRow { int64_t gpus = 0, bytes = 0; double time_s = 0; };
+
+struct CalibrationOut {
+  std::string device;   //!< as the driver names it, or "cpu: <model name>"
+  std::string gpu;      //!< catalog name the parameters apply to; empty when none
+  std::string source;   //!< who measured what, how
+  std::string created;  //!< YYYY-MM-DD (UTC)
+  std::vector<CalibrationParameter> parameters;
+  std::vector<CopyRow> hbm_copy;
+  std::vector<GemmRow> gemm;
+  std::vector<AttentionRow> decode_attention;
+  std::vector<LaunchRow> launch;
+  std::vector<AllReduceRow> all_reduce;
+  //! The parameter's value, if it was measured.
+  std::optional<double> parameter(std::string_view name) const;
+};
+
+//! Today's date, UTC, as YYYY-MM-DD.
+std::string utc_date();
 
 struct Report {
   Backend backend = Backend::cpu;
   std::string device;
   std::vector<Check> checks;
-  std::optional<CalibrationOut> calibration;  //!< cuda only: host figures have no datasheet
+  CalibrationOut calibration;  //!< what was measured for the latency model (every backend)
   double wall_s = 0;
   bool all_pass() const;
 };
@@ -73,27 +99,29 @@ struct Options {
   Backend backend = Backend::cpu;
   bool quick = false;                 //!< smaller shapes and fewer repetitions (tests)
   std::string npy_k, npy_v;           //!< user K and V (.npy, [T, C] or [T, H, D]), optional
-  //! Datasheet ceilings for the calibration; 0 = look the device name up (H100, H200, A100).
+  //! Datasheet ceilings for the calibration; 0 = look the device name up in the catalog
+  //! (configs/gpus `cuda_device_names`, exact match).
   double datasheet_bandwidth_bytes_per_s = 0;
   double datasheet_peak_flops_per_s = 0;
+  //! Called by the CUDA backend after each group with the report so far, so that a run
+  //! cut short (a lent machine's timeout) still leaves what it measured.
+  std::function<void(const Report&)> on_progress;
 };
 
-//! Throws std::runtime_error when the backend cannot run (no CUDA build, no GPU).
+//! Runs the CPU backend (the references). The CUDA backend lives in the harness only
+//! (kvplan_gpu_validate_cuda: run_cuda_validation), so that nothing else links CUDA.
 Report run_validation(const Options& o);
 
-//! Empty when the CUDA backend can run here; otherwise why not, in one sentence.
-std::string cuda_unavailable_reason();
-
-//! {"schema": "kvplan.validate/1", "backend", "device", "checks": [...], ...}.
+//! {"schema": "kvplan.validate/1", "backend", "device", "all_pass", "wall_s", "checks": [...]}:
+//! the one writer of the validate JSON (the harness writes it; `kvplan validate` prints it).
 std::string report_json(const Report& r);
-//! {"schema": "kvplan.calibration/1", ...}: the file `--calibration` reads.
+//! {"schema": "kvplan.calibration/2", ...}: the file `--calibration` reads.
 std::string calibration_json(const CalibrationOut& c);
 //! A plain-text table of the checks (the harness prints it; the CLI has its own).
 std::string report_table(const Report& r);
 
 namespace detail {
 Report run_cpu(const Options& o);
-Report run_cuda(const Options& o);  // checks_cuda.cu, or the stub that throws
 }  // namespace detail
 
 }  // namespace kvplan::gv

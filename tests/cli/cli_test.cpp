@@ -168,22 +168,53 @@ TEST_CASE("validate --backend cpu passes every check but the timed ones and foll
   CHECK(r.code == (all_pass ? 0 : 1));
 }
 
-TEST_CASE("validate --backend cuda runs where a GPU is, and elsewhere exits 2 saying why") {
-  const Run r = kvplan("validate --backend cuda --quick --format json");
-  if (r.code == 2) {
-    // "kvplan: error: command line: key '--backend': expected a backend this machine can
-    // run, got cuda: <the reason>".
-    CHECK(r.err.find("kvplan: error: command line: key '--backend': expected a backend this machine can run, got cuda: ") ==
-          0);
-    CHECK(r.err.size() > 110);  // a reason follows
-    CHECK(r.out.empty());
-    return;
+TEST_CASE("validate --backend cpu --calibration-out writes a kvplan.calibration/2 file of host measurements") {
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan_cli_calib." + std::to_string(getpid()) + ".json");
+  const Run r = kvplan("validate --backend cpu --quick --format json --calibration-out " + path.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  CHECK(j["schema"] == "kvplan.calibration/2");
+  CHECK(j["device"].get<std::string>().rfind("cpu: ", 0) == 0);
+  for (const char* k : {"source", "created", "measurements"}) CHECK_MESSAGE(j.contains(k), k);
+  // --quick: one copy of 64 MiB, counted as read + written; the reference GEMM at m = 1, 64.
+  REQUIRE(j["measurements"]["hbm_copy"].size() == 1);
+  CHECK(j["measurements"]["hbm_copy"][0]["bytes"] == 134217728);
+  CHECK(j["measurements"]["gemm"].size() == 2);
+}
+
+TEST_CASE("validate --backend cuda without a harness exits 2 and names the path") {
+  const Run r = kvplan("validate --backend cuda --harness /nonexistent/kvplan_harness");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("kvplan: error:") == 0);
+  CHECK(r.err.find("/nonexistent/kvplan_harness") != std::string::npos);
+}
+
+TEST_CASE("validate --backend cuda runs the harness as a child process and renders its report") {
+  // A stand-in harness: writes a one-check kvplan.validate/1 report to --out, exits 1.
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan_fake_harness." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto harness = dir / "kvplan_harness";
+  {
+    std::ofstream f(harness);
+    f << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+         "printf '%s' '{\"schema\": \"kvplan.validate/1\", \"backend\": \"cuda\", \"device\": \"fake\", "
+         "\"all_pass\": false, \"wall_s\": 0.5, \"checks\": [{\"group\": \"g\", \"name\": \"x\", "
+         "\"quantity\": \"q\", \"unit\": \"s\", \"predicted\": 1, \"measured\": 2, \"error\": 1, "
+         "\"tolerance\": 0.3, \"compare\": \"relative\", \"pass\": false, \"note\": \"n\"}]}' > \"$out\"\nexit 1\n";
   }
-  REQUIRE_MESSAGE((r.code == 0 || r.code == 1), r.err);
+  std::filesystem::permissions(harness, std::filesystem::perms::owner_all);
+  const Run r = kvplan("validate --backend cuda --harness " + harness.string() + " --format json");
+  std::filesystem::remove_all(dir);
+  CHECK(r.code == 1);  // a failed check
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["schema"] == "kvplan.validate/1");
   CHECK(j["backend"] == "cuda");
-  CHECK_FALSE(j["checks"].empty());
+  CHECK(j["device"] == "fake");
+  REQUIRE(j["checks"].size() == 1);
+  CHECK(j["checks"][0]["name"] == "x");
+  CHECK(j["checks"][0]["measured"] == 2);
+  CHECK(j["checks"][0]["pass"] == false);
 }
 
 TEST_CASE("plan --engine vllm prints the two lines vLLM logs at start-up") {
