@@ -77,6 +77,12 @@ nlohmann::json to_json(const Report& r) {
              {"peak_blocks", s.peak_blocks},
              {"peak_utilization", s.peak_kv_utilization},
              {"mean_utilization", s.mean_kv_utilization}};
+  const Calibration& c = r.options.calibration;
+  j["calibration"] = {{"file", c.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.file)},
+                      {"device", c.device},
+                      {"source", c.source}};
+  j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
+                       {"cached_prompt_tokens", s.cached_prompt_tokens}};
   j["sim"] = {{"events", s.events},
               {"steps", s.steps},
               {"wall_s", s.wall_s},
@@ -115,6 +121,12 @@ std::vector<std::pair<std::string, std::string>> summary(const Report& r) {
                                 sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
                                 reports::count(r.max_num_batched_tokens),
                                 r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed)},
+      {"calibration", r.options.calibration.file.empty()
+                          ? std::string("none: datasheet roofline (80 % bandwidth, 70 %/50 % of peak FLOP/s)")
+                          : fmt::format("{} ({})", r.options.calibration.file, r.options.calibration.device)},
+      {"prefix cache", r.options.enable_prefix_caching.value_or(true)
+                           ? fmt::format("on, {} prompt tokens served from it", reports::count(s.cached_prompt_tokens))
+                           : std::string("off")},
       {"KV pool", fmt::format("{} blocks of {} tokens = {} per GPU", reports::count(s.num_blocks), s.block_size,
                               reports::gib(s.num_blocks * r.kv_block_bytes_per_gpu))},
       {"requests", fmt::format("{} completed, {} rejected, {} preemptions, {} outputs cut at max_model_len",

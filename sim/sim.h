@@ -40,6 +40,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "planner/planner.h"
 #include "planner/types.h"
@@ -127,6 +128,9 @@ struct SimResult {
   double prompt_tokens_per_s = 0;
   int64_t output_tokens = 0;  // produced by completed requests
   int64_t prompt_tokens = 0;
+  //! Prompt tokens served from the prefix cache instead of computed (vLLM's prefix
+  //! cache hits), summed over admissions.
+  int64_t cached_prompt_tokens = 0;
   // SLO
   Slo slo;
   double goodput_requests_per_s = 0;  // completed requests meeting both SLO targets
@@ -248,6 +252,12 @@ struct GeneratedRequest {
   double arrival_s = 0;
   int64_t prompt_tokens = 1;
   int64_t output_tokens = 1;
+  //! Prompt content identity for prefix caching (Workload::shared_prefix): the first
+  //! `shared_tokens` tokens are group `group_key`'s system prompt, the whole prompt is
+  //! content `prompt_key` (identical for equal keys). 0: unique content.
+  uint64_t group_key = 0;
+  uint64_t prompt_key = 0;
+  int64_t shared_tokens = 0;
 };
 
 //! Streams a workload's requests in arrival order, lazily.
@@ -259,11 +269,15 @@ class RequestStream {
 
  private:
   int64_t length(const LengthDist& d, const TraceRow* row, bool prompt);
+  double next_gap_s(double rate_per_s);
   const Workload* w_;
   Rng arrivals_, lengths_;
   double rate_scale_;
   int64_t count_, produced_ = 0;
   double t_ = 0;
+  size_t stage_ = 0;          // staged arrivals: the current stage
+  double stage_end_s_ = 0;    // and when it ends
+  std::vector<int64_t> user_question_tokens_;  // shared_prefix: one question per user
 };
 }  // namespace detail
 
