@@ -28,6 +28,7 @@ const std::map<std::string, Slot>& slots() {
       {"runtime_reserve_bytes",
        {[](Calibration& c, double v) { c.runtime_reserve_bytes = static_cast<int64_t>(v); }, 0, 1e15}},
       {"request_overhead_s", {[](Calibration& c, double v) { c.request_overhead_s = v; }, 0, 10}},
+      {"output_lag_steps", {[](Calibration& c, double v) { c.output_lag_steps = v; }, 0, 10}},
       {"step_overhead_s", {[](Calibration& c, double v) { c.step_overhead_s = v; }, 0, 1}},
       {"step_overhead_per_seq_s", {[](Calibration& c, double v) { c.step_overhead_per_seq_s = v; }, 0, 1}},
       {"kernel_floor_s", {[](Calibration& c, double v) { c.kernel_floor_s = v; }, 0, 1e-2}},

@@ -116,6 +116,7 @@ struct Calibration {
   // The step-time model beyond the roofline (docs/calibration.md names each term and
   // its source). Zero keeps the bare roofline of roofline.cpp.
   double request_overhead_s = 0;       // per request outside the GPU: API, tokenize, stream
+  double output_lag_steps = 0;         // token delivery trails its step by this many steps
   double step_overhead_s = 0;          // per engine step on the CPU: schedule, prepare, sample
   double step_overhead_per_seq_s = 0;  // per sequence in the step (input prep, sampling, detokenize)
   double kernel_floor_s = 0;           // shortest kernel: a per-kernel time at tiny sizes

@@ -255,7 +255,8 @@ class Run {
         max_seqs_(e.opts.max_num_seqs),
         budget_(sim.max_num_batched_tokens(o.scheduler)),
         caching_(e.opts.enable_prefix_caching.value_or(true) && o.scheduler != Scheduler::static_batch),
-        request_overhead_s_(e.opts.calibration.request_overhead_s) {
+        request_overhead_s_(e.opts.calibration.request_overhead_s),
+        output_lag_steps_(e.opts.calibration.output_lag_steps) {
     if (count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
     if (num_blocks_ < 1)
       throw InputError(e.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
@@ -386,6 +387,8 @@ class Run {
   int64_t num_blocks_, max_seqs_, budget_;
   bool caching_;
   double request_overhead_s_;
+  double output_lag_steps_;
+  double output_lag_s_ = 0;  // delivery lag of the tokens of the step that just ran
   PrefixCache cache_;
 
   std::vector<Req> reqs_;
@@ -542,8 +545,9 @@ void Run::finish(int32_t s) {
   // The per-request time outside the engine loop (API server, tokenization, streaming)
   // delays the first and the last token alike.
   const double ttft = r.first_token_s - r.arrival_s + request_overhead_s_;
+  // (first_token_s and the last token both trail their step by output_lag_s_.)
   ttft_.push_back(ttft);
-  e2e_.push_back(now_ - r.arrival_s + request_overhead_s_);
+  e2e_.push_back(now_ + output_lag_s_ - r.arrival_s + request_overhead_s_);
   const double queued_s = r.scheduled_s - r.arrival_s;
   queue_.push_back(queued_s);
   if (2 * r.id < count_) {
@@ -694,6 +698,11 @@ void Run::after_step(double dt) {
   batch_time_ += static_cast<double>(batch) * dt;
   blocks_time_ += static_cast<double>(blocks_used_) * dt;
   res_.busy_s += dt;
+  // A step's tokens reach the client after the engine's output processing, which
+  // overlaps the next step (vLLM V1: EngineCore hands outputs to the API server's
+  // output processor; docs/calibration.md): modelled as a lag of output_lag_steps x
+  // this step's duration on every delivered token. ITL, a difference, does not see it.
+  output_lag_s_ = output_lag_steps_ * dt;
   ++res_.steps;
   ++res_.events;
   now_ += dt;
@@ -729,7 +738,7 @@ void Run::after_step(double dt) {
     ++r.generated;
     if (!r.has_first_token) {
       r.has_first_token = true;
-      r.first_token_s = now_;
+      r.first_token_s = now_ + output_lag_s_;
       emit(RequestEventKind::first_token, r);
     }
     if (r.generated >= r.output) {
