@@ -326,7 +326,9 @@ class Run {
     blocks_used_ -= r.blocks;
     r.blocks = 0;
     if (caching_) {
-      for (int64_t i = 0; i < r.cache_blocks; ++i) cache_.unref(PrefixCache::key(r, i, e_.block_size));
+      // Tail first, as vLLM frees them (block_pool.free_blocks(reversed(...))): a prompt's
+      // last blocks are evicted before its first, keeping shared prefixes longest.
+      for (int64_t i = r.cache_blocks - 1; i >= 0; --i) cache_.unref(PrefixCache::key(r, i, e_.block_size));
       r.cache_blocks = 0;
     }
   }
