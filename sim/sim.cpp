@@ -255,6 +255,7 @@ class Run {
         max_seqs_(e.opts.max_num_seqs),
         budget_(sim.max_num_batched_tokens(o.scheduler)),
         caching_(e.opts.enable_prefix_caching.value_or(true) && o.scheduler != Scheduler::static_batch),
+        watermark_blocks_(static_cast<int64_t>(0.01 * static_cast<double>(num_blocks_))),
         request_overhead_s_(e.opts.calibration.request_overhead_s),
         output_lag_steps_(e.opts.calibration.output_lag_steps) {
     if (count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
@@ -388,6 +389,7 @@ class Run {
   detail::RequestStream stream_;
   int64_t num_blocks_, max_seqs_, budget_;
   bool caching_;
+  int64_t watermark_blocks_;  // continuous (V0) admission reserve
   double request_overhead_s_;
   double output_lag_steps_;
   double output_lag_s_ = 0;  // delivery lag of the tokens of the step that just ran
@@ -455,6 +457,9 @@ void Run::arrive(const detail::GeneratedRequest& g) {
       ++res_.truncated;
     }
     reject = e_.blocks_for(r.prompt + r.output - 1) > num_blocks_;
+    // V0 never admits a prompt that would leave less than the watermark (AllocStatus.NEVER).
+    if (o_.scheduler == Scheduler::continuous && e_.blocks_for(r.prompt) > num_blocks_ - watermark_blocks_)
+      reject = true;
   }
   if (reject) {
     ++res_.rejected;
@@ -611,7 +616,13 @@ void Run::compose_continuous() {
       // The first prompt of a step always fits the token budget.
       if (tokens > 0 && tokens + len - hit > budget_) break;
       const int64_t need = e_.blocks_for(len);
-      if (num_blocks_ - blocks_used_ < need) break;
+      // V0's admission watermark: a prompt is admitted only if 1 % of the pool stays free
+      // after it (vllm/core/block_manager.py v0.6, can_allocate: free - required >=
+      // watermark_blocks = int(0.01 x num_gpu_blocks)), so running decoders keep room to grow.
+      // (With nothing running the reserve protects no one: a recomputed request longer
+      // than the pool minus the reserve still gets back in.)
+      if (num_blocks_ - blocks_used_ < need || (n_running_ > 0 && num_blocks_ - blocks_used_ - need < watermark_blocks_))
+        break;
       waiting_.pop_front();
       ref_hits(r);
       take_blocks(r, need);

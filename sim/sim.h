@@ -55,6 +55,14 @@ namespace kvplan::sim {
 //! (running partial prefills first, then new admissions). `static_batch`: when the
 //! engine is empty it admits up to max_num_seqs waiting requests, reserving blocks for
 //! their full length, prefills them in one step and decodes until the last one ends.
+//! Engine rules, with their source: V0 admits a prompt only if int(0.01 x pool) blocks
+//! stay free after it (vllm/core/block_manager.py, can_allocate, v0.6) and never admits
+//! one that could not leave that reserve in an empty pool; V1 has no reserve
+//! (vllm/v1/core/kv_cache_manager.py allocate_slots, v0.15.1). Both preempt, when a
+//! running request cannot get its next block, the newest running request (V1 FCFS:
+//! `preempted_req = self.running.pop()` in vllm/v1/core/sched/scheduler.py schedule()),
+//! free its blocks, reset its computed tokens to 0 (recompute) and put it at the front of
+//! the waiting queue; V1 admits new requests only in a step that preempted nothing.
 enum class Scheduler { continuous, chunked, static_batch };
 std::string_view to_string(Scheduler s);
 //! Parses continuous|chunked|static.

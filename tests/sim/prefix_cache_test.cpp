@@ -136,3 +136,38 @@ TEST_CASE("staged fixed-rate arrivals start each stage at its beginning") {
   CHECK(t[3] == doctest::Approx(1.25));
   CHECK(w.base_rate_per_s() == doctest::Approx(4.0 / 1.5));
 }
+
+TEST_CASE("vLLM V0 keeps 1 % of the pool free when admitting; V1 does not") {
+  // Pool of 100 blocks: V0's watermark is int(0.01 x 100) = 1 block. Prompts of 960 and
+  // 640 tokens need 60 and 40 blocks (16 tokens each) and arrive together. V0 admits the
+  // first, then would leave 100 - 60 - 40 = 0 < 1 free: the second waits for the first to
+  // finish. V1 (chunked) admits both in the first step (and then preempts the second,
+  // the newest, when the first needs its 61st block to decode).
+  const Simulator sim(llama3_8b(), h100(), ServingOptions{});
+  auto rows = std::make_shared<std::vector<TraceRow>>(std::vector<TraceRow>{{0.0, 960, 2}, {0.0, 640, 2}});
+  Workload w;
+  w.requests = 2;
+  w.arrival.process = ArrivalProcess::trace;
+  w.prompt_tokens.kind = LengthKind::trace;
+  w.output_tokens.kind = LengthKind::trace;
+  w.trace = rows;
+  w.slo = Slo{1e9, 1e9};
+  for (const Scheduler s : {Scheduler::continuous, Scheduler::chunked}) {
+    CAPTURE(to_string(s));
+    SimOptions o;
+    o.scheduler = s;
+    o.num_blocks = 100;
+    o.check_invariants = true;
+    std::vector<double> scheduled(2, -1);
+    o.on_request = [&](const RequestEvent& e) {
+      auto& first = scheduled[static_cast<size_t>(e.request)];
+      if (e.kind == RequestEventKind::scheduled && first < 0) first = e.time_s;
+    };
+    (void)sim.run(w, o);
+    CHECK(scheduled[0] == 0.0);
+    if (s == Scheduler::continuous)
+      CHECK(scheduled[1] > 0.0);
+    else
+      CHECK(scheduled[1] == 0.0);
+  }
+}
