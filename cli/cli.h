@@ -47,5 +47,6 @@ int cmd_gpus(const Args& args);
 int cmd_simulate(const Args& args);
 int cmd_size(const Args& args);
 int cmd_validate(const Args& args);
+int cmd_calibrate(const Args& args);
 
 }  // namespace kvplan::cli

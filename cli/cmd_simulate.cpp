@@ -17,154 +17,21 @@
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "planner/planner.h"
-#include "reports/table.h"
+#include "reports/sim_report.h"
 #include "sim/sim.h"
 
 namespace kvplan::cli {
 
 namespace {
 
-struct Report {
-  std::string model, gpu;
-  ServingOptions options;
-  sim::Workload workload;
-  sim::SimOptions sim;
-  sim::SimResult result;
-  int64_t kv_block_bytes_per_gpu = 0;
-  int64_t max_num_batched_tokens = 0;
-  std::optional<sim::MaxRate> max_rate;
-  int64_t max_rate_requests = 0;
-};
-
-nlohmann::json percentiles_json(const sim::Percentiles& p) {
-  return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"mean", p.mean}};
-}
-
-nlohmann::json to_json(const Report& r) {
-  const sim::SimResult& s = r.result;
-  nlohmann::json j;
-  j["schema"] = "kvplan.sim/1";
-  j["model"] = r.model;
-  j["gpu"] = r.gpu;
-  j["workload"] = r.workload.name;
-  j["scheduler"] = std::string(sim::to_string(r.sim.scheduler));
-  j["preemption"] = r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute";
-  j["seed"] = r.sim.seed;
-  j["tp"] = r.options.tp;
-  j["pp"] = r.options.pp;
-  j["max_num_seqs"] = r.options.max_num_seqs;
-  j["max_num_batched_tokens"] = r.max_num_batched_tokens;
-  j["arrival_rate_per_s"] = r.workload.base_rate_per_s() * r.sim.rate_scale;
-  j["requests"] = {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
-                   {"preemptions", s.preemptions}, {"truncated", s.truncated}};
-  j["throughput"] = {{"requests_per_s", s.requests_per_s},
-                     {"output_tokens_per_s", s.output_tokens_per_s},
-                     {"prompt_tokens_per_s", s.prompt_tokens_per_s},
-                     {"goodput_requests_per_s", s.goodput_requests_per_s}};
-  j["slo"] = {{"ttft_p99_s", s.slo.ttft_p99_s},
-              {"tpot_p99_s", s.slo.tpot_p99_s},
-              {"attainment", s.slo_attainment},
-              {"meets", s.meets_slo}};
-  j["latency"] = {{"ttft_s", percentiles_json(s.ttft_s)},
-                  {"tpot_s", percentiles_json(s.tpot_s)},
-                  {"e2e_s", percentiles_json(s.e2e_s)},
-                  {"queue_s", percentiles_json(s.queue_s)},
-                  {"queue_growth_s", s.queue_growth_s}};
-  j["batch"] = {{"mean", s.batch_mean}, {"max", s.batch_max}};
-  j["kv"] = {{"num_blocks", s.num_blocks},
-             {"block_size", s.block_size},
-             {"pool_bytes_per_gpu", s.num_blocks * r.kv_block_bytes_per_gpu},
-             {"peak_blocks", s.peak_blocks},
-             {"peak_utilization", s.peak_kv_utilization},
-             {"mean_utilization", s.mean_kv_utilization}};
-  j["sim"] = {{"events", s.events},
-              {"steps", s.steps},
-              {"wall_s", s.wall_s},
-              {"simulated_s", s.duration_s},
-              {"busy_s", s.busy_s},
-              {"tokens_simulated", s.tokens_simulated},
-              {"tokens_per_wall_s", s.tokens_per_wall_s}};
-  if (r.max_rate) {
-    j["max_rate_per_s"] = r.max_rate->max_rate_per_s;
-    j["max_rate"] = {{"found", r.max_rate->found},
-                     {"rate_scale", r.max_rate->rate_scale},
-                     {"runs", r.max_rate->runs},
-                     {"requests_per_run", r.max_rate_requests},
-                     {"ttft_p99_s", r.max_rate->at_max.ttft_s.p99},
-                     {"tpot_p99_s", r.max_rate->at_max.tpot_s.p99}};
+std::string render(const reports::SimReport& r, Format f) {
+  switch (f) {
+    case Format::json: return reports::sim_json(r).dump(2) + "\n";
+    case Format::md: return reports::sim_text(r, reports::TextFormat::md);
+    case Format::csv: return reports::sim_text(r, reports::TextFormat::csv);
+    case Format::table: break;
   }
-  return j;
-}
-
-std::string pct(double f) { return fmt::format("{:.1f} %", 100 * f); }
-//! Three significant digits: a whole number with thousands separators from 1,000 to a
-//! million, scientific notation above.
-std::string num(double x) {
-  if (std::isfinite(x) && std::abs(x) >= 1000 && std::abs(x) < 1e6) return reports::count(std::llround(x));
-  return fmt::format("{:.3g}", x);
-}
-
-//! The summary as (quantity, value) rows: the human table, Markdown and CSV all use it.
-std::vector<std::pair<std::string, std::string>> summary(const Report& r) {
-  const sim::SimResult& s = r.result;
-  std::vector<std::pair<std::string, std::string>> rows = {
-      {"model / GPU", fmt::format("{} on {} (TP {}, PP {})", r.model, r.gpu, r.options.tp, r.options.pp)},
-      {"workload", fmt::format("{}: {} requests at {} requests/s", r.workload.name,
-                               reports::count(s.arrived), num(r.workload.base_rate_per_s() * r.sim.rate_scale))},
-      {"scheduler", fmt::format("{} (max {} seqs, {} batched tokens), preempt by {}, seed {}",
-                                sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
-                                reports::count(r.max_num_batched_tokens),
-                                r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed)},
-      {"KV pool", fmt::format("{} blocks of {} tokens = {} per GPU", reports::count(s.num_blocks), s.block_size,
-                              reports::gib(s.num_blocks * r.kv_block_bytes_per_gpu))},
-      {"requests", fmt::format("{} completed, {} rejected, {} preemptions, {} outputs cut at max_model_len",
-                               reports::count(s.completed), reports::count(s.rejected),
-                               reports::count(s.preemptions), reports::count(s.truncated))},
-      {"throughput", fmt::format("{} requests/s, {} output tokens/s, {} prompt tokens/s", num(s.requests_per_s),
-                                 num(s.output_tokens_per_s), num(s.prompt_tokens_per_s))},
-      {"goodput", fmt::format("{} requests/s within the SLO ({} of requests; TTFT <= {}, TPOT <= {})",
-                              num(s.goodput_requests_per_s), pct(s.slo_attainment),
-                              reports::seconds(s.slo.ttft_p99_s), reports::seconds(s.slo.tpot_p99_s))},
-      {"SLO at p99", s.meets_slo ? "met" : "missed"},
-      {"TTFT p50 / p90 / p99", fmt::format("{} / {} / {}", reports::seconds(s.ttft_s.p50),
-                                           reports::seconds(s.ttft_s.p90), reports::seconds(s.ttft_s.p99))},
-      {"TPOT p50 / p90 / p99", fmt::format("{} / {} / {}", reports::seconds(s.tpot_s.p50),
-                                           reports::seconds(s.tpot_s.p90), reports::seconds(s.tpot_s.p99))},
-      {"end-to-end p50 / p90 / p99", fmt::format("{} / {} / {}", reports::seconds(s.e2e_s.p50),
-                                                 reports::seconds(s.e2e_s.p90), reports::seconds(s.e2e_s.p99))},
-      {"queueing p50 / p99 / mean", fmt::format("{} / {} / {}", reports::seconds(s.queue_s.p50),
-                                                reports::seconds(s.queue_s.p99), reports::seconds(s.queue_s.mean))},
-      {"batch mean / max", fmt::format("{} / {} sequences", num(s.batch_mean), s.batch_max)},
-      {"KV use mean / peak", fmt::format("{} / {} ({} blocks)", pct(s.mean_kv_utilization),
-                                         pct(s.peak_kv_utilization), reports::count(s.peak_blocks))},
-      {"simulated", fmt::format("{} s of serving ({} s busy) in {} steps, {} events", num(s.duration_s),
-                                num(s.busy_s), reports::count(s.steps), reports::count(s.events))},
-      {"wall", fmt::format("{}, {} simulated tokens/s of wall time", reports::seconds(s.wall_s),
-                           num(s.tokens_per_wall_s))},
-  };
-  if (r.max_rate) {
-    const sim::MaxRate& m = *r.max_rate;
-    rows.emplace_back("max rate within SLO",
-                      m.found ? fmt::format("{} requests/s (TTFT p99 {}, TPOT p99 {}; {} runs of {} requests)",
-                                            num(m.max_rate_per_s), reports::seconds(m.at_max.ttft_s.p99),
-                                            reports::seconds(m.at_max.tpot_s.p99), m.runs,
-                                            reports::count(r.max_rate_requests))
-                              : fmt::format("none: the SLO is missed even at {} requests/s ({} runs)",
-                                            num(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
-  }
-  return rows;
-}
-
-std::string render(const Report& r, Format f) {
-  if (f == Format::json) return to_json(r).dump(2) + "\n";
-  reports::Table t;
-  t.header = {"quantity", "value"};
-  t.right_align = {false, false};
-  for (auto& [k, v] : summary(r)) t.rows.push_back({k, v});
-  if (f == Format::md) return reports::render(t, reports::TextFormat::md);
-  if (f == Format::csv) return reports::render(t, reports::TextFormat::csv);
-  return "kvplan simulate\n" + reports::render(t, reports::TextFormat::table) +
-         "TTFT: arrival to first token; TPOT: time per output token after the first; GiB = 2^30 bytes.\n";
+  return reports::sim_text(r, reports::TextFormat::table);
 }
 
 //! Streams one CSV row per engine step to `path` (refusing to overwrite unless --force).
@@ -231,7 +98,7 @@ int cmd_simulate(const Args& args) {
   if (all_options.size() != 1)
     throw InputError("command line", "", "one value per serving option (simulate runs one configuration)",
                      std::to_string(all_options.size()) + " combinations");
-  Report r;
+  reports::SimReport r;
   r.model = m.name;
   r.gpu = g.name;
   r.options = with_engine_defaults(g, all_options.front());

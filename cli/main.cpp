@@ -14,6 +14,7 @@ commands:
   simulate   discrete-event simulation of a serving engine under a workload
   size       search GPUs and options for the cheapest deployment meeting an SLO
   validate   compare the planner's predictions with measurements (cpu or cuda)
+  calibrate  fit the step-time model's parameters from measurements (least squares)
   models     the model catalog
   gpus       the GPU catalog
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (cmd == "simulate") return cmd_simulate(args);
     if (cmd == "size") return cmd_size(args);
     if (cmd == "validate") return cmd_validate(args);
+    if (cmd == "calibrate") return cmd_calibrate(args);
     if (cmd == "models") return cmd_models(args);
     if (cmd == "gpus") return cmd_gpus(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {

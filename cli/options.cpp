@@ -99,7 +99,8 @@ void add_serving_options(po::options_description& desc) {
       ("entry-point", s(), "vLLM entry point whose defaults apply: server (vllm serve) or llm (offline LLM())")
       ("kv-heads", s(), "what-if: replace num_key_value_heads")
       ("no-kv-cache", po::bool_switch(), "naive recompute, no cache (the seed's baseline)")
-      ("calibration", s(), "measured efficiencies (gpu_validate's calibration JSON)");
+      ("calibration", s(), "calibration file: kvplan.calibration/1 or /2 (docs/calibration.md)")
+      ("enable-prefix-caching", s(), "on|off: reuse cached prompt blocks (default on, as vLLM V1, SGLang, TRT-LLM)");
 }
 
 void add_output_options(po::options_description& desc) {
@@ -113,6 +114,11 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   ServingOptions base;
   base.kv_cache = !(vm.count("no-kv-cache") && vm["no-kv-cache"].as<bool>());
   if (vm.count("calibration")) base.calibration = io::load_calibration(vm["calibration"].as<std::string>());
+  if (vm.count("enable-prefix-caching")) {
+    const std::string v = vm["enable-prefix-caching"].as<std::string>();
+    if (v != "on" && v != "off") throw InputError("--enable-prefix-caching", "", "on or off", "'" + v + "'");
+    base.enable_prefix_caching = v == "on";
+  }
 
   std::vector<ServingOptions> rows{base};
   // Each option multiplies the rows by its list; the first option varies slowest.

@@ -1,5 +1,7 @@
 #include "io/config_io.h"
 
+#include "io/calibration_io.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -281,16 +283,23 @@ GpuSpec load_gpu(const std::string& name_or_path) {
 
 Calibration load_calibration(const std::string& path) {
   const std::string text = read_file(path);
+  // /2 files are JSON and may carry thousands of measurement rows: parsed as JSON.
+  if (text.find("\"kvplan.calibration/2\"") != std::string::npos) {
+    CalibrationFile f = parse_calibration_v2(text, path);
+    fit_missing(f, path);
+    return to_calibration(f, path);
+  }
   const YAML::Node n = parse_yaml_mapping(text, path);
   const auto schema = opt_str(n, "schema", path);
   if (schema && *schema != "kvplan.calibration/1")
-    throw InputError(path, "schema", "kvplan.calibration/1", "'" + *schema + "'");
+    throw InputError(path, "schema", "kvplan.calibration/1 or kvplan.calibration/2", "'" + *schema + "'");
   Calibration c;
   c.bandwidth_efficiency = req_num(n, "bandwidth_efficiency", path, 1e-3, 1);
   c.prefill_flops_efficiency = req_num(n, "prefill_flops_efficiency", path, 1e-3, 1);
   c.decode_flops_efficiency = opt_num(n, "decode_flops_efficiency", path, 1e-3, 1).value_or(c.prefill_flops_efficiency);
   c.runtime_reserve_bytes = opt_int(n, "runtime_reserve_bytes", path, 0);
   c.device = opt_str(n, "device", path).value_or("unknown");
+  c.file = path;
   c.measured = true;
   return c;
 }

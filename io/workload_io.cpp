@@ -177,7 +177,7 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
   w.name = opt_str(root, "name", file).value_or(fs::path(file).stem().string());
   w.source = opt_str(root, "source", file).value_or("");
 
-  const YAML::Node a = section(root, "arrival", file, {"process", "rate_per_s", "cv"},
+  const YAML::Node a = section(root, "arrival", file, {"process", "rate_per_s", "cv", "stages"},
                                "a mapping with process: poisson|gamma|fixed|trace");
   const std::string process = req_str(a, "arrival.process", file);
   if (process == "poisson") {
@@ -192,10 +192,53 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
   } else {
     throw InputError(file, "arrival.process", "poisson, gamma, fixed or trace", "'" + process + "'");
   }
-  if (w.arrival.process != sim::ArrivalProcess::trace) w.arrival.rate_per_s = positive(a, "arrival.rate_per_s", file);
+  const YAML::Node stages = a["arrival.stages"];
+  if (stages.IsDefined() && !stages.IsNull()) {
+    if (w.arrival.process == sim::ArrivalProcess::trace)
+      throw InputError(file, "arrival.stages", "no stages with arrival.process trace", "a list");
+    if (!stages.IsSequence() || stages.size() == 0)
+      throw InputError(file, "arrival.stages", "a non-empty list of {rate_per_s, duration_s}", show(stages));
+    double n = 0, t = 0;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const std::string key = "arrival.stages[" + std::to_string(i) + "]";
+      YAML::Node wrap(YAML::NodeType::Map);
+      wrap[key] = stages[i];
+      const YAML::Node st = section(wrap, key, file, {"rate_per_s", "duration_s"}, "a mapping {rate_per_s, duration_s}");
+      sim::Stage stage;
+      stage.rate_per_s = positive(st, key + ".rate_per_s", file);
+      stage.duration_s = positive(st, key + ".duration_s", file);
+      n += stage.rate_per_s * stage.duration_s;
+      t += stage.duration_s;
+      w.arrival.stages.push_back(stage);
+    }
+    if (a["arrival.rate_per_s"].IsDefined())
+      throw InputError(file, "arrival.rate_per_s", "either rate_per_s or stages, not both", "both");
+    w.arrival.rate_per_s = n / t;
+  } else if (w.arrival.process != sim::ArrivalProcess::trace) {
+    w.arrival.rate_per_s = positive(a, "arrival.rate_per_s", file);
+  }
 
   w.prompt_tokens = length_dist(root, "prompt_tokens", file);
   w.output_tokens = length_dist(root, "output_tokens", file);
+
+  if (root["shared_prefix"].IsDefined()) {
+    const YAML::Node sp = section(root, "shared_prefix", file,
+                                  {"groups", "users_per_group", "system_prompt_tokens", "multi_turn"},
+                                  "a mapping with groups, users_per_group, system_prompt_tokens, multi_turn");
+    w.shared_prefix.groups = req_int(sp, "shared_prefix.groups", file, 1);
+    w.shared_prefix.users_per_group = req_int(sp, "shared_prefix.users_per_group", file, 1);
+    w.shared_prefix.system_prompt_tokens = req_int(sp, "shared_prefix.system_prompt_tokens", file, 0);
+    const YAML::Node mt = sp["shared_prefix.multi_turn"];
+    if (mt.IsDefined()) {
+      const std::string v = mt.IsScalar() ? mt.Scalar() : "";
+      if (v != "true" && v != "false")
+        throw InputError(file, "shared_prefix.multi_turn", "true or false", show(mt));
+      w.shared_prefix.multi_turn = v == "true";
+    }
+    if (w.prompt_tokens.kind == sim::LengthKind::trace)
+      throw InputError(file, "prompt_tokens.dist", "fixed, uniform or lognormal question lengths with shared_prefix",
+                       "'trace'");
+  }
 
   const bool uses_trace = w.arrival.process == sim::ArrivalProcess::trace ||
                           w.prompt_tokens.kind == sim::LengthKind::trace ||
@@ -216,6 +259,10 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
     throw InputError(file, "requests", "at most 1,000,000,000 requests", std::to_string(*requests));
   if (requests) {
     w.requests = *requests;
+  } else if (!w.arrival.stages.empty()) {
+    double n = 0;
+    for (const auto& st : w.arrival.stages) n += st.rate_per_s * st.duration_s;
+    w.requests = std::max<int64_t>(1, static_cast<int64_t>(std::llround(n)));
   } else if (w.arrival.process == sim::ArrivalProcess::trace) {
     w.requests = static_cast<int64_t>(w.trace->size());
   } else {

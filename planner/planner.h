@@ -147,6 +147,7 @@ struct StepTime {
   double compute_s = 0;       // FLOPs / (peak x efficiency), per GPU
   double memory_s = 0;        // bytes / (bandwidth x efficiency), per GPU
   double communication_s = 0; // TP all-reduces and PP sends
+  double overhead_s = 0;      // CPU per step and kernel floors (calibrated model only)
   double flops = 0;           // whole model
   double bytes = 0;           // per GPU
   Bound bound = Bound::memory;
@@ -176,6 +177,17 @@ class StepTimeModel {
   double moe_expert_bytes_, moe_dense_bytes_;  // per GPU; for experts touched per step
   int64_t tp_, pp_, experts_, top_k_, moe_layers_per_gpu_;
   double allreduce_bytes_per_token_;
+  //! KV bytes the decoders read in one step per GPU: every layer's cache over the summed
+  //! contexts. The single place attention KV reads are counted (sliding-window layers
+  //! read min(context, window); the planner's per-layer helper belongs here).
+  double decode_kv_bytes(int64_t decode_context_tokens) const;
+  // The calibrated model (Calibration: gemm_* > 0): additive per-kernel costs.
+  bool refined_ = false;
+  double gemm_flops_per_s_ = 0, gemm_bytes_per_s_ = 0, elementwise_bytes_per_s_ = 0;
+  double kernel_floor_s_ = 0, kernels_per_step_ = 0, elementwise_bytes_per_token_ = 0;
+  double attn_flops_per_s_ = 0;
+  double step_overhead_s_ = 0, step_overhead_per_seq_s_ = 0;
+  double allreduce_latency_s_ = 0, allreduce_bus_bytes_per_s_ = 0;
 };
 
 // ---------------------------------------------------------------- the plan

@@ -11,6 +11,22 @@
 // bandwidth (an H200 copies at 4.3 of 4.8 TB/s, docs/gpus.md), 70 % of peak for prefill
 // GEMMs (8192^3 bf16 reaches 78-81 % on H200, docs/gpus.md; real layers are smaller), 50 %
 // for decode, whose skinny GEMMs are memory-bound anyway. A calibration file replaces them.
+//
+// The calibrated model (a kvplan.calibration/2 file with gemm_* parameters; every term is
+// named in docs/calibration.md with its fit) replaces max(compute, memory) by the sum of
+// per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
+// that fits measured GEMM and elementwise kernel times (Vidur's H100 profiles) across
+// token counts, so small-M GEMMs pay their weight reads and large ones their FLOPs:
+//   GEMMs       = weights read (MoE: experts touched) / (BW x gemm_bandwidth_efficiency)
+//                 + linear FLOPs / (peak x gemm_flops_efficiency)
+//   attention   = decode KV bytes / (BW x bandwidth_efficiency)
+//                 + prefill attention FLOPs / (peak x prefill_flops_efficiency)
+//   elementwise = norms, residual adds, activation, RoPE bytes / (BW x elementwise_bandwidth_efficiency)
+//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3)
+//   comm        = 2 all-reduces per layer x (allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth)
+//   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
+// The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
+// step's inputs, then launches it, then samples; vllm/v1/engine/core.py step()).
 #include <algorithm>
 #include <cmath>
 
@@ -66,6 +82,40 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * static_cast<double>(experts_ * moe_layers_per_gpu_);
   }
   allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
+
+  const Calibration& c = o.calibration;
+  step_overhead_s_ = c.step_overhead_s;
+  step_overhead_per_seq_s_ = c.step_overhead_per_seq_s;
+  allreduce_latency_s_ = c.allreduce_latency_s > 0 ? c.allreduce_latency_s : kCollectiveLatencyS;
+  // nccl-tests' bus bandwidth: a ring all-reduce moves 2 (n-1)/n of the message per GPU.
+  allreduce_bus_bytes_per_s_ = c.allreduce_bus_bytes_per_s > 0 ? c.allreduce_bus_bytes_per_s : link_bytes_per_s_;
+  refined_ = c.gemm_flops_efficiency > 0 && c.gemm_bandwidth_efficiency > 0;
+  if (refined_) {
+    gemm_flops_per_s_ = peak_flops_per_gpu_ * c.gemm_flops_efficiency;
+    gemm_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.gemm_bandwidth_efficiency;
+    attn_flops_per_s_ = peak_flops_per_gpu_ * prefill_eff_;
+    elementwise_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.elementwise_bandwidth_efficiency;
+    kernel_floor_s_ = c.kernel_floor_s;
+    const auto layers = static_cast<double>(layers_per_stage);
+    // vLLM's decoder layer: fused QKV, attention, O, fused gate-up, activation, down, two
+    // fused add+RMSNorm, RoPE, KV-cache write = 10 kernels; plus embedding, final norm and
+    // sampling.
+    kernels_per_step_ = 10 * layers + 3;
+    // Activation bytes per token per layer: two add+RMSNorm (read x and residual, write
+    // both: 4 h each), SiLU-and-mul (read 2 i/tp, write i/tp), RoPE on local q and k heads
+    // (read and write).
+    const auto h = static_cast<double>(m.hidden_size);
+    const auto inter = static_cast<double>(m.is_moe() && m.moe_intermediate_size > 0 ? m.moe_intermediate_size * m.experts_per_token
+                                                                                     : m.intermediate_size);
+    const auto tp = static_cast<double>(o.tp);
+    const auto qk = static_cast<double>((m.num_heads + m.num_kv_heads) * m.head_dim);
+    elementwise_bytes_per_token_ =
+        layers * act_bytes_per_elem_ * (2 * 4 * h + 3 * inter / tp + 2 * qk / tp);
+  }
+}
+
+double StepTimeModel::decode_kv_bytes(int64_t decode_context_tokens) const {
+  return kv_bytes_per_token_gpu_ * static_cast<double>(decode_context_tokens);
 }
 
 StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
@@ -86,21 +136,39 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   }
   // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
   const double stages = static_cast<double>(pp_);
-  t.bytes = weights + kv_bytes_per_token_gpu_ * (static_cast<double>(decode_context_tokens) +
-                                                 static_cast<double>(prefill_tokens));
+  const double kv_read = decode_kv_bytes(decode_context_tokens);
+  const double kv_write = kv_bytes_per_token_gpu_ * static_cast<double>(prefill_tokens);
+  t.bytes = weights + kv_read + kv_write;
   const double eff = prefill_tokens > 0 ? prefill_eff_ : decode_eff_;
   t.compute_s = t.flops / static_cast<double>(tp_) / (peak_flops_per_gpu_ * eff);
   t.memory_s = stages * t.bytes / bw_bytes_per_s_;
   if (tp_ > 1) {
     const auto tp = static_cast<double>(tp_);
-    const double per_allreduce = 2 * (tp - 1) / tp * tokens * allreduce_bytes_per_token_ / link_bytes_per_s_ +
-                                 kCollectiveLatencyS;
+    const double per_allreduce =
+        2 * (tp - 1) / tp * tokens * allreduce_bytes_per_token_ / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
     t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
   }
   if (pp_ > 1 && link_bytes_per_s_ > 0)
     t.communication_s += (stages - 1) * (tokens * allreduce_bytes_per_token_ / link_bytes_per_s_ + kCollectiveLatencyS);
+  const auto seqs = static_cast<double>(decode_seqs) + (prefill_tokens > 0 ? 1.0 : 0.0);
+  t.overhead_s = step_overhead_s_ + step_overhead_per_seq_s_ * seqs;
+  if (refined_) {
+    const double linear_flops = linear_flops_per_token_ * tokens + lm_head_flops_ * logits;
+    const double attn_flops = attn_flops_per_pair_ * prefill_attn_pairs;
+    const double gemm_s = weights / gemm_bytes_per_s_ + linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_;
+    const double attn_s = (kv_read + kv_write) / bw_bytes_per_s_ + attn_flops / static_cast<double>(tp_) / attn_flops_per_s_;
+    const double elementwise_s =
+        elementwise_bytes_per_s_ > 0 ? elementwise_bytes_per_token_ * tokens / elementwise_bytes_per_s_ : 0;
+    t.compute_s = stages * (linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_ +
+                            attn_flops / static_cast<double>(tp_) / attn_flops_per_s_);
+    t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
+    t.overhead_s += stages * kernel_floor_s_ * kernels_per_step_;
+    t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
+    t.time_s = stages * (gemm_s + attn_s + elementwise_s) + t.communication_s + t.overhead_s;
+    return t;
+  }
   t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
-  t.time_s = std::max(t.compute_s, t.memory_s) + t.communication_s;
+  t.time_s = std::max(t.compute_s, t.memory_s) + t.communication_s + t.overhead_s;
   return t;
 }
 

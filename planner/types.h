@@ -113,6 +113,20 @@ struct Calibration {
   std::optional<int64_t> runtime_reserve_bytes;  // CUDA context + library workspaces
   std::string device;                  // where measured; empty = documented defaults
   bool measured = false;
+  // The step-time model beyond the roofline (docs/calibration.md names each term and
+  // its source). Zero keeps the bare roofline of roofline.cpp.
+  double request_overhead_s = 0;       // per request outside the GPU: API, tokenize, stream
+  double output_lag_steps = 0;         // token delivery trails its step by this many steps
+  double step_overhead_s = 0;          // per engine step on the CPU: schedule, prepare, sample
+  double step_overhead_per_seq_s = 0;  // per sequence in the step (input prep, sampling, detokenize)
+  double kernel_floor_s = 0;           // shortest kernel: a per-kernel time at tiny sizes
+  double gemm_bandwidth_efficiency = 0;  // GEMM weight reads / datasheet bandwidth; 0 = roofline
+  double gemm_flops_efficiency = 0;      // large-M GEMM FLOP/s / datasheet peak; 0 = roofline
+  double elementwise_bandwidth_efficiency = 0;  // norms, adds, activation, RoPE; 0 = none
+  double allreduce_latency_s = 0;      // NCCL all-reduce fixed cost; 0 = roofline's 5 us
+  double allreduce_bus_bytes_per_s = 0;  // NCCL bus bandwidth; 0 = the GPU's link
+  std::string source;                  // the calibration file's provenance, for reports
+  std::string file;                    // where it was loaded from
 };
 
 //! What the engine is asked to do; names follow vLLM's flags.
@@ -136,6 +150,9 @@ struct ServingOptions {
   bool offline_entry = false;          // vLLM: offline LLM() instead of `vllm serve` (batch defaults differ)
   std::optional<int64_t> kv_heads;     // what-if override of num_key_value_heads
   bool kv_cache = true;                // false = naive recompute (the seed's baseline)
+  //! --enable-prefix-caching / --no-enable-prefix-caching; empty = the engine's default
+  //! (on: vLLM V1, SGLang's radix cache and TensorRT-LLM's block reuse all default on).
+  std::optional<bool> enable_prefix_caching;
   Calibration calibration;
 
   DType activation_dtype(const ModelConfig& m) const;

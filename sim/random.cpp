@@ -89,6 +89,19 @@ RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale
       throw InputError(file, key, "1 <= min <= max");
     if (d->kind == LengthKind::fixed && d->value < 1) throw InputError(file, key + ".value", "an integer >= 1");
   }
+  for (const Stage& st : w.arrival.stages)
+    if (!(st.rate_per_s > 0) || !(st.duration_s > 0) || !std::isfinite(st.rate_per_s) || !std::isfinite(st.duration_s))
+      throw InputError(file, "arrival.stages", "stages with a positive rate_per_s and duration_s");
+  if (!w.arrival.stages.empty()) stage_end_s_ = w.arrival.stages.front().duration_s;
+  const SharedPrefix& sp = w.shared_prefix;
+  if (sp.groups > 0) {
+    if (sp.users_per_group < 1 || sp.system_prompt_tokens < 0)
+      throw InputError(file, "shared_prefix", "users_per_group >= 1 and system_prompt_tokens >= 0");
+    // inference-perf draws every prompt once, up front, and cycles through them.
+    const int64_t users = sp.groups * sp.users_per_group;
+    user_question_tokens_.reserve(static_cast<size_t>(users));
+    for (int64_t u = 0; u < users; ++u) user_question_tokens_.push_back(length(w.prompt_tokens, nullptr, true));
+  }
   const bool needs_trace = w.arrival.process == ArrivalProcess::trace ||
                            w.prompt_tokens.kind == LengthKind::trace ||
                            w.output_tokens.kind == LengthKind::trace;
@@ -119,6 +132,18 @@ int64_t RequestStream::length(const LengthDist& d, const TraceRow* row, bool pro
   return d.value;
 }
 
+double RequestStream::next_gap_s(double rate_per_s) {
+  switch (w_->arrival.process) {
+    case ArrivalProcess::poisson: return arrivals_.exponential() / rate_per_s;
+    case ArrivalProcess::gamma: {
+      // Gamma(k, theta) with k = 1/cv^2 and k * theta = 1/rate: mean 1/rate, cv as asked.
+      const double k = 1.0 / (w_->arrival.cv * w_->arrival.cv);
+      return arrivals_.gamma(k) / (k * rate_per_s);
+    }
+    default: return 1.0 / rate_per_s;
+  }
+}
+
 std::optional<GeneratedRequest> RequestStream::next() {
   if (produced_ >= count_) return std::nullopt;
   GeneratedRequest r;
@@ -144,16 +169,21 @@ std::optional<GeneratedRequest> RequestStream::next() {
     case ArrivalProcess::fixed: {
       // The first request arrives at 0; gaps follow the process.
       if (produced_ > 0) {
-        const double rate = w.arrival.rate_per_s * rate_scale_;
-        double gap_s = 1.0 / rate;
-        if (w.arrival.process == ArrivalProcess::poisson) {
-          gap_s = arrivals_.exponential() / rate;
-        } else if (w.arrival.process == ArrivalProcess::gamma) {
-          // Gamma(k, theta) with k = 1/cv^2 and k * theta = 1/rate: mean 1/rate, cv as asked.
-          const double k = 1.0 / (w.arrival.cv * w.arrival.cv);
-          gap_s = arrivals_.gamma(k) / (k * rate);
+        const auto& stages = w.arrival.stages;
+        if (stages.empty()) {
+          t_ += next_gap_s(w.arrival.rate_per_s * rate_scale_);
+        } else {
+          const double t = t_ + next_gap_s(stages[stage_].rate_per_s * rate_scale_);
+          if (t >= stage_end_s_ && stage_ + 1 < stages.size()) {
+            // The next stage starts its own arrivals at its start (inference-perf runs
+            // each stage's load from the stage's beginning).
+            t_ = stage_end_s_;
+            ++stage_;
+            stage_end_s_ += stages[stage_].duration_s;
+          } else {
+            t_ = t;
+          }
         }
-        t_ += gap_s;
       }
       break;
     }
@@ -168,7 +198,17 @@ std::optional<GeneratedRequest> RequestStream::next() {
     const auto i = std::min(static_cast<size_t>(lengths_.uniform() * n), trace->size() - 1);
     row = &(*trace)[i];
   }
-  r.prompt_tokens = length(w.prompt_tokens, row, true);
+  if (w.shared_prefix.groups > 0) {
+    const SharedPrefix& sp = w.shared_prefix;
+    const auto users = static_cast<int64_t>(user_question_tokens_.size());
+    const int64_t user = produced_ % users;
+    r.group_key = static_cast<uint64_t>(user / sp.users_per_group) + 1;
+    r.prompt_key = static_cast<uint64_t>(user) + 1;
+    r.shared_tokens = sp.system_prompt_tokens;
+    r.prompt_tokens = sp.system_prompt_tokens + user_question_tokens_[static_cast<size_t>(user)];
+  } else {
+    r.prompt_tokens = length(w.prompt_tokens, row, true);
+  }
   r.output_tokens = length(w.output_tokens, row, false);
   ++produced_;
   return r;

@@ -18,9 +18,11 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <list>
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/sim.h"
@@ -144,6 +146,11 @@ struct Req {
   int64_t blocks = 0;      // KV blocks held on the GPU
   int64_t x0 = 0;          // decoding: context in decode step D is x0 + D
   int64_t chunk = 0;       // tokens of its prefill chunk in the step being composed
+  // prefix caching (GeneratedRequest): content keys, and how many of its leading prompt
+  // blocks it holds a reference on in the cache
+  uint64_t group_key = 0, prompt_key = 0;
+  int64_t shared_tokens = 0;
+  int64_t cache_blocks = 0;
   double first_token_s = 0;
   double scheduled_s = 0;
   uint32_t epoch = 0;
@@ -182,6 +189,62 @@ Percentiles percentiles(std::vector<double>& v) {
   return p;
 }
 
+//! vLLM's automatic prefix caching at block granularity (vllm/v1/core/kv_cache_manager.py,
+//! block_pool.py, v0.15.1): a full block is identified by the hash of every token up to
+//! its end; running requests hold references on their full prompt blocks; a block whose
+//! last reference goes stays cached in a free queue and is evicted least recently freed
+//! first when an allocation needs the space. Here a block's identity is its content key
+//! (the group's system prompt while the block ends inside it, else the whole prompt's)
+//! and its index. Cached free blocks count as free pool space, as in vLLM. Simplification:
+//! a hit on a block another running request holds is charged to both (vLLM shares it), so
+//! the pool fills no later than vLLM's does.
+class PrefixCache {
+ public:
+  static uint64_t key(const Req& r, int64_t block, int64_t block_size) {
+    const bool in_system = (block + 1) * block_size <= r.shared_tokens;
+    const uint64_t content = in_system ? r.group_key : r.prompt_key;
+    if (content == 0) return 0;  // unique content: never hit
+    // Distinct tags for system-prompt and whole-prompt keys; 2^24 blocks per prompt.
+    return (content << 25) | (static_cast<uint64_t>(block) << 1) | (in_system ? 1U : 0U);
+  }
+  //! Leading blocks of r's prompt in the cache (at most `max_blocks`).
+  int64_t hits(const Req& r, int64_t max_blocks, int64_t block_size) const {
+    int64_t n = 0;
+    while (n < max_blocks) {
+      const uint64_t k = key(r, n, block_size);
+      if (k == 0 || map_.find(k) == map_.end()) break;
+      ++n;
+    }
+    return n;
+  }
+  void ref(uint64_t k) {
+    auto [it, inserted] = map_.try_emplace(k);
+    if (!inserted && it->second.refs == 0) lru_.erase(it->second.pos);
+    ++it->second.refs;
+  }
+  void unref(uint64_t k) {
+    auto it = map_.find(k);
+    if (it == map_.end() || it->second.refs <= 0) throw std::logic_error("prefix cache: unbalanced reference");
+    if (--it->second.refs == 0) it->second.pos = lru_.insert(lru_.end(), k);
+  }
+  //! Evicts least recently freed blocks until at most `free_blocks` cached blocks stay.
+  void trim(int64_t free_blocks) {
+    while (static_cast<int64_t>(lru_.size()) > std::max<int64_t>(free_blocks, 0)) {
+      map_.erase(lru_.front());
+      lru_.pop_front();
+    }
+  }
+  int64_t cached_free() const { return static_cast<int64_t>(lru_.size()); }
+
+ private:
+  struct Entry {
+    int32_t refs = 0;
+    std::list<uint64_t>::iterator pos;
+  };
+  std::unordered_map<uint64_t, Entry> map_;
+  std::list<uint64_t> lru_;
+};
+
 class Run {
  public:
   Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o)
@@ -190,7 +253,11 @@ class Run {
         stream_(w, o.seed, o.rate_scale, count_),
         num_blocks_(o.num_blocks.value_or(e.num_blocks)),
         max_seqs_(e.opts.max_num_seqs),
-        budget_(sim.max_num_batched_tokens(o.scheduler)) {
+        budget_(sim.max_num_batched_tokens(o.scheduler)),
+        caching_(e.opts.enable_prefix_caching.value_or(true) && o.scheduler != Scheduler::static_batch),
+        watermark_blocks_(static_cast<int64_t>(0.01 * static_cast<double>(num_blocks_))),
+        request_overhead_s_(e.opts.calibration.request_overhead_s),
+        output_lag_steps_(e.opts.calibration.output_lag_steps) {
     if (count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
     if (num_blocks_ < 1)
       throw InputError(e.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
@@ -254,10 +321,44 @@ class Run {
     r.blocks += n;
     blocks_used_ += n;
     peak_blocks_ = std::max(peak_blocks_, blocks_used_);
+    if (caching_) cache_.trim(num_blocks_ - blocks_used_);
   }
   void free_blocks(Req& r) {
     blocks_used_ -= r.blocks;
     r.blocks = 0;
+    if (caching_) {
+      // Tail first, as vLLM frees them (block_pool.free_blocks(reversed(...))): a prompt's
+      // last blocks are evicted before its first, keeping shared prefixes longest.
+      for (int64_t i = r.cache_blocks - 1; i >= 0; --i) cache_.unref(PrefixCache::key(r, i, e_.block_size));
+      r.cache_blocks = 0;
+    }
+  }
+  //! Prefix-cache hit for a request about to be admitted: sets r.cached to the tokens of
+  //! its cached leading blocks (vLLM recomputes at least the last prompt token, so a hit
+  //! covers at most the full blocks of the first P - 1 tokens) and returns them.
+  int64_t lookup(Req& r) {
+    if (!caching_ || (r.prompt_key == 0 && r.group_key == 0)) return 0;
+    const int64_t hit = cache_.hits(r, (r.prompt - 1) / e_.block_size, e_.block_size);
+    r.cached = hit * e_.block_size;
+    return r.cached;
+  }
+  //! References the hit blocks of an admitted request (lookup() set r.cached).
+  void ref_hits(Req& r) {
+    if (!caching_) return;
+    const int64_t hit = r.cached / e_.block_size;
+    for (int64_t i = 0; i < hit; ++i) cache_.ref(PrefixCache::key(r, i, e_.block_size));
+    r.cache_blocks = hit;
+    res_.cached_prompt_tokens += r.cached;
+  }
+  //! Registers the prompt blocks a prefill chunk completed.
+  void register_blocks(Req& r) {
+    if (!caching_ || (r.prompt_key == 0 && r.group_key == 0)) return;
+    const int64_t full = std::min(r.cached, r.prompt) / e_.block_size;
+    for (; r.cache_blocks < full; ++r.cache_blocks) {
+      const uint64_t k = PrefixCache::key(r, r.cache_blocks, e_.block_size);
+      if (k == 0) break;  // the rest of the prompt is unique
+      cache_.ref(k);
+    }
   }
 
   // ---- lifecycle
@@ -287,6 +388,12 @@ class Run {
   int64_t count_;
   detail::RequestStream stream_;
   int64_t num_blocks_, max_seqs_, budget_;
+  bool caching_;
+  int64_t watermark_blocks_;  // continuous (V0) admission reserve
+  double request_overhead_s_;
+  double output_lag_steps_;
+  double output_lag_s_ = 0;  // delivery lag of the tokens of the step that just ran
+  PrefixCache cache_;
 
   std::vector<Req> reqs_;
   std::vector<int32_t> free_slots_;
@@ -335,6 +442,9 @@ void Run::arrive(const detail::GeneratedRequest& g) {
   r.arrival_s = g.arrival_s;
   r.prompt = std::max<int64_t>(g.prompt_tokens, 1);
   r.output = std::max<int64_t>(g.output_tokens, 1);
+  r.group_key = g.group_key;
+  r.prompt_key = g.prompt_key;
+  r.shared_tokens = g.shared_tokens;
   r.state = State::waiting;
   emit(RequestEventKind::arrived, r, r.arrival_s);
   // vLLM rejects prompts that leave no room for an output token and stops generation at
@@ -347,6 +457,9 @@ void Run::arrive(const detail::GeneratedRequest& g) {
       ++res_.truncated;
     }
     reject = e_.blocks_for(r.prompt + r.output - 1) > num_blocks_;
+    // V0 never admits a prompt that would leave less than the watermark (AllocStatus.NEVER).
+    if (o_.scheduler == Scheduler::continuous && e_.blocks_for(r.prompt) > num_blocks_ - watermark_blocks_)
+      reject = true;
   }
   if (reject) {
     ++res_.rejected;
@@ -436,9 +549,12 @@ void Run::finish(int32_t s) {
   res_.output_tokens += r.output;
   res_.prompt_tokens += r.prompt;
   last_finish_s_ = now_;
-  const double ttft = r.first_token_s - r.arrival_s;
+  // The per-request time outside the engine loop (API server, tokenization, streaming)
+  // delays the first and the last token alike.
+  const double ttft = r.first_token_s - r.arrival_s + request_overhead_s_;
+  // (first_token_s and the last token both trail their step by output_lag_s_.)
   ttft_.push_back(ttft);
-  e2e_.push_back(now_ - r.arrival_s);
+  e2e_.push_back(now_ + output_lag_s_ - r.arrival_s + request_overhead_s_);
   const double queued_s = r.scheduled_s - r.arrival_s;
   queue_.push_back(queued_s);
   if (2 * r.id < count_) {
@@ -496,14 +612,22 @@ void Run::compose_continuous() {
       const int32_t s = waiting_.front();
       Req& r = R(s);
       const int64_t len = r.prompt + r.generated;
+      const int64_t hit = lookup(r);
       // The first prompt of a step always fits the token budget.
-      if (tokens > 0 && tokens + len > budget_) break;
+      if (tokens > 0 && tokens + len - hit > budget_) break;
       const int64_t need = e_.blocks_for(len);
-      if (num_blocks_ - blocks_used_ < need) break;
+      // V0's admission watermark: a prompt is admitted only if 1 % of the pool stays free
+      // after it (vllm/core/block_manager.py v0.6, can_allocate: free - required >=
+      // watermark_blocks = int(0.01 x num_gpu_blocks)), so running decoders keep room to grow.
+      // (With nothing running the reserve protects no one: a recomputed request longer
+      // than the pool minus the reserve still gets back in.)
+      if (num_blocks_ - blocks_used_ < need || (n_running_ > 0 && num_blocks_ - blocks_used_ - need < watermark_blocks_))
+        break;
       waiting_.pop_front();
+      ref_hits(r);
       take_blocks(r, need);
-      admit(s, len);
-      tokens += len;
+      admit(s, len - hit);
+      tokens += len - hit;
     }
     if (!step_prefills_.empty()) return;  // prefill-only step
   }
@@ -550,10 +674,12 @@ void Run::compose_chunked() {
   while (!waiting_.empty() && n_running_ < max_seqs_ && left > 0) {
     const int32_t s = waiting_.front();
     Req& r = R(s);
-    const int64_t chunk = std::min(r.prompt + r.generated, left);
-    const int64_t need = e_.blocks_for(chunk);
+    const int64_t hit = lookup(r);
+    const int64_t chunk = std::min(r.prompt + r.generated - hit, left);
+    const int64_t need = e_.blocks_for(hit + chunk);
     if (num_blocks_ - blocks_used_ < need) break;
     waiting_.pop_front();
+    ref_hits(r);
     take_blocks(r, need);
     admit(s, chunk);
     left -= chunk;
@@ -585,6 +711,11 @@ void Run::after_step(double dt) {
   batch_time_ += static_cast<double>(batch) * dt;
   blocks_time_ += static_cast<double>(blocks_used_) * dt;
   res_.busy_s += dt;
+  // A step's tokens reach the client after the engine's output processing, which
+  // overlaps the next step (vLLM V1: EngineCore hands outputs to the API server's
+  // output processor; docs/calibration.md): modelled as a lag of output_lag_steps x
+  // this step's duration on every delivered token. ITL, a difference, does not see it.
+  output_lag_s_ = output_lag_steps_ * dt;
   ++res_.steps;
   ++res_.events;
   now_ += dt;
@@ -615,11 +746,12 @@ void Run::after_step(double dt) {
     res_.tokens_simulated += r.chunk;
     r.cached += r.chunk;
     r.chunk = 0;
+    register_blocks(r);
     if (r.cached < r.prompt + r.generated) continue;  // more chunks to come
     ++r.generated;
     if (!r.has_first_token) {
       r.has_first_token = true;
-      r.first_token_s = now_;
+      r.first_token_s = now_ + output_lag_s_;
       emit(RequestEventKind::first_token, r);
     }
     if (r.generated >= r.output) {

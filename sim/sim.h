@@ -40,6 +40,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "planner/planner.h"
 #include "planner/types.h"
@@ -54,6 +55,14 @@ namespace kvplan::sim {
 //! (running partial prefills first, then new admissions). `static_batch`: when the
 //! engine is empty it admits up to max_num_seqs waiting requests, reserving blocks for
 //! their full length, prefills them in one step and decodes until the last one ends.
+//! Engine rules, with their source: V0 admits a prompt only if int(0.01 x pool) blocks
+//! stay free after it (vllm/core/block_manager.py, can_allocate, v0.6) and never admits
+//! one that could not leave that reserve in an empty pool; V1 has no reserve
+//! (vllm/v1/core/kv_cache_manager.py allocate_slots, v0.15.1). Both preempt, when a
+//! running request cannot get its next block, the newest running request (V1 FCFS:
+//! `preempted_req = self.running.pop()` in vllm/v1/core/sched/scheduler.py schedule()),
+//! free its blocks, reset its computed tokens to 0 (recompute) and put it at the front of
+//! the waiting queue; V1 admits new requests only in a step that preempted nothing.
 enum class Scheduler { continuous, chunked, static_batch };
 std::string_view to_string(Scheduler s);
 //! Parses continuous|chunked|static.
@@ -127,6 +136,9 @@ struct SimResult {
   double prompt_tokens_per_s = 0;
   int64_t output_tokens = 0;  // produced by completed requests
   int64_t prompt_tokens = 0;
+  //! Prompt tokens served from the prefix cache instead of computed (vLLM's prefix
+  //! cache hits), summed over admissions.
+  int64_t cached_prompt_tokens = 0;
   // SLO
   Slo slo;
   double goodput_requests_per_s = 0;  // completed requests meeting both SLO targets
@@ -248,6 +260,12 @@ struct GeneratedRequest {
   double arrival_s = 0;
   int64_t prompt_tokens = 1;
   int64_t output_tokens = 1;
+  //! Prompt content identity for prefix caching (Workload::shared_prefix): the first
+  //! `shared_tokens` tokens are group `group_key`'s system prompt, the whole prompt is
+  //! content `prompt_key` (identical for equal keys). 0: unique content.
+  uint64_t group_key = 0;
+  uint64_t prompt_key = 0;
+  int64_t shared_tokens = 0;
 };
 
 //! Streams a workload's requests in arrival order, lazily.
@@ -259,11 +277,15 @@ class RequestStream {
 
  private:
   int64_t length(const LengthDist& d, const TraceRow* row, bool prompt);
+  double next_gap_s(double rate_per_s);
   const Workload* w_;
   Rng arrivals_, lengths_;
   double rate_scale_;
   int64_t count_, produced_ = 0;
   double t_ = 0;
+  size_t stage_ = 0;          // staged arrivals: the current stage
+  double stage_end_s_ = 0;    // and when it ends
+  std::vector<int64_t> user_question_tokens_;  // shared_prefix: one question per user
 };
 }  // namespace detail
 

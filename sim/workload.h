@@ -16,10 +16,35 @@ namespace kvplan::sim {
 //! trace's arrival_s column (rate_per_s unused).
 enum class ArrivalProcess { poisson, gamma, fixed, trace };
 
+//! One load stage: `rate_per_s` for `duration_s` seconds (inference-perf's
+//! `load.stages`, kubernetes-sigs/inference-perf): stages run one after another.
+struct Stage {
+  double rate_per_s = 1.0;
+  double duration_s = 1.0;
+};
+
 struct ArrivalSpec {
   ArrivalProcess process = ArrivalProcess::poisson;
-  double rate_per_s = 1.0;  // mean arrival rate (not used by `trace`)
+  double rate_per_s = 1.0;  // mean arrival rate (not used by `trace`; staged: overall mean)
   double cv = 1.0;          // gamma only: stddev / mean of the gaps
+  //! When not empty, arrivals follow `process` at each stage's rate in turn (rate_per_s
+  //! is then their request-weighted mean); past the last stage its rate continues.
+  std::vector<Stage> stages;
+};
+
+//! Prompts with structure (inference-perf's `shared_prefix` data generator): `groups`
+//! system prompts of `system_prompt_tokens` tokens, each shared by `users_per_group`
+//! users; a request is its user's system prompt followed by that user's question
+//! (prompt_tokens draws the question length, once per user). Request i belongs to user
+//! i mod (groups x users_per_group), so every user's prompt repeats, as the generator
+//! cycles its prompt list. `multi_turn` marks the generator's user sessions (a user's
+//! requests are its conversation's turns); the prompt stays the user's prompt (see
+//! docs/workloads.md for the evidence). groups == 0: no structure.
+struct SharedPrefix {
+  int64_t groups = 0;
+  int64_t users_per_group = 1;
+  int64_t system_prompt_tokens = 0;
+  bool multi_turn = false;
 };
 
 //! A token-length distribution. `fixed`: `value`; `uniform`: integers in [min, max];
@@ -58,6 +83,7 @@ struct Workload {
   ArrivalSpec arrival;
   LengthDist prompt_tokens;
   LengthDist output_tokens;
+  SharedPrefix shared_prefix;
   //! Rows sorted by arrival_s, first at 0 (empty unless something uses the trace).
   std::shared_ptr<const std::vector<TraceRow>> trace;
   std::string trace_file;    // resolved path, for messages
@@ -66,7 +92,15 @@ struct Workload {
   //! Mean arrival rate before any --rate scaling: rate_per_s, or for a trace its
   //! rows / span (a trace of one row, or of zero span, counts as 1 request/s).
   double base_rate_per_s() const {
-    if (arrival.process != ArrivalProcess::trace) return arrival.rate_per_s;
+    if (arrival.process != ArrivalProcess::trace) {
+      if (arrival.stages.empty()) return arrival.rate_per_s;
+      double n = 0, t = 0;
+      for (const Stage& st : arrival.stages) {
+        n += st.rate_per_s * st.duration_s;
+        t += st.duration_s;
+      }
+      return t > 0 ? n / t : arrival.rate_per_s;
+    }
     if (!trace || trace->size() < 2) return 1.0;
     const double span_s = trace->back().arrival_s - trace->front().arrival_s;
     return span_s > 0 ? static_cast<double>(trace->size() - 1) / span_s : 1.0;

@@ -35,7 +35,7 @@ inline Workload poisson(int64_t n, double rate_per_s, int64_t prompt, int64_t ou
   Workload w;
   w.name = "poisson";
   w.requests = n;
-  w.arrival = ArrivalSpec{ArrivalProcess::poisson, rate_per_s, 1.0};
+  w.arrival = ArrivalSpec{ArrivalProcess::poisson, rate_per_s, 1.0, {}};
   w.prompt_tokens.kind = LengthKind::fixed;
   w.prompt_tokens.value = prompt;
   w.output_tokens.kind = LengthKind::fixed;

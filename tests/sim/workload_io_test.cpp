@@ -166,3 +166,21 @@ TEST_CASE("the shipped workloads load, and the trace workloads find the shipped 
   CHECK(io::load_workload("azure-conv").trace->size() == 19366);
   CHECK(io::load_workload("azure-code").requests == 8819);
 }
+
+TEST_CASE("stages and shared_prefix are read, and requests default to the stages' rate x duration") {
+  // 2.5/s x 600 s + 6/s x 600 s = 1500 + 3600 = 5100 requests over 1200 s: 4.25/s mean.
+  const sim::Workload w = io::parse_workload(
+      "arrival: {process: fixed, stages: [{rate_per_s: 2.5, duration_s: 600}, {rate_per_s: 6.0, duration_s: 600}]}\n"
+      "shared_prefix: {groups: 9, users_per_group: 5, system_prompt_tokens: 100, multi_turn: true}\n"
+      "prompt_tokens: {dist: fixed, value: 473}\noutput_tokens: {dist: fixed, value: 248}\n"
+      "slo: {ttft_p99_s: 1, tpot_p99_s: 0.1}\n",
+      "staged.yaml");
+  CHECK(w.requests == 5100);
+  REQUIRE(w.arrival.stages.size() == 2);
+  CHECK(w.arrival.stages[1].rate_per_s == 6.0);
+  CHECK(w.base_rate_per_s() == doctest::Approx(4.25));
+  CHECK(w.shared_prefix.groups == 9);
+  CHECK(w.shared_prefix.users_per_group == 5);
+  CHECK(w.shared_prefix.system_prompt_tokens == 100);
+  CHECK(w.shared_prefix.multi_turn);
+}

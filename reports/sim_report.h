@@ -1,0 +1,39 @@
+// kvplan reports: `kvplan simulate` output: JSON (schema kvplan.sim/1, ARCHITECTURE.md)
+// and a (quantity, value) summary rendered as a text table, Markdown or CSV. Computes
+// nothing: the simulator's result and the options it ran with come in.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planner/types.h"
+#include "reports/table.h"
+#include "sim/sim.h"
+
+namespace kvplan::reports {
+
+struct SimReport {
+  std::string model, gpu;
+  ServingOptions options;
+  sim::Workload workload;
+  sim::SimOptions sim;
+  sim::SimResult result;
+  int64_t kv_block_bytes_per_gpu = 0;
+  int64_t max_num_batched_tokens = 0;
+  std::optional<sim::MaxRate> max_rate;
+  int64_t max_rate_requests = 0;
+};
+
+nlohmann::json sim_json(const SimReport& r);
+//! The summary as (quantity, value) rows: the text table, Markdown and CSV all use it;
+//! it names the calibration the step times came from.
+std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r);
+//! The summary as a text table (with a title and a units line), Markdown or CSV.
+std::string sim_text(const SimReport& r, TextFormat f);
+
+}  // namespace kvplan::reports

@@ -1,0 +1,57 @@
+// The calibrated step-time model (roofline.cpp, Calibration gemm_* > 0): additive
+// per-kernel costs, checked against a decode step worked by hand.
+#include <doctest/doctest.h>
+
+#include "planner/planner.h"
+
+using namespace kvplan;
+
+TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by hand") {
+  // Llama-2-7B-like dense model (h 4096, 32 layers, 32 heads of 128, MLP 11008, vocab
+  // 32000), bf16, one GPU with a 1e15 FLOP/s peak and 2e12 B/s. One sequence at context
+  // 1000. Calibration: floor 2 us, GEMM bytes at 100 %, FLOPs at 50 %, elementwise at
+  // 50 %, KV reads at 100 %, CPU 1 ms per step + 0.1 ms per sequence.
+  ModelConfig m;
+  m.name = "t";
+  m.model_type = "llama";
+  m.hidden_size = 4096;
+  m.num_layers = 32;
+  m.num_heads = 32;
+  m.num_kv_heads = 32;
+  m.head_dim = 128;
+  m.intermediate_size = 11008;
+  m.vocab_size = 32000;
+  m.torch_dtype = DType::bf16;
+  GpuSpec g;
+  g.name = "g";
+  g.memory_bytes = 80'000'000'000;
+  g.memory_bandwidth_bytes_per_s = 2e12;
+  g.peak_flops.bf16 = g.peak_flops.fp16 = 1e15;
+  g.interconnect_bytes_per_s = 1e11;
+  ServingOptions o;
+  o.calibration.bandwidth_efficiency = 1.0;
+  o.calibration.kernel_floor_s = 2e-6;
+  o.calibration.gemm_bandwidth_efficiency = 1.0;
+  o.calibration.gemm_flops_efficiency = 0.5;
+  o.calibration.elementwise_bandwidth_efficiency = 0.5;
+  o.calibration.step_overhead_s = 1e-3;
+  o.calibration.step_overhead_per_seq_s = 1e-4;
+  const StepTimeModel stm(m, g, o);
+  const StepTime t = stm.decode(1, 1000);
+  // Weights: 6,738,415,616 params (Llama-2-7B, untied: 2 x 32000 x 4096 embeddings and
+  // head + 32 x (4 x 4096^2 + 3 x 4096 x 11008) + norms 65 x 4096) x 2 B = 13,476,831,232 B
+  // -> 6.738 ms. FLOPs of one token: 2 x (32 x (4 x 4096^2 + 3 x 4096 x 11008) + 32000 x
+  // 4096) = 12,952,010,752 linear + head, attention 2 x 2 x 4096 x 1000 x 32 = 524,288,000:
+  // linear at 5e14 -> 25.9 us; attention charged at prefill_flops_efficiency 0.7 ->
+  // 0.749 us. KV read: 1000 x 2 x 32 x 4096 x 2 B = 524,288,000 B -> 262.1 us.
+  // Elementwise per token: 32 x 2 B x (8 x 4096 + 3 x 11008 + 2 x 8192) = 5,292,032 B at
+  // 1e12 -> 5.29 us. Kernels: (10 x 32 + 3) x 2 us = 646 us. CPU: 1 ms + 0.1 ms x 1.
+  const double weights_s = 13476831232.0 / 2e12;
+  const double linear_s = (2.0 * (32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008) + 32000.0 * 4096)) / 5e14;
+  const double attn_s = 524288000.0 / 7e14;
+  const double kv_s = 524288000.0 / 2e12;
+  const double el_s = 5292032.0 / 1e12;
+  const double expect = weights_s + linear_s + attn_s + kv_s + el_s + 323 * 2e-6 + 1e-3 + 1e-4;
+  CHECK(t.time_s == doctest::Approx(expect).epsilon(2e-3));
+  CHECK(t.overhead_s == doctest::Approx(323 * 2e-6 + 1.1e-3).epsilon(1e-12));
+}
