@@ -21,14 +21,6 @@ namespace kvplan {
 
 namespace {
 constexpr double kCollectiveLatencyS = 5e-6;
-
-DType compute_dtype(const ModelConfig& m, const ServingOptions& o) {
-  switch (o.quantization) {
-    case WeightQuant::fp8: return DType::fp8;    // W8A8 fp8 GEMMs
-    case WeightQuant::int8: return DType::int8;  // W8A8 int8 (SmoothQuant-style)
-    default: return o.activation_dtype(m);       // weight-only int4 dequantizes to 16-bit
-  }
-}
 }  // namespace
 
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
