@@ -134,3 +134,61 @@ TEST_CASE("a calibration file sets efficiencies and the measured reserve") {
   CHECK(c.measured);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("an unknown architecture exits 2 naming it, never a number") {
+  const std::string e = error_of(std::string(kMinimal) + "model_type: minimax_m2\narchitectures: [MiniMaxM2ForCausalLM]\n");
+  CHECK(e.find("'MiniMaxM2ForCausalLM' (model_type 'minimax_m2')") != std::string::npos);
+  CHECK(e.find("a supported architecture") != std::string::npos);
+}
+
+TEST_CASE("a geometry key the family does not place is refused, naming the keys") {
+  const std::string e = error_of(std::string(kMinimal) + "model_type: llama\nhybrid_override_pattern: M*\nssm_state_size: 128\n");
+  CHECK(e.find("keys it cannot place: hybrid_override_pattern, ssm_state_size") != std::string::npos);
+}
+
+TEST_CASE("Falcon's multi_query means one K/V head; Gemma ties embeddings when the key is absent") {
+  // HF FalconConfig: multi_query defaults to true (one shared K/V head).
+  const ModelConfig f = io::parse_model(std::string(kMinimal) + "model_type: falcon\nmulti_query: true\n", "f.yaml");
+  CHECK(f.num_kv_heads == 1);
+  // HF GemmaConfig / Gemma2Config: tie_word_embeddings=True by default.
+  const ModelConfig g = io::parse_model(std::string(kMinimal) + "model_type: gemma2\n", "g.yaml");
+  CHECK(g.tie_word_embeddings);
+}
+
+TEST_CASE("a checkpoint's quantization_config sizes its weights: MXFP4 costs 4.25 bits per weight") {
+  // 2 layers, h 64, 4 heads of 16 (MHA): attention 4 x 64 x 64 = 16,384 per layer;
+  // MLP 3 x 64 x 128 = 24,576. MXFP4 on the MLP only (attention left 16-bit):
+  //   MLP 24,576 x 4 bits / 8 = 12,288 B + 24,576 / 32 scales x 1 B = 768 B -> 13,056 B
+  //   attention 16,384 x 2 B = 32,768 B; norms 2 x 64 x 2 B = 256 B per layer
+  //   embedding + LM head 2 x 100 x 64 x 2 B = 25,600 B; final norm 128 B
+  // = 2 x (13,056 + 32,768 + 256) + 25,600 + 128 = 117,888 B
+  const ModelConfig m = io::parse_model(
+      std::string(kMinimal) + "model_type: llama\ntorch_dtype: bfloat16\nquantization_config:\n  quant_method: mxfp4\n"
+                              "  modules_to_not_convert: [model.layers.*.self_attn, lm_head]\n",
+      "q.yaml");
+  CHECK(m.weight_quant.bits == 4);
+  CHECK(m.weight_quant.skip_attention);
+  CHECK(weight_bytes_per_gpu(m, ServingOptions{}) == 117888);
+  // An explicit --quantization none sizes it at bf16: 2 x (40,960 x 2 + 256) + 25,600 + 128.
+  ServingOptions o;
+  o.quantization_given = true;
+  CHECK(weight_bytes_per_gpu(m, o) == 2 * (40960 * 2 + 256) + 25600 + 128);
+}
+
+TEST_CASE("an unknown quantization method is refused naming it") {
+  CHECK(error_of(std::string(kMinimal) + "quantization_config:\n  quant_method: hqq\n").find("got 'hqq'") != std::string::npos);
+}
+
+TEST_CASE("a Mamba-2 hybrid holds conv + SSM state per request, KV only in its attention layers") {
+  // Nemotron-H style: "M*" = one Mamba-2 layer then one attention layer.
+  // Mamba-2: 4 heads x 16 head_dim = d_inner 64; n_groups 1, d_state 8, conv 4:
+  //   conv (4 - 1) x (64 + 2 x 1 x 8) = 240, SSM 4 x 16 x 8 = 512 -> 752 x 2 B = 1,504 B
+  // KV: one layer x 2 x 4 heads x 16 x 2 B = 256 B per token.
+  const ModelConfig m = io::parse_model(
+      std::string(kMinimal) + "model_type: nemotron_h\nhybrid_override_pattern: M*\nmamba_num_heads: 4\n"
+                              "mamba_head_dim: 16\nssm_state_size: 8\nn_groups: 1\nconv_kernel: 4\n",
+      "h.yaml");
+  const ServingOptions o;
+  CHECK(kv_bytes_per_token(m, o) == 256);
+  CHECK(state_bytes_per_request(m, o) == 1504);
+}
