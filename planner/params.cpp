@@ -186,6 +186,11 @@ ParamCount count_params(const ModelConfig& m) {
   return c;
 }
 
+LayerParamCount layer_param_count(const ModelConfig& m, int64_t layer) {
+  const LayerParams p = layer_params(m, layer);
+  return {p.attention, p.active_mlp};
+}
+
 int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   const int64_t tp = o.tp;
   const int64_t layers_per_stage = detail::ceil_div(m.num_layers, o.pp);

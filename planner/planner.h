@@ -38,6 +38,13 @@ struct ParamCount {
   int64_t active() const { return tower + embedding + lm_head + attention + active_mlp + norms; }
 };
 ParamCount count_params(const ModelConfig& m);
+//! One decoder layer's token mixer (attention, Mamba or linear attention) and the
+//! feed-forward parameters one token uses in it (top-k + shared experts, router).
+struct LayerParamCount {
+  int64_t mixer = 0;
+  int64_t active_ffn = 0;
+};
+LayerParamCount layer_param_count(const ModelConfig& m, int64_t layer);
 
 //! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks;
 //! quantized formats count their group scales (awq/gptq: fp16 scale + packed zero per

@@ -46,6 +46,11 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   top_k_ = m.experts_per_token;
   const int64_t layers_per_stage = (m.num_layers + o.pp - 1) / o.pp;
   moe_layers_per_gpu_ = m.is_moe() ? std::max<int64_t>(0, layers_per_stage - m.first_dense_layers / o.pp) : 0;
+  if (m.is_moe() && !m.layer_ffn.empty()) {  // hybrid / interleaved MoE: count them
+    int64_t moe = 0;
+    for (int64_t l = 0; l < m.num_layers; ++l) moe += m.is_moe_layer(l) ? 1 : 0;
+    moe_layers_per_gpu_ = (moe + o.pp - 1) / o.pp;
+  }
   moe_expert_bytes_ = 0;
   moe_dense_bytes_ = weight_bytes_;
   if (m.is_moe() && moe_layers_per_gpu_ > 0) {

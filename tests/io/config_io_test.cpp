@@ -192,3 +192,45 @@ TEST_CASE("a Mamba-2 hybrid holds conv + SSM state per request, KV only in its a
   CHECK(kv_bytes_per_token(m, o) == 256);
   CHECK(state_bytes_per_request(m, o) == 1504);
 }
+
+TEST_CASE("Jamba-1.5-Mini: 4 attention layers of 32 hold the KV, 28 Mamba layers a fixed state") {
+  // Keys and values of ai21labs/AI21-Jamba-1.5-Mini config.json
+  // (https://huggingface.co/ai21labs/AI21-Jamba-1.5-Mini/blob/main/config.json).
+  const char* jamba = R"({"architectures": ["JambaForCausalLM"], "attention_dropout": 0.0,
+    "attn_layer_offset": 4, "attn_layer_period": 8, "bos_token_id": 1, "eos_token_id": [2, 518],
+    "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_act": "silu", "hidden_size": 4096,
+    "initializer_range": 0.02, "intermediate_size": 14336, "mamba_conv_bias": true, "mamba_d_conv": 4,
+    "mamba_d_state": 16, "mamba_dt_rank": 256, "mamba_expand": 2, "mamba_proj_bias": false,
+    "max_position_embeddings": 262144, "model_type": "jamba", "num_attention_heads": 32,
+    "num_experts": 16, "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "num_logits_to_keep": 1, "output_router_logits": false, "pad_token_id": 0, "rms_norm_eps": 1e-06,
+    "router_aux_loss_coef": 0.001, "sliding_window": null, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "transformers_version": "4.40.2", "use_cache": true,
+    "use_mamba_kernels": true, "vocab_size": 65536})";
+  const ModelConfig m = io::parse_model(jamba, "jamba.json");
+  const ServingOptions o;
+  // Attention where layer % 8 == 4: layers 4, 12, 20, 28.
+  // KV: 4 layers x 2 (K, V) x 8 heads x 128 x 2 B = 16,384 B per token.
+  CHECK(kv_bytes_per_token(m, o) == 16384);
+  // Mamba: 28 layers x (conv (4 - 1) x 8,192 + SSM 8,192 x 16) x 2 B = 28 x 155,648 x 2 = 8,716,288 B.
+  CHECK(state_bytes_per_request(m, o) == 8716288);
+  // AI21's model card: 52B total parameters (12B active).
+  CHECK(static_cast<double>(count_params(m).total()) == doctest::Approx(52e9).epsilon(0.01));
+}
+
+TEST_CASE("a hybrid's FLOPs count each layer's own mixer, and attention pairs only where it attends") {
+  // "M*" with h 64: Mamba-2 (4 heads x 16 = d_inner 64, 1 group, d_state 8, conv 4):
+  //   in_proj 64 x (2 x 64 + 2 x 8 + 4) = 9,472; conv1d 80 x 4 + 80 bias = 400;
+  //   dt_bias, A_log, D 3 x 4 = 12; gated norm 64; out_proj 64 x 64 = 4,096 -> 14,044
+  // attention (MHA, 4 x 16): 4 x 64 x 64 = 16,384. Neither layer has an MLP ('-' absent).
+  // One token: linear FLOPs 2 x (14,044 + 16,384) = 60,856; pairs: one layer x 1 pair,
+  // scores 2 x 4 x 16 = 128 FLOPs.
+  const ModelConfig m = io::parse_model(
+      std::string(kMinimal) + "model_type: nemotron_h\nhybrid_override_pattern: M*\nmamba_num_heads: 4\n"
+                              "mamba_head_dim: 16\nssm_state_size: 8\nn_groups: 1\nconv_kernel: 4\n",
+      "h.yaml");
+  const FlopBreakdown f = forward_flops(m, 1, 0);
+  CHECK(f.qkv + f.out_proj == 60856);
+  CHECK(f.mlp == 0);
+  CHECK(f.attn_scores == 128);
+}
