@@ -84,6 +84,8 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   p.batch = batch;
   p.params = count_params(m).total();
   p.weight_dtype = o.activation_dtype(m);
+  const QuantSpec wq = weight_quant_of(m, o);
+  p.weight_format = wq.active() ? wq.method : std::string(to_string(p.weight_dtype));
   p.kv_dtype = o.kv_dtype(m);
   p.memory = memory_budget(m, g, o);
   p.kv_bytes_per_token = kv_bytes_per_token(m, o);

@@ -218,6 +218,7 @@ struct Plan {
   double seed_naive_projection_flops = 0;
   StepTime prefill_time, decode_time;  // decode_time: `batch` sequences at the context
   bool fits = false;                   // weights fit and `batch` requests fit
+  std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
 };
 
 //! Everything above for one configuration. Throws InputError on impossible options.
