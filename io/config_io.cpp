@@ -136,6 +136,27 @@ constexpr std::pair<const char*, const char*> kAliases[] = {
 };
 // clang-format on
 
+// Keys a configuration class fills in when config.json leaves them out (transformers
+// v4.57 configuration_*.py). Only values that change sizes are listed.
+struct FamilyDefault {
+  const char* model_type;
+  const char* key;
+  int64_t value;
+};
+constexpr FamilyDefault kFamilyDefaults[] = {
+  {"gemma3_text", "vocab_size", 262208},                 // Gemma3TextConfig
+  {"gemma3_text", "max_position_embeddings", 131072},    // Gemma3TextConfig
+  {"gemma3_text", "sliding_window", 4096},               // Gemma3TextConfig
+  {"gemma2", "vocab_size", 256000},                      // Gemma2Config
+  {"llama4_text", "attention_chunk_size", 8192},         // Llama4TextConfig
+};
+
+std::optional<int64_t> family_default(const std::string& model_type, const char* key) {
+  for (const FamilyDefault& d : kFamilyDefaults)
+    if (model_type == d.model_type && std::string(key) == d.key) return d.value;
+  return std::nullopt;
+}
+
 std::string supported_list() {
   std::string s;
   for (const Family& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.model_type);
@@ -182,16 +203,20 @@ bool trivially_default(const YAML::Node& v, const std::string& key) {
 struct Reader {
   const YAML::Node& n;
   const std::string& file;
+  std::string model_type;  // for the configuration class's defaults
   std::vector<std::string> used;
   void use(std::initializer_list<const char*> keys) {
     for (const char* k : keys) used.emplace_back(k);
   }
   std::optional<int64_t> i(const char* key, int64_t min = 1) {
     used.emplace_back(key);
-    return opt_int(n, key, file, min);
+    if (const auto v = opt_int(n, key, file, min)) return v;
+    return has(n, key) ? std::nullopt : family_default(model_type, key);
   }
   int64_t req(const char* key, int64_t min = 1) {
     used.emplace_back(key);
+    if (!has(n, key))
+      if (const auto d = family_default(model_type, key)) return *d;
     return req_int(n, key, file, min);
   }
   std::optional<bool> b(const char* key) {
@@ -746,7 +771,7 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
     throw InputError(file, m.model_type.empty() ? "architectures" : "model_type",
                      "a supported architecture (" + supported_list() + "; docs/models.md)", what);
   }
-  Reader r{lm, lm_file, {}};
+  Reader r{lm, lm_file, m.model_type, {}};
   m = parse_lm(r, fam, m);
 
   // quantization_config: at the root (most), or in the text config.
