@@ -38,7 +38,8 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
   // stacks; hybrid layers, per-layer geometry and indexer caches are modelled by the
   // ideal engine only, rather than counted wrong.
   const bool per_layer = m.has_state_layers() || m.swa_num_kv_heads > 0 || !m.layer_kv_shared.empty() ||
-                         m.index_head_dim > 0 || m.attn_v_head_dim > 0 || m.attn_output_gate;
+                         m.index_head_dim > 0 || m.attn_v_head_dim > 0 || m.attn_output_gate ||
+                         !m.layer_ffn.empty() || m.shared_expert_intermediate_size > 0;
   require(o.engine == Engine::ideal || !per_layer, where, "--engine",
           "ideal for " + m.name + " (its hybrid / per-layer attention is not modelled for " +
               std::string(to_string(o.engine)) + " yet)",
