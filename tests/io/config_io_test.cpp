@@ -234,3 +234,25 @@ TEST_CASE("a hybrid's FLOPs count each layer's own mixer, and attention pairs on
   CHECK(f.mlp == 0);
   CHECK(f.attn_scores == 128);
 }
+
+TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs; GPTQ 8-bit with groups of 64 is weight-only") {
+  // fp8 with 128x128 blocks: 8 bits per weight + one fp32 scale per 16,384 weights.
+  // The MLP of kMinimal (3 x 64 x 128 = 24,576 weights, whole layer quantized):
+  //   24,576 B + ceil(24,576 / 16,384) = 2 scales x 4 B = 24,584 B.
+  const ModelConfig f = io::parse_model(
+      std::string(kMinimal) + "quantization_config:\n  quant_method: fp8\n  weight_block_size: [128, 128]\n", "f.yaml");
+  const ServingOptions o;
+  CHECK(compute_dtype(f, o) == DType::fp8);
+  CHECK(quantized_bytes(weight_quant_of(f, o), 24576, 0, 2) == 24584);
+  // GPTQ bits 8, group_size 64: 24,576 B + 384 groups x (16-bit scale + 8-bit zero) / 8
+  //   = 24,576 + 1,152 = 25,728 B; the GEMMs dequantize to bf16.
+  const ModelConfig g = io::parse_model(
+      std::string(kMinimal) + "torch_dtype: bfloat16\nquantization_config:\n  quant_method: gptq\n  bits: 8\n  group_size: 64\n",
+      "g.yaml");
+  CHECK(compute_dtype(g, o) == DType::bf16);
+  CHECK(quantized_bytes(weight_quant_of(g, o), 24576, 0, 2) == 25728);
+  // An explicit --quantization overrides the checkpoint's own.
+  ServingOptions awq;
+  awq.quantization = WeightQuant::awq;
+  CHECK(weight_quant_of(g, awq).bits == 4);
+}
