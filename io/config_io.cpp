@@ -195,9 +195,7 @@ bool trivially_default(const YAML::Node& v, const std::string& key) {
   const std::string& s = v.Scalar();
   if (key == "multi_query" || key == "new_decoder_architecture" || key == "parallel_attn") return s == "false";
   if (key == "decoder_sparse_step" || key == "moe_layer_freq" || key == "interleave_moe_layer_step") return s == "1";
-  if (key == "partial_rotary_factor" || key == "rotary_dim") return true;  // RoPE only: no size
-  if (key == "attention_chunk_size") return false;
-  return false;
+  return key == "partial_rotary_factor" || key == "rotary_dim";  // RoPE only: no size
 }
 
 struct Reader {
