@@ -85,7 +85,7 @@ void add_serving_options(po::options_description& desc) {
       ("tensor-parallel-size,tp", s(), "GPUs per tensor-parallel group (list ok)")
       ("pipeline-parallel-size,pp", s(), "pipeline stages (list ok)")
       ("dtype", s(), "weights and activations: fp32|fp16|bf16 (default: the model's)")
-      ("quantization", s(), "weights: none|fp8|int8|awq|gptq")
+      ("quantization", s(), "weights: auto (as the checkpoint says)|none|fp8|int8|awq|gptq")
       ("kv-cache-dtype", s(), "auto|fp16|bf16|fp8|int8|int4|int2")
       ("kv-quant", s(), "quantized KV metadata: raw|per-token|kivi|kvquant")
       ("kv-group", s(), "quantization group size (per-token: 128, kivi: 32)")
@@ -141,7 +141,9 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     o.dtype = parse_enum<DType>(v, "--dtype", "auto, fp32, fp16 or bf16", parse_dtype);
   });
   expand("quantization", [](ServingOptions& o, const std::string& v) {
-    o.quantization = parse_enum<WeightQuant>(v, "--quantization", "none, fp8, int8, awq or gptq", parse_weight_quant);
+    if (v == "auto") return;  // as the checkpoint's quantization_config says
+    o.quantization = parse_enum<WeightQuant>(v, "--quantization", "auto, none, fp8, int8, awq or gptq", parse_weight_quant);
+    o.quantization_given = true;
   });
   expand("kv-cache-dtype", [](ServingOptions& o, const std::string& v) {
     if (v == "auto") return;

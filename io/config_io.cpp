@@ -3,12 +3,14 @@
 #include "io/calibration_io.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 
 #include "io/yaml_util.h"
+#include "planner/checked.h"
 #include "planner/planner.h"
 
 namespace kvplan::io {
@@ -136,10 +138,165 @@ DType parse_dtype_key(const YAML::Node& n, const std::string& key, const std::st
   return *d;
 }
 
+bool has(const YAML::Node& n, const std::string& key) {
+  const YAML::Node v = n[key];
+  return v.IsDefined() && !v.IsNull();
+}
+
+// ------------------------------------------------------------ supported architectures
+// How each family's config.json is read; docs/models.md has the table with the HF
+// configuration classes the defaults come from (transformers v4.57).
+enum class Hybrid { none, jamba, nemotron_h, qwen3_next, mimo_v2, llama4 };
+struct Family {
+  const char* model_type;
+  const char* architecture;
+  bool tie_default;       // the config class's tie_word_embeddings default
+  int64_t norms;          // norms per decoder layer
+  bool ungated;           // GELU MLP with biases everywhere (GPT-2 lineage)
+  bool qkv_bias_default;  // biases on q/k/v without attention_bias in the file
+  bool qk_norm;           // per-head q/k RMSNorm
+  Hybrid hybrid;
+};
+// clang-format off
+constexpr Family kFamilies[] = {
+  {"llama", "LlamaForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"mistral", "MistralForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"mixtral", "MixtralForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"qwen2", "Qwen2ForCausalLM", false, 2, false, true, false, Hybrid::none},
+  {"qwen2_moe", "Qwen2MoeForCausalLM", false, 2, false, true, false, Hybrid::none},
+  {"qwen3", "Qwen3ForCausalLM", false, 2, false, false, true, Hybrid::none},
+  {"qwen3_moe", "Qwen3MoeForCausalLM", false, 2, false, false, true, Hybrid::none},
+  {"qwen3_next", "Qwen3NextForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
+  {"gemma", "GemmaForCausalLM", true, 2, false, false, false, Hybrid::none},
+  {"gemma2", "Gemma2ForCausalLM", true, 4, false, false, false, Hybrid::none},
+  {"gemma3_text", "Gemma3ForCausalLM", true, 4, false, false, true, Hybrid::none},
+  // HF GraniteConfig: Llama's geometry; its multipliers scale activations, not shapes.
+  {"granite", "GraniteForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"phi", "PhiForCausalLM", false, 1, true, false, false, Hybrid::none},
+  {"phi3", "Phi3ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"deepseek_v2", "DeepseekV2ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"deepseek_v3", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"deepseek_v32", "DeepseekV32ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"kimi_k2", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"gpt_oss", "GptOssForCausalLM", false, 2, false, false, false, Hybrid::none},
+  {"falcon", "FalconForCausalLM", true, 1, true, false, false, Hybrid::none},
+  {"jamba", "JambaForCausalLM", false, 2, false, false, false, Hybrid::jamba},
+  {"nemotron_h", "NemotronHForCausalLM", false, 1, false, false, false, Hybrid::nemotron_h},
+  {"mimo_v2_flash", "MiMoV2FlashForCausalLM", false, 2, false, false, false, Hybrid::mimo_v2},
+  {"llama4_text", "Llama4ForCausalLM", false, 2, false, false, false, Hybrid::llama4},
+};
+// Multimodal wrappers: the language model sits under text_key; towers under the others.
+struct Wrapper {
+  const char* model_type;
+  const char* text_key;
+};
+constexpr Wrapper kWrappers[] = {
+  {"llama4", "text_config"}, {"gemma3", "text_config"}, {"mistral3", "text_config"},
+  {"llava", "text_config"}, {"qwen2_5_vl", "text_config"}, {"qwen2_vl", "text_config"},
+  {"qwen3_vl", "text_config"}, {"qwen3_vl_moe", "text_config"}, {"internvl_chat", "llm_config"},
+  {"deepseek_vl_v2", "language_config"},
+};
+// Text model_types the wrappers nest, read as the family named second.
+constexpr std::pair<const char*, const char*> kAliases[] = {
+  {"qwen2_5_vl_text", "qwen2"}, {"qwen2_vl_text", "qwen2"}, {"qwen3_vl_text", "qwen3"},
+  {"qwen3_vl_moe_text", "qwen3_moe"}, {"ministral", "mistral"},
+};
+// clang-format on
+
+// Keys a configuration class fills in when config.json leaves them out (transformers
+// v4.57 configuration_*.py). Only values that change sizes are listed.
+struct FamilyDefault {
+  const char* model_type;
+  const char* key;
+  int64_t value;
+};
+constexpr FamilyDefault kFamilyDefaults[] = {
+  {"gemma3_text", "vocab_size", 262208},                 // Gemma3TextConfig
+  {"gemma3_text", "max_position_embeddings", 131072},    // Gemma3TextConfig
+  {"gemma3_text", "sliding_window", 4096},               // Gemma3TextConfig
+  {"gemma2", "vocab_size", 256000},                      // Gemma2Config
+  {"llama4_text", "attention_chunk_size", 8192},         // Llama4TextConfig
+};
+
+std::optional<int64_t> family_default(const std::string& model_type, const char* key) {
+  for (const FamilyDefault& d : kFamilyDefaults)
+    if (model_type == d.model_type && std::string(key) == d.key) return d.value;
+  return std::nullopt;
+}
+
+std::string supported_list() {
+  std::string s;
+  for (const Family& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.model_type);
+  for (const Wrapper& w : kWrappers) s += ", " + std::string(w.model_type);
+  return s;
+}
+
+const Family* family_by_type(std::string t) {
+  for (const auto& [alias, target] : kAliases)
+    if (t == alias) t = target;
+  for (const Family& f : kFamilies)
+    if (t == f.model_type) return &f;
+  return nullptr;
+}
+
+// Keys that change a model's geometry. A family that does not place one of them must
+// not produce numbers: the file is refused naming the keys.
+constexpr const char* kGeometryKeys[] = {
+  "hybrid_override_pattern", "layers_block_type", "attn_layer_period", "attn_layer_offset",
+  "expert_layer_period", "expert_layer_offset", "full_attention_interval", "linear_num_key_heads",
+  "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "mamba_d_state",
+  "mamba_d_conv", "mamba_expand", "mamba_num_heads", "mamba_head_dim", "mamba_n_heads",
+  "mamba_d_head", "ssm_state_size", "ssm_cfg", "num_kv_shared_layers", "cross_attention_layers",
+  "hybrid_layer_pattern", "swa_num_key_value_heads", "swa_num_attention_heads", "swa_head_dim",
+  "swa_v_head_dim", "attention_chunk_size", "interleave_moe_layer_step", "index_topk",
+  "index_head_dim", "block_types", "layer_block_types", "attn_type_list", "global_attn_every_n_layers",
+  "multi_query", "new_decoder_architecture", "parallel_attn", "mlp_only_layers", "decoder_sparse_step",
+  "moe_layer_freq", "shared_expert_intermediate_size", "intermediate_size_mlp", "v_head_dim",
+  "sliding_window_pattern", "use_sliding_window", "max_window_layers", "moe_layer_start_index",
+  "num_local_experts", "n_routed_experts", "num_experts", "rotary_dim", "partial_rotary_factor",
+};
+
+// Keys whose mere presence does not change geometry for the values below.
+bool trivially_default(const YAML::Node& v, const std::string& key) {
+  if (!v.IsScalar()) return key == "mlp_only_layers" && v.IsSequence() && v.size() == 0;
+  const std::string& s = v.Scalar();
+  if (key == "multi_query" || key == "new_decoder_architecture" || key == "parallel_attn") return s == "false";
+  if (key == "decoder_sparse_step" || key == "moe_layer_freq" || key == "interleave_moe_layer_step") return s == "1";
+  return key == "partial_rotary_factor" || key == "rotary_dim";  // RoPE only: no size
+}
+
+struct Reader {
+  const YAML::Node& n;
+  const std::string& file;
+  std::string model_type;  // for the configuration class's defaults
+  std::vector<std::string> used;
+  void use(std::initializer_list<const char*> keys) {
+    for (const char* k : keys) used.emplace_back(k);
+  }
+  std::optional<int64_t> i(const char* key, int64_t min = 1) {
+    used.emplace_back(key);
+    if (const auto v = opt_int(n, key, file, min)) return v;
+    return has(n, key) ? std::nullopt : family_default(model_type, key);
+  }
+  int64_t req(const char* key, int64_t min = 1) {
+    used.emplace_back(key);
+    if (!has(n, key))
+      if (const auto d = family_default(model_type, key)) return *d;
+    return req_int(n, key, file, min);
+  }
+  std::optional<bool> b(const char* key) {
+    used.emplace_back(key);
+    return opt_bool(n, key, file);
+  }
+};
+
 // Per-layer sliding windows from layer_types, or the model family's known pattern.
-std::vector<int64_t> layer_windows(const YAML::Node& n, const std::string& file, const ModelConfig& m) {
-  const bool use_sw = opt_bool(n, "use_sliding_window", file).value_or(true);
-  const auto window = opt_int(n, "sliding_window", file, 1);
+std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m) {
+  const YAML::Node& n = r.n;
+  const std::string& file = r.file;
+  const bool use_sw = r.b("use_sliding_window").value_or(true);
+  const auto window = r.i("sliding_window", 1);
+  r.use({"sliding_window_pattern", "max_window_layers"});
   const YAML::Node types = n["layer_types"];
   if (types.IsDefined() && !types.IsNull()) {
     if (!types.IsSequence() || static_cast<int64_t>(types.size()) != m.num_layers)
@@ -147,36 +304,387 @@ std::vector<int64_t> layer_windows(const YAML::Node& n, const std::string& file,
     std::vector<int64_t> w(static_cast<size_t>(m.num_layers), 0);
     for (size_t i = 0; i < types.size(); ++i) {
       const std::string t = types[i].IsScalar() ? types[i].Scalar() : "";
-      if (t == "sliding_attention") {
+      if (t == "sliding_attention" || t == "chunked_attention") {
         if (!window) throw InputError(file, "sliding_window", "a window size in tokens (layer_types has sliding layers)", "nothing");
         w[i] = *window;
-      } else if (t != "full_attention") {
+      } else if (t != "full_attention" && !(t == "linear_attention" && m.model_type == "qwen3_next")) {
         throw InputError(file, "layer_types", "sliding_attention or full_attention for each layer", "'" + t + "'");
       }
     }
     return w;
   }
   if (!window || !use_sw) return {};
+  // Qwen2: sliding only when use_sliding_window is true (its default is false).
+  if ((m.model_type == "qwen2" || m.model_type == "qwen2_moe" || m.model_type == "qwen3" || m.model_type == "qwen3_moe") &&
+      !opt_bool(n, "use_sliding_window", file).value_or(false))
+    return {};
   std::vector<int64_t> w(static_cast<size_t>(m.num_layers), *window);
+  if (m.model_type.rfind("qwen", 0) == 0) {  // HF Qwen2: sliding from max_window_layers on
+    const int64_t first = opt_int(n, "max_window_layers", file, 0).value_or(0);
+    for (size_t i = 0; i < w.size() && static_cast<int64_t>(i) < first; ++i) w[i] = 0;
+  }
   if (m.model_type == "gemma2") {  // HF Gemma2: sliding on even layers
     for (size_t i = 1; i < w.size(); i += 2) w[i] = 0;
   }
   if (const auto pattern = opt_int(n, "sliding_window_pattern", file, 1)) {  // Gemma-3: every Nth global
     for (size_t i = 0; i < w.size(); ++i)
       if ((static_cast<int64_t>(i) + 1) % *pattern == 0) w[i] = 0;
+  } else if (m.model_type == "gemma3_text") {
+    // Gemma3TextConfig: sliding_window_pattern 6 (five local layers, then one global).
+    for (size_t i = 0; i < w.size(); ++i)
+      if ((static_cast<int64_t>(i) + 1) % 6 == 0) w[i] = 0;
   }
   return w;
 }
 
-}  // namespace
+// ------------------------------------------------------------ quantization_config
+// Which part of a layer one modules_to_not_convert / ignore entry names.
+void place_skip(QuantSpec& q, std::string e, const std::string& file, const std::string& key) {
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (e.rfind("re:", 0) == 0) e = e.substr(3);
+  const auto in = [&](const char* s) { return e.find(s) != std::string::npos; };
+  const auto ends = [&](const std::string& s) {
+    std::string t = e;
+    while (!t.empty() && (t.back() == '$' || t.back() == ')')) t.pop_back();
+    return t.size() >= s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0;
+  };
+  // The layer index an entry names (model.layers.12.mlp), or -1 for a wildcard.
+  int64_t layer = -1;
+  if (const auto p = e.find("layers."); p != std::string::npos) {
+    size_t i = p + 7, j = i;
+    while (j < e.size() && std::isdigit(static_cast<unsigned char>(e[j]))) ++j;
+    if (j > i) layer = std::stoll(e.substr(i, j - i));
+  }
+  if (in("lm_head") || in("embed") || in("vision") || in("visual") || in("multi_modal") || in("mm_projector") ||
+      in("audio") || in("image") || in("patch") || in("mtp") || in("nextn"))
+    return;  // kept 16-bit anyway (towers, embeddings, LM head) or not counted (MTP)
+  if (ends("gate") || ends("router") || in("router") || ends("shared_expert_gate") || ends("mlp.gate") || in("gate.")) {
+    if (!in("gate_proj") && !in("gate_up")) return;  // the MoE router stays 16-bit anyway
+  }
+  if (in("shared_expert")) {
+    q.skip_shared = true;
+    return;
+  }
+  if (in("experts")) {
+    q.skip_experts = true;
+    return;
+  }
+  if (in("attn") || in("attention") || in("mixer") || in("linear_attn")) {
+    if (layer >= 0) q.skip_layers.push_back(layer);
+    else q.skip_attention = true;
+    return;
+  }
+  if (in("mlp") || in("ffn") || in("feed_forward")) {
+    if (layer >= 0) q.skip_layers.push_back(layer);
+    else q.skip_dense_mlp = true;
+    return;
+  }
+  if (layer >= 0) {
+    q.skip_layers.push_back(layer);
+    return;
+  }
+  throw InputError(file, key, "module names kvplan can place (attention, mlp, experts, shared_expert, router, lm_head, ...)",
+                   "'" + e + "'");
+}
 
-ModelConfig parse_model(const std::string& text, const std::string& file) {
-  const YAML::Node n = parse_yaml_mapping(text, file);
-  ModelConfig m;
-  m.name = opt_str(n, "name", file).value_or(fs::path(file).stem().string());
-  m.model_type = opt_str(n, "model_type", file).value_or("");
-  m.hidden_size = req_int(n, "hidden_size", file);
-  m.num_layers = req_int(n, "num_hidden_layers", file);
+void read_skips(QuantSpec& q, const YAML::Node& qc, const char* key, const std::string& file) {
+  const YAML::Node v = qc[key];
+  if (!v.IsDefined() || v.IsNull()) return;
+  if (!v.IsSequence()) throw InputError(file, std::string("quantization_config.") + key, "a list of module names", "");
+  for (const auto& e : v)
+    if (e.IsScalar()) place_skip(q, e.Scalar(), file, std::string("quantization_config.") + key);
+}
+
+QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
+  QuantSpec q;
+  const std::string where = "quantization_config";
+  if (!qc.IsMap()) throw InputError(file, where, "a mapping", "");
+  std::string method = opt_str(qc, "quant_method", file).value_or("");
+  std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // ModelOpt exports name their algorithm without a quant_method.
+  if (method.empty() && has(qc, "quant_algo")) method = "modelopt";
+  q.method = method;
+  if (method == "fp8" || method == "fbgemm_fp8") {
+    // DeepSeek / Qwen FP8: e4m3 weights with fp32 scales per 128x128 block
+    // (weight_block_size), else per tensor (fbgemm_fp8: per output channel); W8A8.
+    q.bits = 8;
+    q.scale_bits = 32;
+    q.compute = DType::fp8;
+    const YAML::Node blk = qc["weight_block_size"];
+    if (blk.IsDefined() && !blk.IsNull()) {
+      if (!blk.IsSequence() || blk.size() != 2) throw InputError(file, where + ".weight_block_size", "[rows, cols]", "");
+      q.block_rows = blk[0].as<int64_t>();
+      q.group = blk[1].as<int64_t>();
+    } else {
+      q.group = method == "fbgemm_fp8" ? 0 : -1;
+    }
+  } else if (method == "gptq" || method == "awq" || method == "awq_marlin" || method == "gptq_marlin") {
+    // AutoGPTQ / AutoAWQ: packed b-bit weights, per group an fp16 scale and a b-bit
+    // zero point (qzeros, packed into int32); group_size -1 = per output channel.
+    q.bits = req_int(qc, method.rfind("awq", 0) == 0 && has(qc, "w_bit") ? "w_bit" : "bits", file, 2);
+    if (q.bits != 2 && q.bits != 3 && q.bits != 4 && q.bits != 8)
+      throw InputError(file, where + ".bits", "2, 3, 4 or 8", std::to_string(q.bits));
+    const auto g = has(qc, "q_group_size") ? opt_int(qc, "q_group_size", file, -1) : opt_int(qc, "group_size", file, -1);
+    q.group = g.value_or(128) == -1 ? 0 : g.value_or(128);
+    q.scale_bits = 16;
+    q.zero_bits = q.bits;
+    read_skips(q, qc, "modules_to_not_convert", file);
+  } else if (method == "mxfp4") {
+    // OCP MX FP4 (gpt-oss): e2m1 values, one e8m0 scale per 32; weight-only on H100/H200.
+    q.bits = 4;
+    q.group = 32;
+    q.scale_bits = 8;
+    read_skips(q, qc, "modules_to_not_convert", file);
+  } else if (method == "modelopt") {
+    const std::string algo = opt_str(qc, "quant_algo", file).value_or("");
+    if (algo == "FP8") {
+      q.bits = 8, q.group = -1, q.scale_bits = 32, q.compute = DType::fp8;
+    } else if (algo == "NVFP4") {
+      q.bits = 4, q.group = 16, q.scale_bits = 8;  // e4m3 scale per 16 (+ one fp32 global)
+    } else {
+      throw InputError(file, where + ".quant_algo", "FP8 or NVFP4", "'" + algo + "'");
+    }
+    read_skips(q, qc, "exclude_modules", file);
+    read_skips(q, qc, "ignore", file);
+  } else if (method == "bitsandbytes") {
+    // bitsandbytes: 4-bit NF4/FP4 with an absmax per 64 weights (fp32, or 8-bit with
+    // bnb_4bit_use_double_quant), weight-only; 8-bit LLM.int8 with an fp32 scale per row.
+    if (opt_bool(qc, "load_in_4bit", file).value_or(false)) {
+      q.bits = 4, q.group = 64;
+      q.scale_bits = opt_bool(qc, "bnb_4bit_use_double_quant", file).value_or(false) ? 8 : 32;
+    } else if (opt_bool(qc, "load_in_8bit", file).value_or(false)) {
+      q.bits = 8, q.group = 0, q.scale_bits = 32;
+    } else {
+      throw InputError(file, where, "load_in_4bit or load_in_8bit true", "neither");
+    }
+    read_skips(q, qc, "llm_int8_skip_modules", file);
+  } else if (method == "compressed-tensors") {
+    // compressed-tensors (llm-compressor): config_groups.*.weights {num_bits, type,
+    // strategy tensor|channel|group|block, group_size, symmetric}; input_activations
+    // of 8 bits make it W8A8. One scheme for all targeted Linear layers is read.
+    const YAML::Node groups = qc["config_groups"];
+    if (!groups.IsDefined() || !groups.IsMap() || groups.size() == 0)
+      throw InputError(file, where + ".config_groups", "a mapping of quantization groups", "nothing");
+    const YAML::Node g = groups.begin()->second;
+    const YAML::Node w = g["weights"];
+    if (!w.IsDefined() || !w.IsMap()) throw InputError(file, where + ".config_groups.*.weights", "a mapping", "nothing");
+    q.bits = req_int(w, "num_bits", file, 2);
+    const std::string type = opt_str(w, "type", file).value_or("int");
+    const std::string strategy = opt_str(w, "strategy", file).value_or("tensor");
+    const bool sym = opt_bool(w, "symmetric", file).value_or(true);
+    if (strategy == "tensor") q.group = -1;
+    else if (strategy == "channel") q.group = 0;
+    else if (strategy == "group" || strategy == "tensor_group") q.group = req_int(w, "group_size", file, 1);
+    else if (strategy == "block") {
+      const YAML::Node bs = w["block_structure"];
+      if (!bs.IsSequence() || bs.size() != 2) throw InputError(file, where + ".weights.block_structure", "[rows, cols]", "");
+      q.block_rows = bs[0].as<int64_t>();
+      q.group = bs[1].as<int64_t>();
+    } else {
+      throw InputError(file, where + ".weights.strategy", "tensor, channel, group, tensor_group or block", "'" + strategy + "'");
+    }
+    // NVFP4 (float, 4 bits, groups of 16) scales are fp8; others store bf16 scales.
+    q.scale_bits = (type == "float" && q.bits == 4) ? 8 : (q.group <= 0 || q.block_rows > 0 ? 32 : 16);
+    q.zero_bits = sym ? 0 : (type == "int" ? q.bits : 0);
+    const YAML::Node a = g["input_activations"];
+    if (a.IsDefined() && a.IsMap() && opt_int(a, "num_bits", file).value_or(16) == 8)
+      q.compute = opt_str(a, "type", file).value_or("int") == "float" ? DType::fp8 : DType::int8;
+    if (type == "float" && q.bits == 4) q.method = "nvfp4";
+    read_skips(q, qc, "ignore", file);
+  } else {
+    throw InputError(file, where + ".quant_method",
+                     "a quantization kvplan can size (fp8, fbgemm_fp8, gptq, awq, mxfp4, modelopt, bitsandbytes, "
+                     "compressed-tensors)",
+                     "'" + method + "'");
+  }
+  return q;
+}
+
+// ------------------------------------------------------------ vision / audio towers
+// A ViT encoder from its own sub-config: per layer q/k/v/o with biases, a (gated or
+// plain) MLP with biases, two LayerNorms; the patch embedding; learned positions when
+// image_size is given; then the projector into the language model (Qwen-VL: a patch
+// merger MLP over spatial_merge_size^2 patches; others: one linear layer).
+int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_hidden, std::string& note) {
+  const int64_t d = opt_int(v, "hidden_size", file).value_or(opt_int(v, "embed_dim", file).value_or(0));
+  const int64_t layers = opt_int(v, "num_hidden_layers", file).value_or(opt_int(v, "depth", file).value_or(0));
+  if (d == 0 || layers == 0)
+    throw InputError(file, "vision_config", "hidden_size (or embed_dim) and num_hidden_layers (or depth)", "nothing");
+  const int64_t width = opt_int(v, "intermediate_size", file).value_or(4 * d);
+  const int64_t patch = opt_int(v, "patch_size", file).value_or(14);
+  const int64_t channels = opt_int(v, "num_channels", file).value_or(opt_int(v, "in_channels", file).value_or(3));
+  const int64_t temporal = opt_int(v, "temporal_patch_size", file).value_or(1);
+  const std::string act = opt_str(v, "hidden_act", file).value_or("gelu");
+  const bool gated = act == "silu";  // Qwen2.5-VL's SwiGLU blocks
+  int64_t p = layers * (4 * d * d + 4 * d + (gated ? 3 : 2) * d * width + width * (gated ? 2 : 1) + d + 4 * d);
+  p += channels * patch * patch * temporal * d + d;
+  if (const auto img = opt_int(v, "image_size", file)) p += (*img / patch) * (*img / patch) * d;
+  const int64_t out = opt_int(v, "out_hidden_size", file).value_or(text_hidden);
+  if (const auto merge = opt_int(v, "spatial_merge_size", file)) {
+    const int64_t in = d * *merge * *merge;
+    p += in * in + in + in * out + out + 2 * d;
+  } else {
+    p += d * out + out;
+  }
+  note = "vision: " + std::to_string(layers) + " layers x " + std::to_string(d) + " (ViT estimate from vision_config)";
+  return p;
+}
+
+// ------------------------------------------------------------ hybrid layer plans
+std::string node_key_list(const std::vector<std::string>& keys) {
+  std::string s;
+  for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+void read_mamba2(Reader& r, ModelConfig& m, const char* heads, const char* head_dim, const char* state,
+                 const char* groups, const char* kernel) {
+  m.mamba_heads = r.req(heads);
+  m.mamba_head_dim = r.req(head_dim);
+  m.mamba_state = r.req(state);
+  m.mamba_groups = r.i(groups).value_or(1);
+  m.mamba_conv_kernel = r.i(kernel).value_or(4);
+  m.mamba_inner = m.mamba_heads * m.mamba_head_dim;
+}
+
+void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
+  const std::string& file = r.file;
+  const auto L = static_cast<size_t>(m.num_layers);
+  switch (h) {
+    case Hybrid::none: return;
+    case Hybrid::nemotron_h: {
+      // HF NemotronHConfig: hybrid_override_pattern, one character per block:
+      // M = Mamba2, * = attention, - = MLP, E = MoE.
+      r.use({"hybrid_override_pattern", "expand", "chunk_size", "mamba_num_heads", "mamba_head_dim", "ssm_state_size",
+             "n_groups", "conv_kernel", "use_conv_bias", "mamba_proj_bias", "use_bias", "attention_head_dim", "mlp_bias"});
+      const std::string pat = req_str(r.n, "hybrid_override_pattern", file);
+      if (pat.size() != L)
+        throw InputError(file, "hybrid_override_pattern", std::to_string(L) + " characters (num_hidden_layers)",
+                         std::to_string(pat.size()));
+      read_mamba2(r, m, "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel");
+      m.mamba_conv_bias = opt_bool(r.n, "use_conv_bias", file).value_or(true);
+      m.mamba_proj_bias = opt_bool(r.n, "use_bias", file).value_or(false);
+      if (const auto hd = opt_int(r.n, "attention_head_dim", file)) m.head_dim = *hd;
+      m.gated_mlp = false;  // relu2 MLP: up and down only
+      for (char c : pat) {
+        switch (c) {
+          case 'M': m.layer_mixer.push_back(Mixer::mamba2), m.layer_ffn.push_back(Ffn::none); break;
+          case '*': m.layer_mixer.push_back(Mixer::attention), m.layer_ffn.push_back(Ffn::none); break;
+          case '-': m.layer_mixer.push_back(Mixer::none), m.layer_ffn.push_back(Ffn::dense); break;
+          case 'E': m.layer_mixer.push_back(Mixer::none), m.layer_ffn.push_back(Ffn::moe); break;
+          default:
+            throw InputError(file, "hybrid_override_pattern", "M (Mamba2), * (attention), - (MLP) or E (MoE) per layer",
+                             std::string("'") + c + "'");
+        }
+      }
+      if (std::find(m.layer_ffn.begin(), m.layer_ffn.end(), Ffn::moe) != m.layer_ffn.end()) {
+        r.use({"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+               "moe_shared_expert_intermediate_size"});
+        m.num_experts = r.req("n_routed_experts");
+        m.experts_per_token = r.req("num_experts_per_tok");
+        m.moe_intermediate_size = r.req("moe_intermediate_size");
+        m.shared_expert_intermediate_size = r.i("moe_shared_expert_intermediate_size").value_or(0);
+      }
+      return;
+    }
+    case Hybrid::jamba: {
+      // HF JambaConfig: attention every attn_layer_period layers from attn_layer_offset
+      // (defaults 8, 4), MoE every expert_layer_period from expert_layer_offset (2, 1);
+      // the others are Mamba (v1) layers with d_inner = mamba_expand x hidden.
+      const int64_t ap = r.i("attn_layer_period").value_or(8), ao = r.i("attn_layer_offset", 0).value_or(4);
+      const int64_t ep = r.i("expert_layer_period").value_or(2), eo = r.i("expert_layer_offset", 0).value_or(1);
+      m.mamba_state = r.i("mamba_d_state").value_or(16);
+      m.mamba_conv_kernel = r.i("mamba_d_conv").value_or(4);
+      m.mamba_inner = r.i("mamba_expand").value_or(2) * m.hidden_size;
+      m.mamba_dt_rank = detail::ceil_div(m.hidden_size, 16);
+      if (const YAML::Node dt = r.n["mamba_dt_rank"]; dt.IsDefined() && dt.IsScalar() && dt.Scalar() != "auto")
+        m.mamba_dt_rank = req_int(r.n, "mamba_dt_rank", file);
+      r.use({"mamba_dt_rank", "mamba_conv_bias", "mamba_proj_bias"});
+      m.mamba_conv_bias = opt_bool(r.n, "mamba_conv_bias", file).value_or(true);
+      m.mamba_proj_bias = opt_bool(r.n, "mamba_proj_bias", file).value_or(false);
+      m.mamba_dt_norms = true;
+      for (size_t l = 0; l < L; ++l) {
+        const auto i = static_cast<int64_t>(l);
+        m.layer_mixer.push_back(i % ap == ao ? Mixer::attention : Mixer::mamba1);
+        m.layer_ffn.push_back(m.num_experts > 0 && i % ep == eo ? Ffn::moe : Ffn::dense);
+      }
+      return;
+    }
+    case Hybrid::qwen3_next: {
+      // HF Qwen3NextConfig: full attention every full_attention_interval layers (default
+      // 4, the last of each group), Gated DeltaNet linear attention elsewhere; gated
+      // q_proj; every layer MoE (decoder_sparse_step 1, no mlp_only_layers) with a
+      // shared expert and its sigmoid gate.
+      const int64_t every = r.i("full_attention_interval").value_or(4);
+      m.linear_key_heads = r.req("linear_num_key_heads");
+      m.linear_value_heads = r.req("linear_num_value_heads");
+      m.linear_key_head_dim = r.req("linear_key_head_dim");
+      m.linear_value_head_dim = r.req("linear_value_head_dim");
+      m.linear_conv_kernel = r.i("linear_conv_kernel_dim").value_or(4);
+      m.attn_output_gate = true;
+      m.shared_expert_gate = true;
+      r.use({"layer_types", "decoder_sparse_step", "mlp_only_layers", "shared_expert_intermediate_size"});
+      const YAML::Node types = r.n["layer_types"];
+      for (size_t l = 0; l < L; ++l) {
+        bool full = (static_cast<int64_t>(l) + 1) % every == 0;
+        if (types.IsDefined() && types.IsSequence() && types.size() == L)
+          full = types[l].IsScalar() && types[l].Scalar() == "full_attention";
+        m.layer_mixer.push_back(full ? Mixer::attention : Mixer::linear_attention);
+      }
+      m.layer_window.clear();
+      return;
+    }
+    case Hybrid::mimo_v2: {
+      // MiMo-V2-Flash: hybrid_layer_pattern 1 = sliding layer with its own swa_* heads and
+      // head sizes, 0 = full layer (head_dim for Q/K, v_head_dim for V); moe_layer_freq
+      // lists MoE (1) and dense (0) layers.
+      r.use({"hybrid_layer_pattern", "moe_layer_freq", "sliding_window_size", "attention_chunk_size"});
+      const YAML::Node pat = r.n["hybrid_layer_pattern"], moe = r.n["moe_layer_freq"];
+      if (!pat.IsSequence() || pat.size() != L) throw InputError(file, "hybrid_layer_pattern", std::to_string(L) + " entries", "");
+      if (!moe.IsSequence() || moe.size() != L) throw InputError(file, "moe_layer_freq", std::to_string(L) + " entries", "");
+      const int64_t window = r.req("sliding_window");
+      m.swa_num_heads = r.req("swa_num_attention_heads");
+      m.swa_num_kv_heads = r.req("swa_num_key_value_heads");
+      m.swa_head_dim = r.req("swa_head_dim");
+      m.swa_v_head_dim = r.req("swa_v_head_dim");
+      m.attn_v_head_dim = r.req("v_head_dim");
+      m.layer_window.assign(L, 0);
+      for (size_t l = 0; l < L; ++l) {
+        if (pat[l].as<int64_t>() == 1) m.layer_window[l] = window;
+        m.layer_ffn.push_back(moe[l].as<int64_t>() == 1 ? Ffn::moe : Ffn::dense);
+      }
+      return;
+    }
+    case Hybrid::llama4: {
+      // HF Llama4TextConfig: MoE layers every interleave_moe_layer_step (from step - 1),
+      // experts of intermediate_size plus one shared expert of the same width, dense
+      // layers of intermediate_size_mlp; chunked local attention (attention_chunk_size)
+      // on RoPE layers, global NoPE attention where no_rope_layers is 0 (default every
+      // 4th). A chunked layer holds at most one chunk: kvplan caps it like a window.
+      const int64_t step = r.i("interleave_moe_layer_step").value_or(1);
+      const int64_t chunk = r.i("attention_chunk_size").value_or(8192);
+      m.moe_intermediate_size = m.intermediate_size;
+      m.intermediate_size = r.i("intermediate_size_mlp").value_or(m.intermediate_size);
+      m.num_shared_experts = 1;
+      r.use({"no_rope_layers", "no_rope_layer_interval", "moe_layers"});
+      const YAML::Node nrl = r.n["no_rope_layers"];
+      m.layer_window.assign(L, 0);
+      for (size_t l = 0; l < L; ++l) {
+        const auto i = static_cast<int64_t>(l);
+        const bool rope = nrl.IsDefined() && nrl.IsSequence() && nrl.size() == L ? nrl[l].as<int64_t>() != 0 : (i + 1) % 4 != 0;
+        if (rope) m.layer_window[l] = chunk;
+        m.layer_ffn.push_back((i + 1) % step == 0 ? Ffn::moe : Ffn::dense);
+      }
+      return;
+    }
+  }
+}
+
+ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
+  const YAML::Node& n = r.n;
+  const std::string& file = r.file;
+  m.hidden_size = r.req("hidden_size");
+  m.num_layers = r.req("num_hidden_layers");
   // Per-layer tables (sliding windows) and loops are O(layers); published models have at
   // most a few hundred. Unbounded, 10^12 layers with a sliding window ran out of memory
   // and 3·10^8 ran for minutes (tests/bad_inputs/models/layers_too_many.yaml).
@@ -184,53 +692,166 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   if (m.num_layers > kMaxLayers)
     throw InputError(file, "num_hidden_layers", "at most " + std::to_string(kMaxLayers) + " layers",
                      std::to_string(m.num_layers));
-  m.num_heads = req_int(n, "num_attention_heads", file);
-  m.vocab_size = req_int(n, "vocab_size", file);
-  m.intermediate_size = req_int(n, "intermediate_size", file);
-  m.num_kv_heads = opt_int(n, "num_key_value_heads", file).value_or(m.num_heads);
+  m.num_heads = r.req("num_attention_heads");
+  m.vocab_size = r.req("vocab_size");
+  m.intermediate_size = r.req("intermediate_size");
+  m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
+  if (fam && std::string(fam->model_type) == "falcon") {
+    // HF FalconConfig: multi_query (default true) = one K/V head unless
+    // new_decoder_architecture, which uses num_kv_heads.
+    r.use({"multi_query", "new_decoder_architecture", "parallel_attn", "num_kv_heads", "n_head_kv"});
+    const bool nda = opt_bool(n, "new_decoder_architecture", file).value_or(false);
+    if (nda) {
+      m.num_kv_heads = opt_int(n, "num_kv_heads", file).value_or(m.num_heads);
+      m.norms_per_layer = 2;
+    } else if (opt_bool(n, "multi_query", file).value_or(true)) {
+      m.num_kv_heads = 1;
+    }
+  }
   if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0)
     throw InputError(file, "num_key_value_heads",
                      "a divisor of num_attention_heads (" + std::to_string(m.num_heads) + ")",
                      std::to_string(m.num_kv_heads));
-  if (const auto hd = opt_int(n, "head_dim", file)) {
+  if (const auto hd = r.i("head_dim")) {
     m.head_dim = *hd;
   } else {
     if (m.hidden_size % m.num_heads != 0)
       throw InputError(file, "head_dim", "a head size (hidden_size is not a multiple of num_attention_heads)", "nothing");
     m.head_dim = m.hidden_size / m.num_heads;
   }
-  m.tie_word_embeddings = opt_bool(n, "tie_word_embeddings", file).value_or(false);
-  m.max_position_embeddings = opt_int(n, "max_position_embeddings", file).value_or(0);
-  const std::string dtype_key = n["dtype"].IsDefined() && !n["dtype"].IsNull() ? "dtype" : "torch_dtype";
-  m.torch_dtype = parse_dtype_key(n, dtype_key, file, DType::bf16);
+  m.tie_word_embeddings = r.b("tie_word_embeddings").value_or(fam ? fam->tie_default : false);
+  m.max_position_embeddings = r.i("max_position_embeddings").value_or(0);
+  const std::string dtype_key = has(n, "dtype") ? "dtype" : "torch_dtype";
+  if (has(n, dtype_key)) m.torch_dtype = parse_dtype_key(n, dtype_key, file, m.torch_dtype);
   // GELU MLPs with biases everywhere (no gate matrix): the GPT-2 lineage and Phi-1/2.
-  static const std::vector<std::string> ungated = {"phi", "gpt2", "gpt_neox", "gptj", "opt", "falcon", "bloom"};
-  const bool plain = std::find(ungated.begin(), ungated.end(), m.model_type) != ungated.end();
+  const bool plain = fam ? fam->ungated : false;
   m.gated_mlp = !plain;
   m.linear_bias = plain;
-  m.qkv_bias = m.model_type == "qwen2" || opt_bool(n, "attention_bias", file).value_or(false);
+  m.norms_per_layer = fam ? fam->norms : 2;
+  m.qk_norm = fam ? fam->qk_norm : false;
+  const bool attn_bias = r.b("attention_bias").value_or(false);
+  m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
+  m.o_bias = attn_bias;
+  if (fam && std::string(fam->model_type) == "falcon") {
+    m.linear_bias = opt_bool(n, "bias", file).value_or(false);
+    m.qkv_bias = m.o_bias = m.linear_bias;
+    m.norms_per_layer = opt_bool(n, "new_decoder_architecture", file).value_or(false) ? 2 : 1;
+  }
 
-  m.num_experts = opt_int(n, "num_local_experts", file, 0)
-                      .value_or(opt_int(n, "n_routed_experts", file, 0).value_or(opt_int(n, "num_experts", file, 0).value_or(0)));
+  m.num_experts = r.i("num_local_experts", 0).value_or(r.i("n_routed_experts", 0).value_or(r.i("num_experts", 0).value_or(0)));
   if (m.num_experts > 0) {
-    m.experts_per_token = req_int(n, "num_experts_per_tok", file);
+    m.experts_per_token = r.i("num_experts_per_tok").value_or(r.i("experts_per_token").value_or(0));
+    if (m.experts_per_token == 0) m.experts_per_token = r.req("num_experts_per_tok");
     if (m.experts_per_token > m.num_experts)
       throw InputError(file, "num_experts_per_tok", "at most the number of experts (" + std::to_string(m.num_experts) + ")",
                        std::to_string(m.experts_per_token));
-    m.moe_intermediate_size = opt_int(n, "moe_intermediate_size", file).value_or(0);
-    m.num_shared_experts = opt_int(n, "n_shared_experts", file, 0).value_or(0);
-    m.first_dense_layers = opt_int(n, "first_k_dense_replace", file, 0).value_or(0);
+    m.moe_intermediate_size = r.i("moe_intermediate_size").value_or(0);
+    m.num_shared_experts = r.i("n_shared_experts", 0).value_or(0);
+    m.first_dense_layers = r.i("first_k_dense_replace", 0).value_or(0);
+    m.shared_expert_intermediate_size = r.i("shared_expert_intermediate_size", 0).value_or(0);
+    // Qwen2-MoE / Qwen3-MoE: MoE every decoder_sparse_step layers unless in mlp_only_layers.
+    const int64_t step = r.i("decoder_sparse_step").value_or(1);
+    const YAML::Node only = n["mlp_only_layers"];
+    r.use({"mlp_only_layers", "moe_layer_freq"});
+    if (m.shared_expert_intermediate_size > 0) m.shared_expert_gate = true;
+    if (step != 1 || (only.IsDefined() && only.IsSequence() && only.size() > 0)) {
+      for (int64_t l = 0; l < m.num_layers; ++l) {
+        bool dense = (l + 1) % step != 0;
+        if (only.IsDefined() && only.IsSequence())
+          for (const auto& x : only) dense = dense || x.as<int64_t>() == l;
+        m.layer_ffn.push_back(dense ? Ffn::dense : Ffn::moe);
+      }
+    }
+    if (has(n, "moe_layer_freq") && n["moe_layer_freq"].IsScalar() && n["moe_layer_freq"].Scalar() != "1" &&
+        !(fam && fam->hybrid == Hybrid::mimo_v2))
+      throw InputError(file, "moe_layer_freq", "1 (a MoE block in every layer after first_k_dense_replace)",
+                       "'" + n["moe_layer_freq"].Scalar() + "'");
   }
-  m.kv_lora_rank = opt_int(n, "kv_lora_rank", file, 0).value_or(0);
+  m.kv_lora_rank = r.i("kv_lora_rank", 0).value_or(0);
   if (m.kv_lora_rank > 0) {
-    m.q_lora_rank = opt_int(n, "q_lora_rank", file, 0).value_or(0);
-    m.qk_rope_head_dim = req_int(n, "qk_rope_head_dim", file);
-    m.qk_nope_head_dim = req_int(n, "qk_nope_head_dim", file);
-    m.v_head_dim = req_int(n, "v_head_dim", file);
+    m.q_lora_rank = r.i("q_lora_rank", 0).value_or(0);
+    m.qk_rope_head_dim = r.req("qk_rope_head_dim");
+    m.qk_nope_head_dim = r.req("qk_nope_head_dim");
+    m.v_head_dim = r.req("v_head_dim");
+    if (fam && std::string(fam->model_type) == "deepseek_v32") {
+      m.index_head_dim = r.req("index_head_dim");
+      m.index_heads = r.req("index_n_heads");
+      r.use({"index_topk"});
+    }
   }
-  m.layer_window = layer_windows(n, file, m);
-  m.published_params = opt_int(n, "params", file);
-  m.source = opt_str(n, "source", file).value_or(file);
+  m.layer_window = layer_windows(r, m);
+  if (fam) apply_hybrid(r, m, fam->hybrid);
+  if (fam && std::string(fam->model_type) == "gpt_oss") m.o_bias = m.qkv_bias;
+
+  // A key that changes geometry but was not placed by this family: refuse.
+  std::vector<std::string> unplaced;
+  for (const char* k : kGeometryKeys) {
+    if (!has(n, k) || std::find(r.used.begin(), r.used.end(), k) != r.used.end()) continue;
+    if (trivially_default(n[k], k)) continue;
+    unplaced.emplace_back(k);
+  }
+  if (!unplaced.empty()) {
+    const std::string arch = m.architecture.empty() ? (m.model_type.empty() ? "this model" : m.model_type) : m.architecture;
+    throw InputError(file, unplaced.front(),
+                     "only keys kvplan can place for " + arch + " (docs/models.md lists the supported families)",
+                     "keys it cannot place: " + node_key_list(unplaced));
+  }
+  if (m.num_layers > 0 && m.attention_layers() == 0)
+    throw InputError(file, "num_hidden_layers", "at least one attention layer (the paged KV pool needs one)", "none");
+  return m;
+}
+
+}  // namespace
+
+ModelConfig parse_model(const std::string& text, const std::string& file) {
+  const YAML::Node root = parse_yaml_mapping(text, file);
+  ModelConfig m;
+  m.name = opt_str(root, "name", file).value_or(fs::path(file).stem().string());
+  m.model_type = opt_str(root, "model_type", file).value_or("");
+  const YAML::Node archs = root["architectures"];
+  if (archs.IsDefined() && archs.IsSequence() && archs.size() > 0 && archs[0].IsScalar()) m.architecture = archs[0].Scalar();
+
+  // The language model: the root, or a wrapper's nested text config.
+  YAML::Node lm = root;
+  const std::string& lm_file = file;
+  for (const Wrapper& w : kWrappers) {
+    if (m.model_type != w.model_type) continue;
+    lm.reset(root[w.text_key]);
+    if (!lm.IsDefined() || !lm.IsMap())
+      throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
+    m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
+    if (m.model_type == "llama4_text" || m.model_type == "gemma3_text" || family_by_type(m.model_type)) break;
+    throw InputError(file, std::string(w.text_key) + ".model_type",
+                     "a supported language model (" + supported_list() + ")", "'" + m.model_type + "'");
+  }
+  const bool described = !m.model_type.empty() || !m.architecture.empty();
+  const Family* fam = family_by_type(m.model_type);
+  if (!fam && m.model_type.empty()) {
+    for (const Family& f : kFamilies)
+      if (m.architecture == f.architecture) fam = &f;
+  }
+  if (described && !fam) {
+    const std::string what = (m.architecture.empty() ? std::string() : "'" + m.architecture + "' ") +
+                             (m.model_type.empty() ? std::string() : "(model_type '" + m.model_type + "')");
+    throw InputError(file, m.model_type.empty() ? "architectures" : "model_type",
+                     "a supported architecture (" + supported_list() + "; docs/models.md)", what);
+  }
+  Reader r{lm, lm_file, m.model_type, {}};
+  m = parse_lm(r, fam, m);
+
+  // quantization_config: at the root (most), or in the text config.
+  if (has(root, "quantization_config")) m.weight_quant = parse_quantization(root["quantization_config"], file);
+  else if (has(lm, "quantization_config")) m.weight_quant = parse_quantization(lm["quantization_config"], file);
+
+  // Vision towers of multimodal checkpoints; audio towers are refused (not counted).
+  if (const YAML::Node v = root["vision_config"]; v.IsDefined() && v.IsMap())
+    m.tower_params = tower_params(v, file, m.hidden_size, m.tower_note);
+  if (const YAML::Node a = root["audio_config"]; a.IsDefined() && !a.IsNull())
+    throw InputError(file, "audio_config", "a model without an audio tower (kvplan counts vision towers only)",
+                     "an audio tower");
+
+  m.published_params = opt_int(root, "params", file);
+  m.source = opt_str(root, "source", file).value_or(file);
   // Sizes too large to count in 64 bits are this file's fault: say so naming it, rather
   // than later as an anonymous overflow (tests/bad_inputs/models/*overflow*.yaml).
   try {

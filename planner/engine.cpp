@@ -70,11 +70,17 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
     case Engine::sglang: b = detail::sglang_budget(m, g, o); break;
     case Engine::trtllm: b = detail::trtllm_budget(m, g, o); break;
   }
+  // Vision / audio towers load beside the language model on every engine; their bytes
+  // are reported on their own line and leave the KV pool.
+  b.tower_bytes = tower_bytes_per_gpu(m, o);
+  if (o.engine != Engine::ideal && b.kv_budget_bytes > 0)
+    b.kv_budget_bytes = std::max<int64_t>(0, b.kv_budget_bytes - b.tower_bytes);
   if (o.engine == Engine::ideal || b.kv_budget_bytes == 0) {
     // Saturating: what is used may exceed 2^63 for absurd models; then nothing is left.
     int64_t used = 0;
     const bool too_much = __builtin_add_overflow(b.weights_bytes, b.activation_bytes, &used) ||
-                          __builtin_add_overflow(used, b.reserve_bytes, &used);
+                          __builtin_add_overflow(used, b.reserve_bytes, &used) ||
+                    __builtin_add_overflow(used, b.tower_bytes, &used);
     b.kv_budget_bytes = too_much ? 0 : std::max<int64_t>(0, b.usable_bytes - used);
   }
   if (b.weights_bytes > b.usable_bytes) {

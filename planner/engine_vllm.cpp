@@ -27,7 +27,6 @@ namespace {
 constexpr int64_t kVocabPadding = 64;            // DEFAULT_VOCAB_PADDING_SIZE
 constexpr int64_t kFusedMoeChunk = 32768;        // VLLM_FUSED_MOE_CHUNK_SIZE
 constexpr int64_t kRouterLogitBytes = 4;         // router logits are fp32
-constexpr int64_t kQuantGroup = 128;             // AWQ/GPTQ group size
 // Non-torch memory that the profile run adds at TP 1 (cuBLAS workspaces, lazily loaded
 // kernel modules): 0.25 GiB in every vLLM 0.19 H100 log we have (Llama, Qwen, Qwen-MoE).
 constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
@@ -112,18 +111,10 @@ int64_t expert_width(const ModelConfig& m) {
 
 int64_t mlp_mats(const ModelConfig& m) { return m.gated_mlp ? 3 : 2; }
 
-// Bytes of `params` weights of linear layers under the weight quantization.
-int64_t linear_bytes(int64_t params, const ServingOptions& o, int64_t act) {
-  switch (o.quantization) {
-    case WeightQuant::none: return checked_mul(params, act, "weights");
-    case WeightQuant::fp8:
-    case WeightQuant::int8: return params;  // per-tensor/per-channel scales: < 0.1 %
-    case WeightQuant::awq:
-    case WeightQuant::gptq:
-      // packed int4 + per group of 128: an fp16 scale and a 4-bit zero point.
-      return ceil_div(params, 2) + ceil_div(ceil_div(params, kQuantGroup) * 5, 2);
-  }
-  return checked_mul(params, act, "weights");
+// Bytes of `params` weights of linear layers under the weight quantization (the
+// checkpoint's own, or --quantization's: planner/quant.cpp), one scale row per h weights.
+int64_t linear_bytes(const ModelConfig& m, int64_t params, const ServingOptions& o, int64_t act) {
+  return quantized_bytes(weight_quant_of(m, o), params, ceil_div(params, m.hidden_size), act);
 }
 
 int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_t layer) {
@@ -157,9 +148,8 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
     linear += mlp_mats(m) * h * w;
     if (m.linear_bias) plain += w + h;
   }
-  const int64_t norms = m.model_type == "gemma2" ? 4 : (m.model_type == "phi" ? 1 : 2);
-  plain += norms * (m.linear_bias ? 2 * h : h);
-  return linear_bytes(linear, o, act) + checked_mul(plain, act, "weights");
+  plain += m.norms_per_layer * (m.linear_bias ? 2 * h : h);
+  return linear_bytes(m, linear, o, act) + checked_mul(plain, act, "weights");
 }
 
 }  // namespace

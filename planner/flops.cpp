@@ -6,7 +6,10 @@
 // weight-absorbed form (DeepSeek-V2 §2.1.2), which is how the cached latent is used:
 // per pair 2·n_h·(kv_lora_rank + rope) for scores and 2·n_h·kv_lora_rank for values;
 // its projection FLOPs then equal 2 x its attention parameters. MoE: the top-k routed
-// and shared experts of each token, and the router.
+// and shared experts of each token, and the router. Hybrid models (per-layer mixers and
+// feed-forward kinds) are summed layer by layer: Mamba and linear-attention layers count
+// 2 x their projection parameters per token (their scan adds ~d_inner x d_state per
+// token, under 1 % of it) and no attention pairs.
 #include <algorithm>
 
 #include "planner/planner.h"
@@ -21,7 +24,35 @@ struct PerToken {
   double lm_head = 0;
 };
 
+bool per_layer(const ModelConfig& m) {
+  return !m.layer_mixer.empty() || !m.layer_ffn.empty() || m.attn_output_gate || m.attn_v_head_dim > 0 ||
+         m.shared_expert_intermediate_size > 0 || m.index_head_dim > 0;
+}
+
+// Hybrid and per-layer models: linear FLOPs from each layer's parameters (the mixer's
+// in the qkv bucket), attention pairs priced by the full-attention geometry.
+PerToken per_token_layers(const ModelConfig& m) {
+  PerToken p;
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    const LayerParamCount c = layer_param_count(m, l);
+    p.qkv += 2 * static_cast<double>(c.mixer);
+    p.mlp += 2 * static_cast<double>(c.active_ffn);
+  }
+  if (m.is_mla()) {
+    const auto heads = static_cast<double>(m.num_heads);
+    const auto lora = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim);
+    p.scores_per_pair = 2 * heads * (lora + rope);
+    p.values_per_pair = 2 * heads * lora;
+  } else {
+    p.scores_per_pair = 2 * static_cast<double>(m.num_heads * m.head_dim);
+    p.values_per_pair = 2 * static_cast<double>(m.num_heads * (m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim));
+  }
+  p.lm_head = 2 * static_cast<double>(m.hidden_size) * static_cast<double>(m.vocab_size);
+  return p;
+}
+
 PerToken per_token(const ModelConfig& m) {
+  if (per_layer(m)) return per_token_layers(m);
   PerToken p;
   const auto h = static_cast<double>(m.hidden_size);
   const auto heads = static_cast<double>(m.num_heads);
@@ -79,9 +110,12 @@ double nested_pairs(double T, double w) {
 // Attention pair total over all layers, given a per-window pair function.
 template <typename F>
 double layer_pairs(const ModelConfig& m, F&& f) {
-  if (m.layer_window.empty()) return static_cast<double>(m.num_layers) * f(0.0);
+  if (m.layer_window.empty() && m.layer_mixer.empty()) return static_cast<double>(m.num_layers) * f(0.0);
   double total = 0;
-  for (int64_t w : m.layer_window) total += f(static_cast<double>(w));
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    if (m.mixer(l) != Mixer::attention) continue;
+    total += f(static_cast<double>(m.layer_window.empty() ? 0 : m.layer_window[static_cast<size_t>(l)]));
+  }
   return total;
 }
 

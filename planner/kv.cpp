@@ -12,6 +12,18 @@
 //            and V per-token fp16 scale + zero; the first token in fp16 (KVQuant, arXiv
 //            2401.18079 §3.4-3.7 and App. on storage: nuq4-1% ≈ 4.32-4.35 bits).
 // 16- and 32-bit caches store plain values: the scheme does not apply to them.
+// Per layer: only attention layers that keep their own K/V cache hold bytes per token;
+// sliding layers with their own geometry (MiMo-V2-Flash swa_*) use it; DeepSeek-V3.2's
+// indexer adds its fp8 key + fp32 scale per 128 channels (vLLM DeepseekV32IndexerCache:
+// head_size = index_head_dim + index_head_dim / 128 x 4 bytes, uint8).
+// Mamba and linear-attention layers hold a fixed state per request instead (vLLM
+// vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateShapeCalculator at commit
+// 02d710837549a368073552333f66d714477415d2), in the model dtype (mamba_cache_dtype auto):
+//   mamba1:   conv (kernel-1) x d_inner/tp + ssm d_inner/tp x d_state
+//   mamba2:   conv (kernel-1) x (d_inner + 2 groups' d_state)/tp + ssm heads/tp x
+//             head_dim x d_state, groups padded to a multiple of tp when they do not divide
+//   gated delta net: conv (kernel-1) x (2 key_heads key_dim + value_heads value_dim)/tp
+//             + state value_heads/tp x value_dim x key_dim
 #include <algorithm>
 #include <cmath>
 
@@ -27,6 +39,8 @@ constexpr int64_t kFp16Bits = 16;
 constexpr int64_t kOutlierBits = 16 + 16;  // kvquant: fp16 value + 16-bit channel index
 constexpr int64_t kRowIndexBits = 32;      // kvquant: CSR row pointer per token vector
 constexpr double kOutlierFraction = 0.01;
+constexpr int64_t kIndexerScaleBits = 32;    // DeepSeek-V3.2 indexer: fp32 scale per 128
+constexpr int64_t kIndexerBlock = 128;
 
 struct Scheme {
   KvQuant quant = KvQuant::raw;
@@ -44,21 +58,67 @@ Scheme scheme_of(const ModelConfig& m, const ServingOptions& o) {
     case KvQuant::per_token: s.group = o.kv_group > 0 ? o.kv_group : 128; break;
     case KvQuant::kivi:
       s.group = o.kv_group > 0 ? o.kv_group : 32;
-      s.residual = o.kv_residual >= 0 ? o.kv_residual : 128;
+      s.residual = o.kv_residual.value_or(128);
       break;
     case KvQuant::kvquant: s.residual = 1; break;  // the attention-sink token in fp16
   }
   return s;
 }
 
-// Channels of K and V in one layer for one token (per GPU when `heads` is the shard).
+// Channels of K and V in one layer for one token on one GPU (tp = 1: the whole layer),
+// and unquantized extra bits per token (the V3.2 indexer's keys).
 struct Channels {
   int64_t k = 0, v = 0;
+  int64_t extra_bits = 0;
 };
 
-Channels channels(const ModelConfig& m, int64_t kv_heads) {
-  if (m.is_mla()) return {m.kv_lora_rank + m.qk_rope_head_dim, 0};
-  return {kv_heads * m.head_dim, kv_heads * m.head_dim};
+int64_t window_of(const ModelConfig& m, int64_t layer) {
+  return m.layer_window.empty() ? 0 : m.layer_window[static_cast<size_t>(layer)];
+}
+
+Channels channels(const ModelConfig& m, int64_t layer, int64_t tp) {
+  if (!m.caches_kv(layer)) return {};
+  if (m.is_mla()) {
+    Channels c{m.kv_lora_rank + m.qk_rope_head_dim, 0, 0};
+    if (m.index_head_dim > 0)
+      c.extra_bits = m.index_head_dim * 8 + detail::ceil_div(m.index_head_dim, kIndexerBlock) * kIndexerScaleBits;
+    return c;
+  }
+  const bool swa = m.swa_num_kv_heads > 0 && window_of(m, layer) > 0;
+  const int64_t heads = swa ? m.swa_num_kv_heads : m.num_kv_heads;
+  const int64_t kd = swa && m.swa_head_dim > 0 ? m.swa_head_dim : m.head_dim;
+  const int64_t vd = swa ? (m.swa_v_head_dim > 0 ? m.swa_v_head_dim : kd)
+                         : (m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim);
+  const int64_t per_gpu = heads >= tp ? heads / tp : 1;
+  return {per_gpu * kd, per_gpu * vd, 0};
+}
+
+// Whether every layer caches the same: then one layer stands for all.
+bool uniform(const ModelConfig& m) {
+  return m.layer_window.empty() && m.layer_mixer.empty() && m.layer_kv_shared.empty();
+}
+
+// Elements of one state layer's fixed state on one GPU.
+int64_t state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
+  using detail::ceil_div;
+  switch (m.mixer(layer)) {
+    case Mixer::mamba1:
+      return ceil_div(m.mamba_inner, tp) * (m.mamba_conv_kernel - 1) + ceil_div(m.mamba_inner, tp) * m.mamba_state;
+    case Mixer::mamba2: {
+      const int64_t groups = m.mamba_groups % tp == 0 ? m.mamba_groups : tp;  // extra_groups_for_head_shards
+      const int64_t conv_dim = m.mamba_inner + 2 * groups * m.mamba_state;
+      return ceil_div(conv_dim, tp) * (m.mamba_conv_kernel - 1) +
+             ceil_div(m.mamba_heads, tp) * m.mamba_head_dim * m.mamba_state;
+    }
+    case Mixer::linear_attention: {
+      const int64_t conv_dim = 2 * m.linear_key_heads * m.linear_key_head_dim + m.linear_value_heads * m.linear_value_head_dim;
+      return ceil_div(conv_dim, tp) * (m.linear_conv_kernel - 1) +
+             ceil_div(m.linear_value_heads, tp) * m.linear_value_head_dim * m.linear_key_head_dim;
+    }
+    case Mixer::attention:
+    case Mixer::none: return 0;
+  }
+  return 0;
 }
 
 // Bits one layer stores for `tokens` tokens (exact integers, group rounding included).
@@ -68,6 +128,9 @@ Channels channels(const ModelConfig& m, int64_t kv_heads) {
 double layer_bits(const Scheme& s, Channels c, int64_t tokens, bool paged = false) {
   const double elems = static_cast<double>(c.k + c.v);
   const auto t = static_cast<double>(tokens);
+  if (elems == 0) return t * static_cast<double>(c.extra_bits);
+  const double extra = t * static_cast<double>(c.extra_bits);
+  return extra + [&]() -> double {
   switch (s.quant) {
     case KvQuant::raw: return t * elems * static_cast<double>(s.bits);
     case KvQuant::per_token: {
@@ -94,12 +157,15 @@ double layer_bits(const Scheme& s, Channels c, int64_t tokens, bool paged = fals
     }
   }
   return 0;
+  }();
 }
 
 // Steady-state bits per token of one layer (no residual window, no per-request constants).
 double layer_bits_per_token(const Scheme& s, Channels c) {
   const double elems = static_cast<double>(c.k + c.v);
   const auto b = static_cast<double>(s.bits);
+  if (elems == 0) return static_cast<double>(c.extra_bits);
+  return static_cast<double>(c.extra_bits) + [&]() -> double {
   switch (s.quant) {
     case KvQuant::raw: return elems * b;
     case KvQuant::per_token:
@@ -112,15 +178,7 @@ double layer_bits_per_token(const Scheme& s, Channels c) {
              (c.v > 0 ? 2 : 1) * kRowIndexBits + (c.v > 0 ? kMetaBits : 0);
   }
   return 0;
-}
-
-int64_t kv_heads_per_gpu(const ModelConfig& m, int64_t tp) {
-  if (m.is_mla()) return 1;
-  return m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1;
-}
-
-int64_t window_of(const ModelConfig& m, int64_t layer) {
-  return m.layer_window.empty() ? 0 : m.layer_window[static_cast<size_t>(layer)];
+  }();
 }
 
 // Tokens layer `layer` keeps for a request of `tokens` tokens, paged (block_size > 0)
@@ -142,7 +200,7 @@ double over_layers(const ModelConfig& m, const ServingOptions& o, bool whole, Pe
   for (int64_t s = 0; s < stages; ++s) {
     const int64_t first = s * per_stage, last = std::min(m.num_layers, first + per_stage);
     double bits = 0;
-    if (m.layer_window.empty()) {
+    if (uniform(m)) {
       bits = static_cast<double>(last - first) * f(first);
     } else {
       for (int64_t l = first; l < last; ++l) bits += f(l);
@@ -162,49 +220,62 @@ int64_t to_bytes(double bits) {
 
 KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o) {
   const Scheme s = scheme_of(m, o);
-  const Channels c = channels(m, kv_heads_per_gpu(m, o.tp));
+  int64_t layer = 0;
+  while (layer + 1 < m.num_layers && !m.caches_kv(layer)) ++layer;
+  const Channels c = channels(m, layer, o.tp);
   KvLayout k;
   k.elems_per_token_per_layer = c.k + c.v;
   k.replication = m.is_mla() ? o.tp : (m.num_kv_heads >= o.tp ? 1 : o.tp / m.num_kv_heads);
   k.group = s.group;
   k.residual_tokens = s.residual;
-  k.bits_per_elem = layer_bits_per_token(s, c) / static_cast<double>(c.k + c.v);
+  k.bits_per_elem = c.k + c.v > 0 ? layer_bits_per_token(s, c) / static_cast<double>(c.k + c.v) : 0;
   return k;
 }
 
 int64_t kv_bytes_per_token(const ModelConfig& m, const ServingOptions& o) {
   if (!o.kv_cache) return 0;
   const Scheme s = scheme_of(m, o);
-  const Channels c = channels(m, m.is_mla() ? 1 : m.num_kv_heads);
-  return to_bytes(static_cast<double>(m.num_layers) * layer_bits_per_token(s, c));
+  return to_bytes(over_layers(m, o, true, [&](int64_t l) { return layer_bits_per_token(s, channels(m, l, 1)); }));
 }
 
 int64_t kv_bytes_per_token_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   if (!o.kv_cache) return 0;
   const Scheme s = scheme_of(m, o);
-  const Channels c = channels(m, kv_heads_per_gpu(m, o.tp));
-  return to_bytes(over_layers(m, o, false, [&](int64_t) { return layer_bits_per_token(s, c); }));
+  return to_bytes(over_layers(m, o, false, [&](int64_t l) { return layer_bits_per_token(s, channels(m, l, o.tp)); }));
 }
 
 int64_t kv_bytes_per_request(const ModelConfig& m, const ServingOptions& o, int64_t tokens) {
   if (!o.kv_cache) return 0;
   const Scheme s = scheme_of(m, o);
-  const Channels c = channels(m, m.is_mla() ? 1 : m.num_kv_heads);
   return to_bytes(over_layers(m, o, true, [&](int64_t l) {
-    return layer_bits(s, c, kept_tokens(m, l, tokens, 0));
+    return layer_bits(s, channels(m, l, 1), kept_tokens(m, l, tokens, 0));
   }));
+}
+
+int64_t state_bytes_per_request(const ModelConfig& m, const ServingOptions& o) {
+  if (!m.has_state_layers()) return 0;
+  const auto bits = static_cast<double>(dtype_bits(o.activation_dtype(m)));
+  return to_bytes(over_layers(m, o, true, [&](int64_t l) { return static_cast<double>(state_elems(m, l, 1)) * bits; }));
+}
+
+int64_t state_bytes_per_request_per_gpu(const ModelConfig& m, const ServingOptions& o) {
+  if (!m.has_state_layers()) return 0;
+  const auto bits = static_cast<double>(dtype_bits(o.activation_dtype(m)));
+  return to_bytes(over_layers(m, o, false, [&](int64_t l) { return static_cast<double>(state_elems(m, l, o.tp)) * bits; }));
 }
 
 int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   return detail::checked_mul(kv_bytes_per_token_per_gpu(m, o), o.block_size, "KV block");
 }
 
-// Bytes a request of `tokens` tokens holds on one GPU, in whole blocks per layer.
+// Bytes a request of `tokens` tokens holds on one GPU, in whole blocks per layer, and
+// the state of its state layers.
 int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t tokens) {
   const Scheme s = scheme_of(m, o);
-  const Channels c = channels(m, kv_heads_per_gpu(m, o.tp));
+  const auto state_bits = static_cast<double>(dtype_bits(o.activation_dtype(m)));
   return to_bytes(over_layers(m, o, false, [&](int64_t l) {
-    return layer_bits(s, c, kept_tokens(m, l, tokens, o.block_size), true);
+    return layer_bits(s, channels(m, l, o.tp), kept_tokens(m, l, tokens, o.block_size), true) +
+           static_cast<double>(state_elems(m, l, o.tp)) * state_bits;
   }));
 }
 

@@ -1,6 +1,9 @@
 // Parameter counts and weight bytes. Counting follows the Hugging Face modelling code of
 // each architecture (LlamaForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM,
-// PhiForCausalLM, Gemma2ForCausalLM): every weight matrix, bias and norm vector.
+// PhiForCausalLM, Gemma2ForCausalLM, Qwen3NextForCausalLM, NemotronHForCausalLM,
+// JambaForCausalLM, GptOssForCausalLM): every weight matrix, bias and norm vector.
+// Layers are counted one by one: hybrid models mix attention, Mamba and linear-attention
+// mixers with dense, MoE or no feed-forward blocks (ModelConfig::layer_mixer/layer_ffn).
 #include <algorithm>
 
 #include "planner/checked.h"
@@ -15,15 +18,13 @@ namespace {
 int64_t mul(int64_t a, int64_t b) { return detail::checked_mul(a, b, "model size"); }
 int64_t plus(int64_t a, int64_t b) { return detail::checked_add(a, b, "model size"); }
 int64_t mul3(int64_t a, int64_t b, int64_t c) { return mul(mul(a, b), c); }
-//! ModelConfig::q_dim(), checked.
-int64_t q_dim(const ModelConfig& m) {
-  return mul(m.num_heads, m.is_mla() ? plus(m.qk_nope_head_dim, m.qk_rope_head_dim) : m.head_dim);
-}
 
 struct LayerParams {
-  int64_t attention = 0;  // projection matrices and biases (MLA: its two norms too)
-  int64_t mlp = 0;        // all experts, shared experts, router
-  int64_t active_mlp = 0; // what one token uses
+  int64_t attention = 0;  // token mixer: projections and biases (MLA: its two norms too)
+  int64_t mlp = 0;        // dense MLP or all experts (routed + shared), router excluded
+  int64_t shared = 0;     // shared experts (part of mlp)
+  int64_t router = 0;     // MoE router (and shared-expert gate): stays 16-bit
+  int64_t active_mlp = 0; // what one token uses, router included
   int64_t norms = 0;
 };
 
@@ -34,125 +35,194 @@ int64_t mlp_matrix_params(const ModelConfig& m, int64_t width) {
   return p;
 }
 
-LayerParams layer_params(const ModelConfig& m, int64_t layer) {
+// Attention geometry of one layer: sliding layers may have their own (MiMo-V2-Flash).
+struct AttnGeom {
+  int64_t heads, kv_heads, head_dim, v_head_dim;
+};
+AttnGeom attn_geom(const ModelConfig& m, int64_t layer) {
+  const bool swa = m.swa_num_kv_heads > 0 && !m.layer_window.empty() &&
+                   m.layer_window[static_cast<size_t>(layer)] > 0;
+  if (swa) {
+    const int64_t hd = m.swa_head_dim > 0 ? m.swa_head_dim : m.head_dim;
+    return {m.swa_num_heads > 0 ? m.swa_num_heads : m.num_heads, m.swa_num_kv_heads, hd,
+            m.swa_v_head_dim > 0 ? m.swa_v_head_dim : hd};
+  }
+  return {m.num_heads, m.num_kv_heads, m.head_dim, m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim};
+}
+
+int64_t attention_params(const ModelConfig& m, int64_t layer) {
   const int64_t h = m.hidden_size;
-  LayerParams p;
   if (m.is_mla()) {
     const int64_t qk = plus(m.qk_nope_head_dim, m.qk_rope_head_dim);
+    int64_t p = 0;
     if (m.q_lora_rank > 0)
-      p.attention = plus(plus(mul(h, m.q_lora_rank), m.q_lora_rank), mul3(m.q_lora_rank, m.num_heads, qk));
+      p = plus(plus(mul(h, m.q_lora_rank), m.q_lora_rank), mul3(m.q_lora_rank, m.num_heads, qk));
     else
-      p.attention = mul3(h, m.num_heads, qk);
-    p.attention = plus(p.attention, plus(mul(h, plus(m.kv_lora_rank, m.qk_rope_head_dim)), m.kv_lora_rank));
-    p.attention = plus(p.attention, mul3(m.kv_lora_rank, m.num_heads, plus(m.qk_nope_head_dim, m.v_head_dim)));
-    p.attention = plus(p.attention, mul3(m.num_heads, m.v_head_dim, h));
-  } else {
-    const int64_t q = mul(m.num_heads, m.head_dim), kv = mul(m.num_kv_heads, m.head_dim);
-    p.attention = plus(plus(mul(h, q), mul3(2, h, kv)), mul(q, h));
-    if (m.qkv_bias || m.linear_bias) p.attention = plus(p.attention, plus(q, mul(2, kv)));
-    if (m.linear_bias) p.attention = plus(p.attention, h);
+      p = mul3(h, m.num_heads, qk);
+    p = plus(p, plus(mul(h, plus(m.kv_lora_rank, m.qk_rope_head_dim)), m.kv_lora_rank));
+    p = plus(p, mul3(m.kv_lora_rank, m.num_heads, plus(m.qk_nope_head_dim, m.v_head_dim)));
+    p = plus(p, mul3(m.num_heads, m.v_head_dim, h));
+    if (m.index_head_dim > 0) {
+      // DeepSeek-V3.2 lightning indexer (HF DeepseekV32 Indexer): wq_b q_lora -> heads x
+      // index_head_dim, wk h -> index_head_dim, its LayerNorm (weight + bias), and
+      // weights_proj h -> index_n_heads.
+      p = plus(p, plus(mul3(m.q_lora_rank, m.index_heads, m.index_head_dim), mul(h, m.index_head_dim)));
+      p = plus(p, plus(mul(2, m.index_head_dim), mul(h, m.index_heads)));
+    }
+    return p;
   }
-  if (m.is_moe_layer(layer)) {
-    const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
-    const int64_t expert = mlp_matrix_params(m, width);
-    const int64_t router = mul(h, m.num_experts);
-    p.mlp = plus(mul(plus(m.num_experts, m.num_shared_experts), expert), router);
-    p.active_mlp = plus(mul(plus(m.experts_per_token, m.num_shared_experts), expert), router);
-  } else {
-    p.mlp = p.active_mlp = mlp_matrix_params(m, m.intermediate_size);
-  }
-  // RMSNorm has a weight; LayerNorm (phi) a weight and a bias. Gemma-2 has four norms.
-  const int64_t per_norm = m.linear_bias ? mul(2, h) : h;
-  const int64_t norms = m.model_type == "gemma2" ? 4 : (m.model_type == "phi" ? 1 : 2);
-  p.norms = mul(norms, per_norm);
+  const AttnGeom g = attn_geom(m, layer);
+  const int64_t q = mul(g.heads, g.head_dim), k = mul(g.kv_heads, g.head_dim), v = mul(g.kv_heads, g.v_head_dim);
+  const int64_t q_out = m.attn_output_gate ? mul(2, q) : q;
+  int64_t p = plus(plus(mul(h, q_out), mul(h, plus(k, v))), mul3(g.heads, g.v_head_dim, h));
+  if (m.qkv_bias || m.linear_bias) p = plus(p, plus(q_out, plus(k, v)));
+  if (m.o_bias || m.linear_bias) p = plus(p, h);
+  if (m.qk_norm) p = plus(p, mul(2, g.head_dim));
   return p;
 }
 
-int64_t bits_per_weight(const ServingOptions& o, const ModelConfig& m) {
-  switch (o.quantization) {
-    case WeightQuant::none: return dtype_bits(o.activation_dtype(m));
-    case WeightQuant::fp8:
-    case WeightQuant::int8: return 8;
-    case WeightQuant::awq:
-    case WeightQuant::gptq: return 4;
+// HF MambaMixer (Jamba): in_proj h -> 2 d_inner, depthwise conv1d, x_proj d_inner ->
+// dt_rank + 2 d_state, dt_proj dt_rank -> d_inner (+bias), A_log d_inner x d_state, D,
+// out_proj d_inner -> h; Jamba adds RMSNorms on dt (dt_rank), B and C (d_state each).
+int64_t mamba1_params(const ModelConfig& m) {
+  const int64_t h = m.hidden_size, di = m.mamba_inner, ds = m.mamba_state, r = m.mamba_dt_rank;
+  int64_t p = mul3(h, 2, di);
+  if (m.mamba_proj_bias) p = plus(p, mul(2, di));
+  p = plus(p, mul(di, m.mamba_conv_kernel));
+  if (m.mamba_conv_bias) p = plus(p, di);
+  p = plus(p, mul(di, plus(r, mul(2, ds))));
+  p = plus(p, plus(mul(r, di), di));
+  p = plus(p, plus(mul(di, ds), di));
+  p = plus(p, mul(di, h));
+  if (m.mamba_proj_bias) p = plus(p, h);
+  if (m.mamba_dt_norms) p = plus(p, plus(r, mul(2, ds)));
+  return p;
+}
+
+// HF Mamba2Mixer / NemotronHMamba2Mixer: in_proj h -> 2 d_inner + 2 groups d_state +
+// heads, conv1d over d_inner + 2 groups d_state channels, dt_bias, A_log and D per head,
+// a gated RMSNorm over d_inner, out_proj d_inner -> h.
+int64_t mamba2_params(const ModelConfig& m) {
+  const int64_t h = m.hidden_size, di = m.mamba_inner;
+  const int64_t gs = mul3(2, m.mamba_groups, m.mamba_state);
+  const int64_t conv_dim = plus(di, gs);
+  int64_t p = mul(h, plus(plus(mul(2, di), gs), m.mamba_heads));
+  if (m.mamba_proj_bias) p = plus(p, plus(plus(mul(2, di), gs), m.mamba_heads));
+  p = plus(p, mul(conv_dim, m.mamba_conv_kernel));
+  if (m.mamba_conv_bias) p = plus(p, conv_dim);
+  p = plus(p, mul(3, m.mamba_heads));
+  p = plus(p, di);
+  p = plus(p, mul(di, h));
+  if (m.mamba_proj_bias) p = plus(p, h);
+  return p;
+}
+
+// HF Qwen3NextGatedDeltaNet: in_proj_qkvz h -> 2 key_dim + 2 value_dim, in_proj_ba
+// h -> 2 value heads, conv1d (no bias) over 2 key_dim + value_dim channels, dt_bias and
+// A_log per value head, a gated RMSNorm of value_head_dim, out_proj value_dim -> h.
+int64_t gated_delta_params(const ModelConfig& m) {
+  const int64_t h = m.hidden_size;
+  const int64_t kd = mul(m.linear_key_heads, m.linear_key_head_dim);
+  const int64_t vd = mul(m.linear_value_heads, m.linear_value_head_dim);
+  int64_t p = mul(h, plus(mul(2, kd), mul(2, vd)));
+  p = plus(p, mul3(h, 2, m.linear_value_heads));
+  p = plus(p, mul(plus(mul(2, kd), vd), m.linear_conv_kernel));
+  p = plus(p, mul(2, m.linear_value_heads));
+  p = plus(p, m.linear_value_head_dim);
+  p = plus(p, mul(vd, h));
+  return p;
+}
+
+LayerParams layer_params(const ModelConfig& m, int64_t layer) {
+  const int64_t h = m.hidden_size;
+  LayerParams p;
+  switch (m.mixer(layer)) {
+    case Mixer::attention: p.attention = attention_params(m, layer); break;
+    case Mixer::mamba1: p.attention = mamba1_params(m); break;
+    case Mixer::mamba2: p.attention = mamba2_params(m); break;
+    case Mixer::linear_attention: p.attention = gated_delta_params(m); break;
+    case Mixer::none: break;
   }
-  return 16;
+  switch (m.ffn(layer)) {
+    case Ffn::moe: {
+      const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+      const int64_t expert = mlp_matrix_params(m, width);
+      p.shared = mul(m.num_shared_experts, expert);
+      if (m.shared_expert_intermediate_size > 0)
+        p.shared = plus(p.shared, mlp_matrix_params(m, m.shared_expert_intermediate_size));
+      p.router = plus(mul(h, m.num_experts), m.shared_expert_gate ? h : 0);
+      p.mlp = plus(mul(m.num_experts, expert), p.shared);
+      p.active_mlp = plus(plus(mul(m.experts_per_token, expert), p.shared), p.router);
+      break;
+    }
+    case Ffn::dense: p.mlp = p.active_mlp = mlp_matrix_params(m, m.intermediate_size); break;
+    case Ffn::none: break;
+  }
+  // RMSNorm has a weight; LayerNorm (phi) a weight and a bias.
+  p.norms = mul(m.norms_per_layer, m.linear_bias ? mul(2, h) : h);
+  return p;
 }
 
-// Bytes of `params` weights of a matrix with `rows` output rows under the quantization.
-// fp8/int8: one fp32 scale per output channel; awq/gptq: per group of 128 weights an
-// fp16 scale and a 4-bit zero point packed into int32 (AutoGPTQ/AutoAWQ layouts).
-int64_t matrix_bytes(int64_t params, int64_t rows, const ServingOptions& o, const ModelConfig& m) {
-  constexpr int64_t kGroup = 128, kScaleBits = 16, kZeroBits = 4, kChannelScaleBytes = 4;
-  const int64_t bits = detail::checked_mul(params, bits_per_weight(o, m), "weights");
-  int64_t bytes = detail::ceil_div(bits, 8);
-  if (o.quantization == WeightQuant::fp8 || o.quantization == WeightQuant::int8)
-    bytes = plus(bytes, mul(rows, kChannelScaleBytes));
-  if (o.quantization == WeightQuant::awq || o.quantization == WeightQuant::gptq)
-    bytes = plus(bytes, detail::ceil_div(mul(detail::ceil_div(params, kGroup), kScaleBits + kZeroBits), 8));
-  return bytes;
-}
-
-// Layers come in two kinds (dense MLP, MoE MLP); [first, last) holds how many of each.
-struct LayerMix {
-  int64_t dense = 0, moe = 0;
-};
-LayerMix layer_mix(const ModelConfig& m, int64_t first, int64_t last) {
-  LayerMix mix;
-  const int64_t dense_end = m.is_moe() ? std::min(last, m.first_dense_layers) : last;
-  mix.dense = std::max<int64_t>(0, dense_end - first);
-  mix.moe = (last - first) - mix.dense;
-  return mix;
+bool skipped_layer(const QuantSpec& q, int64_t layer) {
+  return std::find(q.skip_layers.begin(), q.skip_layers.end(), layer) != q.skip_layers.end();
 }
 
 }  // namespace
 
 ParamCount count_params(const ModelConfig& m) {
   ParamCount c;
+  c.tower = m.tower_params;
   c.embedding = mul(m.vocab_size, m.hidden_size);
   if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.linear_bias ? m.vocab_size : 0);
-  const LayerMix mix = layer_mix(m, 0, m.num_layers);
-  const auto add = [&](int64_t layer, int64_t count) {
-    if (count == 0) return;
-    const LayerParams p = layer_params(m, layer);
-    c.attention = plus(c.attention, mul(count, p.attention));
-    c.mlp = plus(c.mlp, mul(count, p.mlp));
-    c.active_mlp = plus(c.active_mlp, mul(count, p.active_mlp));
-    c.norms = plus(c.norms, mul(count, p.norms));
-  };
-  add(0, mix.dense);
-  add(m.num_layers - 1, mix.moe);
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    const LayerParams p = layer_params(m, l);
+    c.attention = plus(c.attention, p.attention);
+    c.mlp = plus(c.mlp, plus(p.mlp, p.router));
+    c.active_mlp = plus(c.active_mlp, p.active_mlp);
+    c.norms = plus(c.norms, p.norms);
+  }
   c.norms = plus(c.norms, m.linear_bias ? mul(2, m.hidden_size) : m.hidden_size);  // final norm
-  (void)plus(plus(plus(c.embedding, c.lm_head), plus(c.attention, c.mlp)), c.norms);  // total() fits
+  (void)plus(plus(plus(plus(c.embedding, c.lm_head), plus(c.attention, c.mlp)), c.norms), c.tower);
   return c;
+}
+
+LayerParamCount layer_param_count(const ModelConfig& m, int64_t layer) {
+  const LayerParams p = layer_params(m, layer);
+  return {p.attention, p.active_mlp};
 }
 
 int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   const int64_t tp = o.tp;
   const int64_t layers_per_stage = detail::ceil_div(m.num_layers, o.pp);
   const int64_t act_bytes = dtype_bits(o.activation_dtype(m)) / 8;
+  const QuantSpec q = weight_quant_of(m, o);
+  const QuantSpec none;
+  // Scale rows per GPU of a layer (per-channel schemes): every output row of its matrices.
+  const int64_t rows = plus(plus(m.q_dim(), m.hidden_size), m.intermediate_size) / tp;
   int64_t worst = 0;
   for (int64_t s = 0; s < o.pp; ++s) {
     const int64_t first = s * layers_per_stage;
     const int64_t last = std::min(m.num_layers, first + layers_per_stage);
     int64_t bytes = 0;
-    const LayerMix mix = layer_mix(m, first, last);
-    const auto add = [&](int64_t layer, int64_t count) {
-      if (count == 0) return;
-      const LayerParams p = layer_params(m, layer);
+    for (int64_t l = first; l < last; ++l) {
+      const LayerParams p = layer_params(m, l);
       // K/V heads are replicated when there are fewer of them than TP ranks.
       int64_t attention = p.attention;
-      if (!m.is_mla() && m.num_kv_heads < tp) {
+      if (m.mixer(l) == Mixer::attention && !m.is_mla() && m.num_kv_heads < tp) {
         const int64_t kv = m.num_kv_heads * m.head_dim;
         attention = plus(attention, mul(mul3(2, m.hidden_size, kv), tp / m.num_kv_heads - 1));
       }
-      const int64_t rows = plus(plus(q_dim(m), m.hidden_size), m.intermediate_size) / tp;
-      const int64_t layer_bytes = plus(plus(matrix_bytes(attention / tp, rows, o, m), matrix_bytes(p.mlp / tp, rows, o, m)),
-                                      mul(p.norms, act_bytes));
-      bytes = plus(bytes, mul(count, layer_bytes));
-    };
-    add(first, mix.dense);
-    add(last - 1, mix.moe);
+      const bool whole = skipped_layer(q, l);
+      const QuantSpec& qa = whole || q.skip_attention ? none : q;
+      const bool moe = m.ffn(l) == Ffn::moe;
+      const QuantSpec& qe = whole || (moe ? q.skip_experts : q.skip_dense_mlp) ? none : q;
+      const QuantSpec& qs = whole || q.skip_shared ? none : q;
+      int64_t layer_bytes = quantized_bytes(qa, attention / tp, rows, act_bytes);
+      layer_bytes = plus(layer_bytes, quantized_bytes(qe, (p.mlp - p.shared) / tp, rows, act_bytes));
+      if (p.shared > 0) layer_bytes = plus(layer_bytes, quantized_bytes(qs, p.shared / tp, rows, act_bytes));
+      layer_bytes = plus(layer_bytes, mul(plus(p.norms, p.router), act_bytes));
+      bytes = plus(bytes, layer_bytes);
+    }
     // Engines keep the vocabulary-parallel embedding and LM head in 16-bit.
     const int64_t vocab = mul3(detail::ceil_div(m.vocab_size, tp), m.hidden_size, act_bytes);
     if (s == 0) bytes = plus(bytes, vocab);
@@ -163,6 +233,10 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
     worst = std::max(worst, bytes);
   }
   return worst;
+}
+
+int64_t tower_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
+  return mul(detail::ceil_div(m.tower_params, o.tp), dtype_bits(o.activation_dtype(m)) / 8);
 }
 
 }  // namespace kvplan

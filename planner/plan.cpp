@@ -24,6 +24,26 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
             "a divisor or multiple of num_key_value_heads (" + str(m.num_kv_heads) + " for " + m.name + ")",
             str(o.tp));
   }
+  if (m.has_state_layers()) {
+    // vLLM shards Mamba heads and gated-delta value/key heads over TP (divide() asserts).
+    const int64_t heads = m.mamba_heads > 0 ? m.mamba_heads : m.linear_value_heads;
+    if (heads > 0)
+      require(heads % o.tp == 0, where, "--tensor-parallel-size",
+              "a divisor of the Mamba / linear-attention heads (" + str(heads) + " for " + m.name + ")", str(o.tp));
+    if (m.linear_key_heads > 0)
+      require(m.linear_key_heads % o.tp == 0, where, "--tensor-parallel-size",
+              "a divisor of linear_num_key_heads (" + str(m.linear_key_heads) + " for " + m.name + ")", str(o.tp));
+  }
+  // The engine models (engine_*.cpp) follow each engine's code for uniform attention
+  // stacks; hybrid layers, per-layer geometry and indexer caches are modelled by the
+  // ideal engine only, rather than counted wrong.
+  const bool per_layer = m.has_state_layers() || m.swa_num_kv_heads > 0 || !m.layer_kv_shared.empty() ||
+                         m.index_head_dim > 0 || m.attn_v_head_dim > 0 || m.attn_output_gate ||
+                         !m.layer_ffn.empty() || m.shared_expert_intermediate_size > 0;
+  require(o.engine == Engine::ideal || !per_layer, where, "--engine",
+          "ideal for " + m.name + " (its hybrid / per-layer attention is not modelled for " +
+              std::string(to_string(o.engine)) + " yet)",
+          std::string(to_string(o.engine)));
   require(o.pp <= m.num_layers, where, "--pipeline-parallel-size",
           "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
   require(o.block_size >= 1, where, "--block-size", "an integer >= 1", str(o.block_size));
@@ -44,7 +64,7 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
   require(group >= 0, where, "--kv-group", "an integer >= 1", str(group));
   if (o.kv_quant == KvQuant::kivi && dtype_bits(o.kv_dtype(m)) < 16) {
     const int64_t g = group > 0 ? group : 32;
-    const int64_t r = o.kv_residual >= 0 ? o.kv_residual : 128;
+    const int64_t r = o.kv_residual.value_or(128);
     require(r % g == 0, where, "--kv-residual",
             "a multiple of --kv-group (" + str(g) + "), as KIVI requires", str(r));
   }
@@ -65,11 +85,14 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   p.batch = batch;
   p.params = count_params(m).total();
   p.weight_dtype = o.activation_dtype(m);
+  const QuantSpec wq = weight_quant_of(m, o);
+  p.weight_format = wq.active() ? wq.method : std::string(to_string(p.weight_dtype));
   p.kv_dtype = o.kv_dtype(m);
   p.memory = memory_budget(m, g, o);
   p.kv_bytes_per_token = kv_bytes_per_token(m, o);
   p.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(m, o);
   p.kv_bytes_per_request = kv_bytes_per_request(m, o, context_tokens);
+  p.state_bytes_per_request = state_bytes_per_request(m, o);
   p.capacity = capacity(m, o, p.memory, context_tokens);
   p.prefill = prefill_flops(m, context_tokens);
   p.decode_step = o.kv_cache ? decode_step_flops(m, context_tokens) : prefill_flops(m, context_tokens);

@@ -27,21 +27,48 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
 
 // ---------------------------------------------------------------- parameters
 struct ParamCount {
+  int64_t tower = 0;       // vision / audio encoders and their projector (multimodal)
   int64_t embedding = 0;   // input embedding
   int64_t lm_head = 0;     // 0 when tied
-  int64_t attention = 0;   // all layers: projections (and their biases, norms of MLA)
+  int64_t attention = 0;   // all layers' token mixers: attention projections (and their
+                           // biases, norms of MLA), Mamba and linear-attention blocks
   int64_t mlp = 0;         // dense MLPs, all experts, shared experts, routers
   int64_t norms = 0;       // layer norms and the final norm
   int64_t active_mlp = 0;  // MLP parameters one token uses (top-k + shared experts)
-  int64_t total() const { return embedding + lm_head + attention + mlp + norms; }
-  int64_t active() const { return embedding + lm_head + attention + active_mlp + norms; }
+  int64_t total() const { return tower + embedding + lm_head + attention + mlp + norms; }
+  int64_t active() const { return tower + embedding + lm_head + attention + active_mlp + norms; }
 };
 ParamCount count_params(const ModelConfig& m);
+//! One decoder layer's token mixer (attention, Mamba or linear attention) and the
+//! feed-forward parameters one token uses in it (top-k + shared experts, router).
+struct LayerParamCount {
+  int64_t mixer = 0;
+  int64_t active_ffn = 0;
+};
+LayerParamCount layer_param_count(const ModelConfig& m, int64_t layer);
 
 //! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks;
 //! quantized formats count their group scales (awq/gptq: fp16 scale + packed zero per
 //! 128 weights), embeddings and LM head stay in 16-bit (as engines load them).
 int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
+//! The vision/audio towers' weight bytes on one GPU (16-bit, split over TP, on the first
+//! PP stage), reported apart from the language model's weights.
+int64_t tower_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
+
+//! The weight quantization in force: an explicit --quantization (o.quantization_given),
+//! else the checkpoint's quantization_config (m.weight_quant), else none.
+QuantSpec weight_quant_of(const ModelConfig& m, const ServingOptions& o);
+//! The layout kvplan assumes for an explicit --quantization kind (planner/quant.cpp).
+QuantSpec quant_spec(WeightQuant q);
+//! Bytes of `params` weights of one linear component whose matrices have `rows` output
+//! rows in all, stored as q (scales and zero points included); `act_bytes` per weight
+//! when q is inactive.
+int64_t quantized_bytes(const QuantSpec& q, int64_t params, int64_t rows, int64_t act_bytes);
+//! The dtype the GEMMs run in: W8A8 schemes (fp8, int8) use the 8-bit tensor cores,
+//! weight-only ones dequantize to the activation dtype.
+DType compute_dtype(const ModelConfig& m, const ServingOptions& o);
+//! "fp8 (block 128x128, W8A8)", "mxfp4 (4.25 bits, weight-only)", ... or the dtype.
+std::string weight_label(const ModelConfig& m, const ServingOptions& o);
 
 // ---------------------------------------------------------------- KV cache
 //! Bits per stored element of a quantized cache, metadata included, at steady state
@@ -62,12 +89,19 @@ int64_t kv_bytes_per_token_per_gpu(const ModelConfig& m, const ServingOptions& o
 //! KV bytes of one request holding `tokens` tokens, whole model, before block rounding:
 //! sliding-window layers capped at their window, fp16 residual, metadata.
 int64_t kv_bytes_per_request(const ModelConfig& m, const ServingOptions& o, int64_t tokens);
+//! Fixed state one request holds in the Mamba and linear-attention layers (conv state +
+//! SSM / delta-rule state, vLLM's MambaStateShapeCalculator), whole model, one copy.
+int64_t state_bytes_per_request(const ModelConfig& m, const ServingOptions& o);
+//! Same on one GPU (its TP shard of the heaviest PP stage's layers).
+int64_t state_bytes_per_request_per_gpu(const ModelConfig& m, const ServingOptions& o);
 //! Bytes of one paged block (block_size tokens) on one GPU, all of its layers.
 int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
 //! Blocks one request of `tokens` tokens holds on one GPU, counted in whole-model blocks
 //! (a sliding layer holds at most ceil(window / block_size) + 1 blocks).
 int64_t kv_blocks_per_request(const ModelConfig& m, const ServingOptions& o, int64_t tokens);
-//! Bytes one request of `tokens` tokens holds on one GPU, each layer in whole blocks.
+//! Bytes one request of `tokens` tokens holds on one GPU, each layer in whole blocks,
+//! plus the fixed Mamba / linear-attention state of its state layers (the paged pool
+//! holds both: vLLM's hybrid allocator pages Mamba state in the same pool).
 int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t tokens);
 
 // ---------------------------------------------------------------- FLOPs
@@ -110,6 +144,7 @@ struct MemoryBudget {
   std::string note;               // why the pool is empty, or the engine's caveat
   int64_t stage_first_layer = 0;  // the pipeline stage the budget is for (vLLM sizes the
   int64_t stage_last_layer = 0;   // pool on the stage with the fewest blocks); 0, 0 = all
+  int64_t tower_bytes = 0;        // vision encoders (multimodal), apart from weights
 };
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
@@ -201,11 +236,13 @@ struct Plan {
   int64_t kv_bytes_per_token = 0;      // whole model, one copy
   int64_t kv_bytes_per_token_per_gpu = 0;
   int64_t kv_bytes_per_request = 0;    // whole model, context_tokens, before rounding
+  int64_t state_bytes_per_request = 0; // whole model: Mamba / linear-attention state
   Capacity capacity;
   FlopBreakdown prefill, decode_step, generate_cached, generate_naive;
   double seed_naive_projection_flops = 0;
   StepTime prefill_time, decode_time;  // decode_time: `batch` sequences at the context
   bool fits = false;                   // weights fit and `batch` requests fit
+  std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
 };
 
 //! Everything above for one configuration. Throws InputError on impossible options.

@@ -37,14 +37,6 @@ namespace kvplan {
 
 namespace {
 constexpr double kCollectiveLatencyS = 5e-6;
-
-DType compute_dtype(const ModelConfig& m, const ServingOptions& o) {
-  switch (o.quantization) {
-    case WeightQuant::fp8: return DType::fp8;    // W8A8 fp8 GEMMs
-    case WeightQuant::int8: return DType::int8;  // W8A8 int8 (SmoothQuant-style)
-    default: return o.activation_dtype(m);       // weight-only int4 dequantizes to 16-bit
-  }
-}
 }  // namespace
 
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
@@ -70,6 +62,11 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   top_k_ = m.experts_per_token;
   const int64_t layers_per_stage = (m.num_layers + o.pp - 1) / o.pp;
   moe_layers_per_gpu_ = m.is_moe() ? std::max<int64_t>(0, layers_per_stage - m.first_dense_layers / o.pp) : 0;
+  if (m.is_moe() && !m.layer_ffn.empty()) {  // hybrid / interleaved MoE: count them
+    int64_t moe = 0;
+    for (int64_t l = 0; l < m.num_layers; ++l) moe += m.is_moe_layer(l) ? 1 : 0;
+    moe_layers_per_gpu_ = (moe + o.pp - 1) / o.pp;
+  }
   moe_expert_bytes_ = 0;
   moe_dense_bytes_ = weight_bytes_;
   if (m.is_moe() && moe_layers_per_gpu_ > 0) {

@@ -173,3 +173,19 @@ DType ServingOptions::kv_dtype(const ModelConfig& m) const {
 }
 
 }  // namespace kvplan
+
+namespace kvplan {
+
+bool ModelConfig::has_state_layers() const {
+  return std::any_of(layer_mixer.begin(), layer_mixer.end(), [](Mixer x) {
+    return x == Mixer::mamba1 || x == Mixer::mamba2 || x == Mixer::linear_attention;
+  });
+}
+
+int64_t ModelConfig::attention_layers() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < num_layers; ++l) n += caches_kv(l) ? 1 : 0;
+  return n;
+}
+
+}  // namespace kvplan

@@ -45,6 +45,29 @@ enum class Engine { ideal, vllm, sglang, trtllm };
 std::string_view to_string(Engine e);
 std::optional<Engine> parse_engine(std::string_view s);
 
+//! What mixes tokens in one layer. Attention layers hold KV bytes per token; Mamba and
+//! linear-attention layers hold a fixed state per request (planner/kv.cpp).
+enum class Mixer : uint8_t { attention, mamba1, mamba2, linear_attention, none };
+//! The feed-forward block of one layer.
+enum class Ffn : uint8_t { dense, moe, none };
+
+//! Weight quantization a checkpoint declares (its config.json quantization_config), or
+//! one --quantization asks for. Bits are per stored weight; scales and zero points are
+//! counted per `group` weights (0 = per output row, -1 = one per tensor).
+struct QuantSpec {
+  std::string method;          // "" = none (weights at the compute dtype)
+  int64_t bits = 16;           // stored bits per weight
+  int64_t group = 0;           // weights per scale (0 = per output channel, -1 = per tensor)
+  int64_t block_rows = 0;      // 2-D block scales (fp8 128x128): rows per block (0 = none)
+  int64_t scale_bits = 0;      // bits of one scale
+  int64_t zero_bits = 0;       // bits of one zero point (asymmetric schemes)
+  std::optional<DType> compute;  // W8A8: the GEMM dtype (fp8/int8); empty = weight-only
+  // modules_to_not_convert / ignore lists, by component: these stay 16-bit.
+  bool skip_attention = false, skip_experts = false, skip_dense_mlp = false, skip_shared = false;
+  std::vector<int64_t> skip_layers;  // whole layers left unquantized
+  bool active() const { return !method.empty(); }
+};
+
 //! A decoder-only transformer, in Hugging Face config.json terms.
 struct ModelConfig {
   std::string name;
@@ -80,12 +103,68 @@ struct ModelConfig {
   int64_t qk_nope_head_dim = 0;
   int64_t v_head_dim = 0;
 
+  int64_t shared_expert_intermediate_size = 0;  // Qwen2/3-MoE style shared expert (0 = none)
+  bool shared_expert_gate = false;              // its sigmoid gate (h x 1)
+
+  // Per layer (empty = every layer is attention; MoE per first_dense_layers).
+  std::vector<Mixer> layer_mixer;
+  std::vector<Ffn> layer_ffn;
+  //! Layers that read another layer's K/V (cross-layer KV sharing): no cache of their own.
+  std::vector<uint8_t> layer_kv_shared;
+  // Sliding-window layers with their own geometry (MiMo-V2-Flash swa_*): 0 = as full ones.
+  int64_t swa_num_heads = 0, swa_num_kv_heads = 0, swa_head_dim = 0, swa_v_head_dim = 0;
+  int64_t attn_v_head_dim = 0;     // V head size when it differs from head_dim (0 = same)
+  bool attn_output_gate = false;   // Qwen3-Next: q_proj also emits a gate (2 x q width)
+  int64_t norms_per_layer = 2;     // RMS/LayerNorms per layer (Gemma-2/3: 4)
+
+  // Mamba (Jamba: mamba1; Nemotron-H, Falcon-H1, Zamba2: mamba2).
+  int64_t mamba_inner = 0;         // d_inner = expand x hidden (mamba2: heads x head_dim)
+  int64_t mamba_state = 0;         // ssm state size (d_state)
+  int64_t mamba_conv_kernel = 0;
+  int64_t mamba_heads = 0, mamba_head_dim = 0, mamba_groups = 1;  // mamba2
+  int64_t mamba_dt_rank = 0;       // mamba1
+  bool mamba_conv_bias = true, mamba_proj_bias = false, mamba_dt_norms = false;
+
+  // Linear attention: Gated DeltaNet (Qwen3-Next).
+  int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
+  int64_t linear_conv_kernel = 0;
+
+  //! DeepSeek-V3.2 sparse attention: the lightning indexer caches one key of
+  //! index_head_dim per token per layer (0 = none).
+  int64_t index_head_dim = 0;
+  int64_t index_heads = 0;         // index_n_heads (its query heads)
+  bool o_bias = false;             // bias on the attention output projection
+  bool qk_norm = false;            // per-head RMSNorm of q and k (Qwen3, Gemma-3)
+
+  QuantSpec weight_quant;          // as the checkpoint is stored (quantization_config)
+  // Vision / audio encoders of a multimodal checkpoint, counted apart from the LM.
+  int64_t tower_params = 0;
+  std::string tower_note;          // what the tower is ("vision: 27 layers x 1152 ...")
+  std::string architecture;        // architectures[0]
+
   std::optional<int64_t> published_params;
   std::string source;
 
   bool is_mla() const { return kv_lora_rank > 0; }
   bool is_moe() const { return num_experts > 0; }
-  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= first_dense_layers; }
+  bool is_moe_layer(int64_t layer) const {
+    if (!layer_ffn.empty()) return layer_ffn[static_cast<size_t>(layer)] == Ffn::moe;
+    return is_moe() && layer >= first_dense_layers;
+  }
+  Mixer mixer(int64_t layer) const {
+    return layer_mixer.empty() ? Mixer::attention : layer_mixer[static_cast<size_t>(layer)];
+  }
+  Ffn ffn(int64_t layer) const {
+    if (!layer_ffn.empty()) return layer_ffn[static_cast<size_t>(layer)];
+    return is_moe_layer(layer) ? Ffn::moe : Ffn::dense;
+  }
+  //! Does layer `layer` keep K/V per token (attention, not reading a shared cache)?
+  bool caches_kv(int64_t layer) const {
+    return mixer(layer) == Mixer::attention &&
+           (layer_kv_shared.empty() || layer_kv_shared[static_cast<size_t>(layer)] == 0);
+  }
+  bool has_state_layers() const;  //!< any Mamba or linear-attention layer
+  int64_t attention_layers() const;  //!< layers that cache K/V
   int64_t q_dim() const;  //!< width of the query projection output
 };
 
@@ -135,10 +214,13 @@ struct ServingOptions {
   int64_t pp = 1;
   std::optional<DType> dtype;          // weights/activations; empty = model's torch_dtype
   WeightQuant quantization = WeightQuant::none;
+  //! none and not given = "auto": the checkpoint's own quantization_config applies
+  //! (planner.h weight_quant_of); fp8/int8/awq/gptq, or an explicit none, override it.
+  bool quantization_given = false;
   std::optional<DType> kv_cache_dtype; // empty = "auto" (activation dtype)
   KvQuant kv_quant = KvQuant::raw;
   int64_t kv_group = 0;                // 0 = the scheme's default (kv.h)
-  int64_t kv_residual = -1;            // -1 = the scheme's default
+  std::optional<int64_t> kv_residual;  // empty = the scheme's default
   int64_t block_size = 16;
   double gpu_memory_utilization = 0.90;
   std::optional<int64_t> max_model_len;

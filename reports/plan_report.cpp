@@ -42,8 +42,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
         {"batch", p.batch},
         {"kv_dtype", std::string(to_string(p.kv_dtype))},
         {"kv_quant", std::string(to_string(o.kv_quant))},
-        {"weight_dtype", o.quantization == WeightQuant::none ? std::string(to_string(p.weight_dtype))
-                                                             : std::string(to_string(o.quantization))},
+        {"weight_dtype", p.weight_format},
         {"engine", std::string(to_string(o.engine))},
         {"kv_cache", o.kv_cache},
         {"params", p.params},
@@ -59,6 +58,8 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
           {"kv_bytes_per_token", p.kv_bytes_per_token},
           {"kv_bytes_per_token_per_gpu", p.kv_bytes_per_token_per_gpu},
           {"kv_bytes_per_request", p.kv_bytes_per_request},
+          {"state_bytes_per_request", p.state_bytes_per_request},
+          {"tower_bytes", p.memory.tower_bytes},
           {"note", p.memory.note}}},
         {"capacity",
          {{"max_concurrent_requests", p.capacity.max_concurrent_requests},
@@ -108,8 +109,7 @@ Table plan_table(const std::vector<PlanRow>& rows) {
   for (const auto& r : rows) {
     const Plan& p = r.plan;
     const ServingOptions& o = r.options;
-    const std::string weights = o.quantization == WeightQuant::none ? std::string(to_string(p.weight_dtype))
-                                                                    : std::string(to_string(o.quantization));
+    const std::string& weights = p.weight_format;
     const double ratio = base > 0 ? static_cast<double>(p.capacity.max_concurrent_requests) / base : 0;
     t.rows.push_back({r.model, r.gpu, std::to_string(o.tp), std::to_string(o.pp), count(p.context_tokens),
                       std::to_string(p.batch), weights, o.kv_cache ? std::string(to_string(p.kv_dtype)) : "none",
@@ -134,6 +134,7 @@ std::string plan_detail(const PlanRow& r) {
   line("GPU memory", m.gpu_bytes);
   line("usable", m.usable_bytes);
   line("weights", m.weights_bytes);
+  if (m.tower_bytes > 0) line("vision tower", m.tower_bytes);
   line("activations", m.activation_bytes);
   line("runtime reserve", m.reserve_bytes);
   line("KV pool", m.kv_budget_bytes);
@@ -141,6 +142,9 @@ std::string plan_detail(const PlanRow& r) {
   s += fmt::format("KV cache: {} per token (whole model), {} per token per GPU, {} per request\n",
                    bytes_binary(p.kv_bytes_per_token), bytes_binary(p.kv_bytes_per_token_per_gpu),
                    gb(p.kv_bytes_per_request));
+  if (p.state_bytes_per_request > 0)
+    s += fmt::format("Mamba / linear-attention state: {} per request (whole model), held beside the KV cache\n",
+                     bytes_binary(p.state_bytes_per_request));
   s += fmt::format("Capacity: {} blocks of {} tokens = {} tokens; {} requests of {} tokens ({})\n",
                    count(p.capacity.num_blocks), r.options.block_size, count(p.capacity.max_kv_tokens),
                    count(p.capacity.max_concurrent_requests), count(p.context_tokens), p.capacity.limited_by);

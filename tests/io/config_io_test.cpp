@@ -186,3 +186,125 @@ TEST_CASE("KVPLAN_DATA_DIR without configs/, or with an empty catalog, is an err
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an unknown architecture exits 2 naming it, never a number") {
+  const std::string e = error_of(std::string(kMinimal) + "model_type: minimax_m2\narchitectures: [MiniMaxM2ForCausalLM]\n");
+  CHECK(e.find("'MiniMaxM2ForCausalLM' (model_type 'minimax_m2')") != std::string::npos);
+  CHECK(e.find("a supported architecture") != std::string::npos);
+}
+
+TEST_CASE("a geometry key the family does not place is refused, naming the keys") {
+  const std::string e = error_of(std::string(kMinimal) + "model_type: llama\nhybrid_override_pattern: M*\nssm_state_size: 128\n");
+  CHECK(e.find("keys it cannot place: hybrid_override_pattern, ssm_state_size") != std::string::npos);
+}
+
+TEST_CASE("Falcon's multi_query means one K/V head; Gemma ties embeddings when the key is absent") {
+  // HF FalconConfig: multi_query defaults to true (one shared K/V head).
+  const ModelConfig f = io::parse_model(std::string(kMinimal) + "model_type: falcon\nmulti_query: true\n", "f.yaml");
+  CHECK(f.num_kv_heads == 1);
+  // HF GemmaConfig / Gemma2Config: tie_word_embeddings=True by default.
+  const ModelConfig g = io::parse_model(std::string(kMinimal) + "model_type: gemma2\n", "g.yaml");
+  CHECK(g.tie_word_embeddings);
+}
+
+TEST_CASE("a checkpoint's quantization_config sizes its weights: MXFP4 costs 4.25 bits per weight") {
+  // 2 layers, h 64, 4 heads of 16 (MHA): attention 4 x 64 x 64 = 16,384 per layer;
+  // MLP 3 x 64 x 128 = 24,576. MXFP4 on the MLP only (attention left 16-bit):
+  //   MLP 24,576 x 4 bits / 8 = 12,288 B + 24,576 / 32 scales x 1 B = 768 B -> 13,056 B
+  //   attention 16,384 x 2 B = 32,768 B; norms 2 x 64 x 2 B = 256 B per layer
+  //   embedding + LM head 2 x 100 x 64 x 2 B = 25,600 B; final norm 128 B
+  // = 2 x (13,056 + 32,768 + 256) + 25,600 + 128 = 117,888 B
+  const ModelConfig m = io::parse_model(
+      std::string(kMinimal) + "model_type: llama\ntorch_dtype: bfloat16\nquantization_config:\n  quant_method: mxfp4\n"
+                              "  modules_to_not_convert: [model.layers.*.self_attn, lm_head]\n",
+      "q.yaml");
+  CHECK(m.weight_quant.bits == 4);
+  CHECK(m.weight_quant.skip_attention);
+  CHECK(weight_bytes_per_gpu(m, ServingOptions{}) == 117888);
+  // An explicit --quantization none sizes it at bf16: 2 x (40,960 x 2 + 256) + 25,600 + 128.
+  ServingOptions o;
+  o.quantization_given = true;
+  CHECK(weight_bytes_per_gpu(m, o) == 2 * (40960 * 2 + 256) + 25600 + 128);
+}
+
+TEST_CASE("an unknown quantization method is refused naming it") {
+  CHECK(error_of(std::string(kMinimal) + "quantization_config:\n  quant_method: hqq\n").find("got 'hqq'") != std::string::npos);
+}
+
+TEST_CASE("a Mamba-2 hybrid holds conv + SSM state per request, KV only in its attention layers") {
+  // Nemotron-H style: "M*" = one Mamba-2 layer then one attention layer.
+  // Mamba-2: 4 heads x 16 head_dim = d_inner 64; n_groups 1, d_state 8, conv 4:
+  //   conv (4 - 1) x (64 + 2 x 1 x 8) = 240, SSM 4 x 16 x 8 = 512 -> 752 x 2 B = 1,504 B
+  // KV: one layer x 2 x 4 heads x 16 x 2 B = 256 B per token.
+  const ModelConfig m = io::parse_model(
+      std::string(kMinimal) + "model_type: nemotron_h\nhybrid_override_pattern: M*\nmamba_num_heads: 4\n"
+                              "mamba_head_dim: 16\nssm_state_size: 8\nn_groups: 1\nconv_kernel: 4\n",
+      "h.yaml");
+  const ServingOptions o;
+  CHECK(kv_bytes_per_token(m, o) == 256);
+  CHECK(state_bytes_per_request(m, o) == 1504);
+}
+
+TEST_CASE("Jamba-1.5-Mini: 4 attention layers of 32 hold the KV, 28 Mamba layers a fixed state") {
+  // Keys and values of ai21labs/AI21-Jamba-1.5-Mini config.json
+  // (https://huggingface.co/ai21labs/AI21-Jamba-1.5-Mini/blob/main/config.json).
+  const char* jamba = R"({"architectures": ["JambaForCausalLM"], "attention_dropout": 0.0,
+    "attn_layer_offset": 4, "attn_layer_period": 8, "bos_token_id": 1, "eos_token_id": [2, 518],
+    "expert_layer_offset": 1, "expert_layer_period": 2, "hidden_act": "silu", "hidden_size": 4096,
+    "initializer_range": 0.02, "intermediate_size": 14336, "mamba_conv_bias": true, "mamba_d_conv": 4,
+    "mamba_d_state": 16, "mamba_dt_rank": 256, "mamba_expand": 2, "mamba_proj_bias": false,
+    "max_position_embeddings": 262144, "model_type": "jamba", "num_attention_heads": 32,
+    "num_experts": 16, "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "num_logits_to_keep": 1, "output_router_logits": false, "pad_token_id": 0, "rms_norm_eps": 1e-06,
+    "router_aux_loss_coef": 0.001, "sliding_window": null, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "transformers_version": "4.40.2", "use_cache": true,
+    "use_mamba_kernels": true, "vocab_size": 65536})";
+  const ModelConfig m = io::parse_model(jamba, "jamba.json");
+  const ServingOptions o;
+  // Attention where layer % 8 == 4: layers 4, 12, 20, 28.
+  // KV: 4 layers x 2 (K, V) x 8 heads x 128 x 2 B = 16,384 B per token.
+  CHECK(kv_bytes_per_token(m, o) == 16384);
+  // Mamba: 28 layers x (conv (4 - 1) x 8,192 + SSM 8,192 x 16) x 2 B = 28 x 155,648 x 2 = 8,716,288 B.
+  CHECK(state_bytes_per_request(m, o) == 8716288);
+  // AI21's model card: 52B total parameters (12B active).
+  CHECK(static_cast<double>(count_params(m).total()) == doctest::Approx(52e9).epsilon(0.01));
+}
+
+TEST_CASE("a hybrid's FLOPs count each layer's own mixer, and attention pairs only where it attends") {
+  // "M*" with h 64: Mamba-2 (4 heads x 16 = d_inner 64, 1 group, d_state 8, conv 4):
+  //   in_proj 64 x (2 x 64 + 2 x 8 + 4) = 9,472; conv1d 80 x 4 + 80 bias = 400;
+  //   dt_bias, A_log, D 3 x 4 = 12; gated norm 64; out_proj 64 x 64 = 4,096 -> 14,044
+  // attention (MHA, 4 x 16): 4 x 64 x 64 = 16,384. Neither layer has an MLP ('-' absent).
+  // One token: linear FLOPs 2 x (14,044 + 16,384) = 60,856; pairs: one layer x 1 pair,
+  // scores 2 x 4 x 16 = 128 FLOPs.
+  const ModelConfig m = io::parse_model(
+      std::string(kMinimal) + "model_type: nemotron_h\nhybrid_override_pattern: M*\nmamba_num_heads: 4\n"
+                              "mamba_head_dim: 16\nssm_state_size: 8\nn_groups: 1\nconv_kernel: 4\n",
+      "h.yaml");
+  const FlopBreakdown f = forward_flops(m, 1, 0);
+  CHECK(f.qkv + f.out_proj == 60856);
+  CHECK(f.mlp == 0);
+  CHECK(f.attn_scores == 128);
+}
+
+TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs; GPTQ 8-bit with groups of 64 is weight-only") {
+  // fp8 with 128x128 blocks: 8 bits per weight + one fp32 scale per 16,384 weights.
+  // The MLP of kMinimal (3 x 64 x 128 = 24,576 weights, whole layer quantized):
+  //   24,576 B + ceil(24,576 / 16,384) = 2 scales x 4 B = 24,584 B.
+  const ModelConfig f = io::parse_model(
+      std::string(kMinimal) + "quantization_config:\n  quant_method: fp8\n  weight_block_size: [128, 128]\n", "f.yaml");
+  const ServingOptions o;
+  CHECK(compute_dtype(f, o) == DType::fp8);
+  CHECK(quantized_bytes(weight_quant_of(f, o), 24576, 0, 2) == 24584);
+  // GPTQ bits 8, group_size 64: 24,576 B + 384 groups x (16-bit scale + 8-bit zero) / 8
+  //   = 24,576 + 1,152 = 25,728 B; the GEMMs dequantize to bf16.
+  const ModelConfig g = io::parse_model(
+      std::string(kMinimal) + "torch_dtype: bfloat16\nquantization_config:\n  quant_method: gptq\n  bits: 8\n  group_size: 64\n",
+      "g.yaml");
+  CHECK(compute_dtype(g, o) == DType::bf16);
+  CHECK(quantized_bytes(weight_quant_of(g, o), 24576, 0, 2) == 25728);
+  // An explicit --quantization overrides the checkpoint's own.
+  ServingOptions awq;
+  awq.quantization = WeightQuant::awq;
+  CHECK(weight_quant_of(g, awq).bits == 4);
+}
