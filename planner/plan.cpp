@@ -86,8 +86,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   p.prefill_time = st.prefill(context_tokens);
   p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
                              : st.step(batch_tokens,
-                                       static_cast<double>(batch) * static_cast<double>(context_tokens) *
-                                           static_cast<double>(context_tokens + 1) / 2,
+                                       static_cast<double>(batch) * st.kv_traffic().prefill_pairs(0, context_tokens),
                                        0, 0);
   p.fits = p.capacity.max_concurrent_requests >= batch;
   return p;

@@ -279,6 +279,7 @@ class Run {
   void compose_chunked();
   void compose_static();
   void after_step(double dt);
+  double decode_keys(const KvTraffic& kv) const;
   void check() const;
 
   const Simulator::Impl& e_;
@@ -577,6 +578,18 @@ void Run::compose_static() {
   }
 }
 
+// Keys the decoders attend to this step: the sum of their contexts, or with sliding
+// layers each context capped per layer (KvTraffic), which needs a pass over them.
+double Run::decode_keys(const KvTraffic& kv) const {
+  if (!kv.windowed()) return static_cast<double>(ctx_sum_);
+  double keys = 0;
+  for (int32_t s = head_; s >= 0; s = reqs_[static_cast<size_t>(s)].next) {
+    const Req& r = reqs_[static_cast<size_t>(s)];
+    if (r.state == State::decoding) keys += kv.decode_keys(r.x0 + D_);
+  }
+  return keys;
+}
+
 void Run::after_step(double dt) {
   const int64_t n_dec = decode_step_ ? n_dec_ : 0;
   const bool decoded = n_dec > 0;
@@ -698,16 +711,13 @@ SimResult Run::go() {
     }
     int64_t prefill_tokens = 0;
     double pairs = 0;
+    const KvTraffic& kv = stm.kv_traffic();
     for (int32_t s : step_prefills_) {
       const Req& r = R(s);
-      // A chunk of c tokens after p cached ones: c p + c (c + 1) / 2 query-key pairs.
-      const auto c = static_cast<double>(r.chunk);
-      const auto p = static_cast<double>(r.cached);
-      pairs += c * p + c * (c + 1) / 2;
+      pairs += kv.prefill_pairs(r.cached, r.chunk);
       prefill_tokens += r.chunk;
     }
-    const double dt =
-        stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? ctx_sum_ : 0).time_s + swap_s_;
+    const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
     if (!(dt > 0) || !std::isfinite(dt))
       throw std::logic_error("simulator: step time is not a positive number");
     after_step(dt);
