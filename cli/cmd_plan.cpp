@@ -48,10 +48,13 @@ int cmd_plan(const Args& args) {
       for (const auto& o : options) {
         validate(m, o, "command line");
         for (int64_t ctx : contexts) {
-          if (o.max_model_len && ctx > *o.max_model_len)
-            throw InputError("command line", "--context", "at most --max-model-len (" + std::to_string(*o.max_model_len) + ")",
-                             std::to_string(ctx));
+          check_context(m, o, ctx, "command line");
           for (int64_t b : batches) {
+            if (o.max_num_seqs_given && b > o.max_num_seqs)
+              throw InputError("command line", "--batch",
+                               "at most --max-num-seqs (" + std::to_string(o.max_num_seqs) +
+                                   "): the engine never runs more sequences at once",
+                               std::to_string(b));
             const Plan p = make_plan(m, g, o, ctx, b);
             const ServingOptions used = with_engine_defaults(g, o);
             rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.capacity)});

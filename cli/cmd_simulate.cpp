@@ -34,6 +34,7 @@ struct Report {
   int64_t max_num_batched_tokens = 0;
   std::optional<sim::MaxRate> max_rate;
   int64_t max_rate_requests = 0;
+  int64_t max_model_len = 0;
 };
 
 nlohmann::json percentiles_json(const sim::Percentiles& p) {
@@ -56,7 +57,8 @@ nlohmann::json to_json(const Report& r) {
   j["max_num_batched_tokens"] = r.max_num_batched_tokens;
   j["arrival_rate_per_s"] = r.workload.base_rate_per_s() * r.sim.rate_scale;
   j["requests"] = {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
-                   {"preemptions", s.preemptions}, {"truncated", s.truncated}};
+                   {"preemptions", s.preemptions}, {"truncated", s.truncated},
+                   {"rejected_max_model_len", s.rejected_max_model_len}, {"rejected_pool", s.rejected_pool}};
   j["throughput"] = {{"requests_per_s", s.requests_per_s},
                      {"output_tokens_per_s", s.output_tokens_per_s},
                      {"prompt_tokens_per_s", s.prompt_tokens_per_s},
@@ -104,6 +106,43 @@ std::string num(double x) {
   return fmt::format("{:.3g}", x);
 }
 
+//! Why requests were rejected, e.g. " (300 prompts reach max_model_len 4,096)".
+std::string rejected_why(const Report& r) {
+  const sim::SimResult& s = r.result;
+  if (s.rejected == 0) return "";
+  std::vector<std::string> why;
+  if (s.rejected_max_model_len > 0)
+    why.push_back(fmt::format("{} prompts reach max_model_len {}", reports::count(s.rejected_max_model_len),
+                              reports::count(r.max_model_len)));
+  if (s.rejected_pool > 0)
+    why.push_back(fmt::format("{} longer than the whole KV pool", reports::count(s.rejected_pool)));
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : ", ") + w;
+  return " (" + out + ")";
+}
+
+std::string no_latency(const sim::SimResult& s) {
+  return s.rejected > 0 ? "none: no request completed (every one was rejected)" : "none: no request completed";
+}
+
+std::string latencies(const sim::SimResult& s, const sim::Percentiles& p) {
+  if (s.completed == 0) return no_latency(s);
+  if (p.p99 == 0 && p.p50 == 0) return "none: every output is one token (TPOT needs two)";
+  return fmt::format("{} / {} / {}", reports::seconds(p.p50), reports::seconds(p.p90), reports::seconds(p.p99));
+}
+
+//! "met", or "missed" with the reason a reader cannot see in the latency rows.
+std::string slo_verdict(const sim::SimResult& s) {
+  if (!s.slo.given()) return "no SLO in the workload";
+  if (s.meets_slo) return "met";
+  if (s.completed == 0) return "missed: no request completed";
+  const int64_t judged = s.completed + s.rejected;
+  if (s.rejected > 0 && 100 * s.rejected > judged)
+    return fmt::format("missed: {} of {} requests rejected (more than the 1 % a p99 allows)",
+                       reports::count(s.rejected), reports::count(judged));
+  return "missed";
+}
+
 //! The summary as (quantity, value) rows: the human table, Markdown and CSV all use it.
 std::vector<std::pair<std::string, std::string>> summary(const Report& r) {
   const sim::SimResult& s = r.result;
@@ -117,23 +156,24 @@ std::vector<std::pair<std::string, std::string>> summary(const Report& r) {
                                 r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed)},
       {"KV pool", fmt::format("{} blocks of {} tokens = {} per GPU", reports::count(s.num_blocks), s.block_size,
                               reports::gib(s.num_blocks * r.kv_block_bytes_per_gpu))},
-      {"requests", fmt::format("{} completed, {} rejected, {} preemptions, {} outputs cut at max_model_len",
-                               reports::count(s.completed), reports::count(s.rejected),
+      {"requests", fmt::format("{} completed, {} rejected{}, {} preemptions, {} outputs cut at max_model_len",
+                               reports::count(s.completed), reports::count(s.rejected), rejected_why(r),
                                reports::count(s.preemptions), reports::count(s.truncated))},
       {"throughput", fmt::format("{} requests/s, {} output tokens/s, {} prompt tokens/s", num(s.requests_per_s),
                                  num(s.output_tokens_per_s), num(s.prompt_tokens_per_s))},
-      {"goodput", fmt::format("{} requests/s within the SLO ({} of requests; TTFT <= {}, TPOT <= {})",
-                              num(s.goodput_requests_per_s), pct(s.slo_attainment),
-                              reports::seconds(s.slo.ttft_p99_s), reports::seconds(s.slo.tpot_p99_s))},
-      {"SLO at p99", s.meets_slo ? "met" : "missed"},
-      {"TTFT p50 / p90 / p99", fmt::format("{} / {} / {}", reports::seconds(s.ttft_s.p50),
-                                           reports::seconds(s.ttft_s.p90), reports::seconds(s.ttft_s.p99))},
-      {"TPOT p50 / p90 / p99", fmt::format("{} / {} / {}", reports::seconds(s.tpot_s.p50),
-                                           reports::seconds(s.tpot_s.p90), reports::seconds(s.tpot_s.p99))},
-      {"end-to-end p50 / p90 / p99", fmt::format("{} / {} / {}", reports::seconds(s.e2e_s.p50),
-                                                 reports::seconds(s.e2e_s.p90), reports::seconds(s.e2e_s.p99))},
-      {"queueing p50 / p99 / mean", fmt::format("{} / {} / {}", reports::seconds(s.queue_s.p50),
-                                                reports::seconds(s.queue_s.p99), reports::seconds(s.queue_s.mean))},
+      {"goodput", !s.slo.given() ? std::string("no SLO in the workload: nothing to measure against")
+                                 : fmt::format("{} requests/s within the SLO ({} of requests{}; TTFT <= {}, TPOT <= {})",
+                                               num(s.goodput_requests_per_s), pct(s.slo_attainment),
+                                               s.rejected > 0 ? ", rejected ones count as failed" : "",
+                                               reports::seconds(s.slo.ttft_p99_s), reports::seconds(s.slo.tpot_p99_s))},
+      {"SLO at p99", slo_verdict(s)},
+      {"TTFT p50 / p90 / p99", latencies(s, s.ttft_s)},
+      {"TPOT p50 / p90 / p99", latencies(s, s.tpot_s)},
+      {"end-to-end p50 / p90 / p99", latencies(s, s.e2e_s)},
+      {"queueing p50 / p99 / mean", s.completed == 0 ? no_latency(s)
+                                                     : fmt::format("{} / {} / {}", reports::seconds(s.queue_s.p50),
+                                                                   reports::seconds(s.queue_s.p99),
+                                                                   reports::seconds(s.queue_s.mean))},
       {"batch mean / max", fmt::format("{} / {} sequences", num(s.batch_mean), s.batch_max)},
       {"KV use mean / peak", fmt::format("{} / {} ({} blocks)", pct(s.mean_kv_utilization),
                                          pct(s.peak_kv_utilization), reports::count(s.peak_blocks))},
@@ -258,6 +298,7 @@ int cmd_simulate(const Args& args) {
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   r.max_num_batched_tokens = simulator.max_num_batched_tokens(so.scheduler);
+  r.max_model_len = simulator.max_model_len();
   std::optional<TimeSeries> series;
   if (vm.count("timeseries")) {
     series.emplace(vm["timeseries"].as<std::string>(), vm.count("force") && vm["force"].as<bool>(),

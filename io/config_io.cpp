@@ -136,6 +136,17 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   }
   m.tie_word_embeddings = opt_bool(n, "tie_word_embeddings", file).value_or(false);
   m.max_position_embeddings = opt_int(n, "max_position_embeddings", file).value_or(0);
+  if (const YAML::Node rs = n["rope_scaling"]; rs.IsDefined() && !rs.IsNull()) {
+    if (!rs.IsMap()) throw InputError(file, "rope_scaling", "a mapping (rope_type, factor, ...) or null", rs.Scalar());
+    m.rope_type = opt_str(rs, "rope_type", file).value_or(opt_str(rs, "type", file).value_or(""));
+    if (m.rope_type.empty())
+      throw InputError(file, "rope_scaling", "a 'type' or 'rope_type' key (vLLM requires one)", "neither");
+    m.rope_factor = opt_num(rs, "factor", file, 1e-9).value_or(1.0);
+    m.rope_original_max_position_embeddings = opt_int(rs, "original_max_position_embeddings", file).value_or(0);
+    if (m.rope_type == "yarn" && m.rope_original_max_position_embeddings == 0)
+      throw InputError(file, "rope_scaling.original_max_position_embeddings", "the pre-YaRN length (yarn needs it)",
+                       "nothing");
+  }
   const std::string dtype_key = n["dtype"].IsDefined() && !n["dtype"].IsNull() ? "dtype" : "torch_dtype";
   m.torch_dtype = parse_dtype_key(n, dtype_key, file, DType::bf16);
   // GELU MLPs with biases everywhere (no gate matrix): the GPT-2 lineage and Phi-1/2.

@@ -25,6 +25,18 @@ namespace kvplan {
 //! `where` names the option source for the message (e.g. "command line").
 void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where);
 
+//! The longest context the model serves, derived the way vLLM derives max_model_len
+//! (vllm/config.py _get_and_verify_max_len, v0.10.0): max_position_embeddings, scaled by
+//! rope_scaling.factor unless the type is su, longrope or llama3 (whose
+//! max_position_embeddings is already the extended length); YaRN scales
+//! original_max_position_embeddings instead; Gemma-3 configs are already scaled.
+//! 0 when the model gives no length.
+int64_t derived_max_model_len(const ModelConfig& m);
+//! Throws InputError when `context` tokens exceed what the options allow: --max-model-len
+//! when given, else the derived maximum. A real engine (vllm, sglang, trtllm) also
+//! refuses a --max-model-len above the derived maximum, as vLLM does.
+void check_context(const ModelConfig& m, const ServingOptions& o, int64_t context, const std::string& where);
+
 // ---------------------------------------------------------------- parameters
 struct ParamCount {
   int64_t embedding = 0;   // input embedding

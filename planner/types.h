@@ -80,6 +80,12 @@ struct ModelConfig {
   int64_t qk_nope_head_dim = 0;
   int64_t v_head_dim = 0;
 
+  // rope_scaling of config.json (empty type: none), for the derived maximum length
+  // (planner.h derived_max_model_len).
+  std::string rope_type;
+  double rope_factor = 1;
+  int64_t rope_original_max_position_embeddings = 0;
+
   std::optional<int64_t> published_params;
   std::string source;
 

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -84,8 +85,8 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   s.stm = std::make_unique<StepTimeModel>(*s.model, g, o);
   s.block_size = o.block_size;
   if (s.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
-  s.max_model_len = o.max_model_len.value_or(
-      s.model->max_position_embeddings > 0 ? s.model->max_position_embeddings : 131072);
+  const int64_t derived = derived_max_model_len(*s.model);
+  s.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : 131072);
   const MemoryBudget budget = memory_budget(*s.model, g, o);
   const Capacity cap = capacity(*s.model, o, budget, s.max_model_len);
   s.num_blocks = cap.num_blocks;
@@ -101,7 +102,8 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   for (int64_t k = kmax - 1; k >= 0; --k) {
     const auto i = static_cast<size_t>(k);
     if (s.blocks_at[i + 1] < s.blocks_at[i])
-      throw std::logic_error("kv_blocks_per_request decreases with tokens");
+      throw UnsupportedLayout(s.where + ": the KV layout's paged footprint shrinks as tokens are appended "
+                              "(kv_blocks_per_request decreases), which a block allocator cannot model");
     s.next_growth[i] = s.blocks_at[i + 1] > s.blocks_at[i] ? k + 1 : s.next_growth[i + 1];
   }
 }
@@ -180,6 +182,15 @@ Percentiles percentiles(std::vector<double>& v) {
   p.p90 = at(0.90);
   p.p99 = at(0.99);
   return p;
+}
+
+// The 99th percentile (nearest rank) of `v` with `failed` more requests that never got
+// a token, counted as infinitely late.
+double p99_failing(const std::vector<double>& v, int64_t failed) {
+  std::vector<double> all = v;
+  all.insert(all.end(), static_cast<size_t>(failed), std::numeric_limits<double>::infinity());
+  if (all.empty()) return 0;
+  return percentiles(all).p99;
 }
 
 class Run {
@@ -351,6 +362,7 @@ void Run::arrive(const detail::GeneratedRequest& g) {
   }
   if (reject) {
     ++res_.rejected;
+    ++(r.prompt >= e_.max_model_len ? res_.rejected_max_model_len : res_.rejected_pool);
     emit(RequestEventKind::rejected, r);
     r.state = State::free;
     free_slots_.push_back(s);
@@ -742,7 +754,8 @@ SimResult Run::go() {
     r.prompt_tokens_per_s = static_cast<double>(r.prompt_tokens) / r.duration_s;
     r.goodput_requests_per_s = static_cast<double>(good_) / r.duration_s;
   }
-  r.slo_attainment = r.completed > 0 ? static_cast<double>(good_) / static_cast<double>(r.completed) : 0;
+  const int64_t judged = r.completed + r.rejected;
+  r.slo_attainment = judged > 0 ? static_cast<double>(good_) / static_cast<double>(judged) : 0;
   r.ttft_s = percentiles(ttft_);
   r.tpot_s = percentiles(tpot_);
   r.e2e_s = percentiles(e2e_);
@@ -750,8 +763,9 @@ SimResult Run::go() {
   if (n_first_half_ > 0 && n_last_quarter_ > 0)
     r.queue_growth_s = queue_last_quarter_s_ / static_cast<double>(n_last_quarter_) -
                        queue_first_half_s_ / static_cast<double>(n_first_half_);
-  r.meets_slo = r.completed > 0 && (w_.slo.ttft_p99_s <= 0 || r.ttft_s.p99 <= w_.slo.ttft_p99_s) &&
-                (w_.slo.tpot_p99_s <= 0 || r.tpot_s.p99 <= w_.slo.tpot_p99_s);
+  r.meets_slo = r.completed > 0 && w_.slo.given() &&
+                (w_.slo.ttft_p99_s <= 0 || p99_failing(ttft_, r.rejected) <= w_.slo.ttft_p99_s) &&
+                (w_.slo.tpot_p99_s <= 0 || p99_failing(tpot_, r.rejected) <= w_.slo.tpot_p99_s);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
   return r;
@@ -771,8 +785,27 @@ SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions&
 
 // ------------------------------------------------------------------------- max rate
 
+int64_t min_requests_for_percentile(double p) {
+  if (!(p > 0 && p < 1)) throw InputError("SLO", "percentile", "a fraction in (0, 1)", std::to_string(p));
+  // n - ceil(p n) >= k holds from n = ceil(k / (1 - p)); the small epsilon absorbs the
+  // rounding of 10 / 0.01 to 1000.0000000000001.
+  auto n = static_cast<int64_t>(std::ceil(static_cast<double>(kTailRequests) / (1 - p) - 1e-9));
+  while (n - static_cast<int64_t>(std::ceil(p * static_cast<double>(n) - 1e-9)) < kTailRequests) ++n;
+  return n;
+}
+
 MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
                       const MaxRateOptions& mo) {
+  if (!w.slo.given())
+    throw InputError(w.file.empty() ? "workload" : w.file, "slo",
+                     "a TTFT or TPOT target (slo: {ttft_p99_s, tpot_p99_s}): the highest rate is measured against it",
+                     "nothing");
+  const int64_t per_run = mo.requests > 0 ? mo.requests : opt.requests.value_or(w.requests);
+  if (per_run < min_requests_for_percentile(0.99))
+    throw InputError("max rate search", "requests per run",
+                     "at least " + std::to_string(min_requests_for_percentile(0.99)) +
+                         " requests, so that 10 lie above the p99 the SLO is judged on",
+                     std::to_string(per_run));
   SimOptions o = opt;
   o.on_step = nullptr;
   o.on_request = nullptr;

@@ -347,7 +347,7 @@ TEST_CASE("the max rate of a one-at-a-time server is the inverse of its service 
   SimOptions so;
   so.scheduler = Scheduler::static_batch;
   MaxRateOptions mo;
-  mo.requests = 300;
+  mo.requests = 1000;
   mo.rel_tolerance = 0.005;
   const MaxRate mr = find_max_rate(sim, w, so, mo);
   CHECK(mr.found);
@@ -377,7 +377,7 @@ TEST_CASE("an SLO no rate can meet is reported as not found") {
   const Simulator sim(llama3_8b(), h100(), serving());
   Workload w = poisson(1, 10.0, 600, 200);
   w.slo = Slo{1e-6, 1.0};
-  const MaxRate mr = find_max_rate(sim, w, SimOptions{}, MaxRateOptions{200, 0.02, 40});
+  const MaxRate mr = find_max_rate(sim, w, SimOptions{}, MaxRateOptions{1000, 0.02, 40});
   CHECK_FALSE(mr.found);
   CHECK(mr.max_rate_per_s == 0.0);
 }

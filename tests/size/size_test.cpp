@@ -272,7 +272,7 @@ TEST_CASE("the search gives identical JSON on 1 and 2 threads") {
   s.weights = {WeightQuant::none, WeightQuant::fp8};
   s.kv = {{std::nullopt, KvQuant::raw}};
   size::SizeOptions opt;
-  opt.requests_per_probe = 150;
+  opt.requests_per_probe = 1000;
   opt.rel_tolerance = 0.1;
   opt.detail_top = 2;
   opt.threads = 1;
