@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "io/config_io.h"
+#include "planner/support.h"
 #include "reports/plan_report.h"
 
 namespace kvplan::cli {
@@ -57,7 +58,11 @@ int cmd_plan(const Args& args) {
                                std::to_string(b));
             const Plan p = make_plan(m, g, o, ctx, b);
             const ServingOptions used = with_engine_defaults(g, o);
-            rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.capacity)});
+            // An engine that cannot allocate this cache would log nothing about it.
+            std::string what_if = what_if_reason(m, used).value_or("");
+            rows.push_back({m.name, g.name, used, p,
+                            what_if.empty() ? engine_startup_lines(apply_what_if(m, used), used, p.capacity) : "",
+                            std::move(what_if)});
           }
         }
       }
@@ -75,6 +80,7 @@ int cmd_plan(const Args& args) {
         if (!r.engine_log.empty())
           text += "vLLM would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
                   "):\n  " + indent_lines(r.engine_log) + "\n";
+      for (const auto& w : reports::plan_warnings(rows)) text += w + "\n";
       for (const auto& r : rows)
         if (!r.plan.memory.note.empty()) {
           text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note + "\n";

@@ -294,6 +294,17 @@ int cmd_simulate(const Args& args) {
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
+  if (vm["find-max-rate"].as<bool>()) {
+    const int64_t per_run = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
+    const int64_t least = sim::min_requests_for_percentile(0.99);
+    if (per_run < least)
+      throw InputError("command line", "--max-rate-requests",
+                       "at least " + std::to_string(least) + " requests, so that 10 lie above the p99 the SLO is judged on",
+                       std::to_string(per_run));
+    if (!r.workload.slo.given())
+      throw InputError(r.workload.file, "slo", "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate "
+                       "measures the highest rate against it", "nothing");
+  }
   validate(m, r.options, "command line");
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);

@@ -28,10 +28,10 @@ std::string describe_kv(const ModelConfig& m, const ServingOptions& o) {
 
 std::optional<std::string> unsupported(const EngineSupport& e, const ModelConfig& m, const ServingOptions& o) {
   const DType kv = o.kv_dtype(m);
-  if (!has(e.kv_dtypes, kv)) return "a " + std::string(to_string(kv)) + " KV cache";
+  if (!has(e.kv_dtypes, kv)) return "KV cache dtype " + std::string(to_string(kv));
   if (dtype_bits(kv) < 16 && !has(e.kv_quants, o.kv_quant))
     return "the " + std::string(to_string(o.kv_quant)) + " KV layout";
-  if (!has(e.weights, o.quantization)) return std::string(to_string(o.quantization)) + " weights";
+  if (!has(e.weights, o.quantization)) return "weights " + std::string(to_string(o.quantization));
   return std::nullopt;
 }
 }  // namespace
@@ -57,14 +57,15 @@ std::optional<std::string> what_if_reason(const ModelConfig& m, const ServingOpt
     const auto it = std::find_if(table.begin(), table.end(), [&](const EngineSupport& e) { return e.engine == o.engine; });
     if (it == table.end()) return std::nullopt;
     if (auto what = unsupported(*it, m, o))
-      return "kvplan what-if: " + std::string(it->name) + " " + std::string(it->version) + " cannot run " + *what +
-             " (" + std::string(it->source) + ")";
+      return std::string(it->name) + " " + std::string(it->version) + " cannot run " + *what + " (" +
+             std::string(it->source) + "): a kvplan what-if";
     return std::nullopt;
   }
   for (const EngineSupport& e : table)
     if (!unsupported(e, m, o)) return std::nullopt;
-  return "kvplan what-if: no engine in kvplan's support table (vLLM 0.10.0, SGLang 0.4.9, TensorRT-LLM 0.20) runs "
-         "KV " + describe_kv(m, o) + " with " + std::string(to_string(o.quantization)) + " weights";
+  const std::string weights = o.quantization == WeightQuant::none ? "unquantized" : std::string(to_string(o.quantization));
+  return "no engine in kvplan's support table (vLLM 0.10.0, SGLang 0.4.9, TensorRT-LLM 0.20) runs a KV cache of " +
+         describe_kv(m, o) + " with " + weights + " weights: a kvplan what-if";
 }
 
 }  // namespace kvplan

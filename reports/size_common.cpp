@@ -75,8 +75,19 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
                           "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
                           "seed {} (the same requests for every option).",
                           r.requests_per_probe, r.seed));
+  a.push_back("A rejected request (prompt at max-model-len, or longer than the KV pool) is a failed request: it counts "
+              "as infinitely late in the p99 verdict, so more than 1 % rejected misses the SLO. A probe needs at least "
+              "1,000 requests, so that 10 lie above the p99 it is judged on.");
+  a.push_back("The recommended options' max rate is found again with other seeds; its range is the noise of the "
+              "estimate, and options whose rates differ by less are not different.");
   a.push_back("Replicas = ceil(workload rate / max rate per replica); cost per hour = replicas x TP x PP x GPU price; "
-              "cost per million output tokens = cost per hour / (rate x mean output tokens x 3600) x 1e6.");
+              "cost per million output (input) tokens = cost per hour / (rate x mean output (prompt) tokens x 3600) "
+              "x 1e6, each the whole deployment's cost; cost per request = cost per hour / (rate x 3600). N+1 = one "
+              "replica more than the load needs, so the SLO holds with one down.");
+  a.push_back(r.what_if ? "What-ifs searched (--what-if): formats no engine in kvplan's support table runs are included "
+                          "and marked; docs/engines.md lists what each engine runs."
+                        : "Only formats an engine runs are searched (docs/engines.md lists them); --what-if adds "
+                          "kvplan's own what-ifs (int4/int2 KV caches, KIVI, KVQuant).");
   a.push_back(fmt::format("Pruning uses the workload's p99 context ({} tokens) and p99 prompt ({} tokens), sampled from "
                           "{} generated requests.",
                           r.shape.context_p99_tokens, r.shape.prompt_p99_tokens, r.shape.samples));

@@ -314,6 +314,12 @@ std::vector<Candidate> searched_candidates(const SearchSpace& space, SizeResult&
     c.index = static_cast<int64_t>(out.size());
     out.push_back(std::move(c));
   }
+  if (out.empty() && !all.empty())
+    throw InputError("size", "--what-if",
+                     "at least one option an engine runs, or --what-if to search kvplan's own what-ifs",
+                     "every one of the " + std::to_string(all.size()) + " candidates is a what-if (" +
+                         *what_if_reason(space.models[static_cast<size_t>(all.front().model)], all.front().options) +
+                         ")");
   return out;
 }
 
