@@ -70,10 +70,10 @@ int cmd_plan(const Args& args) {
   std::string text;
   switch (format) {
     case Format::json: text = reports::plan_json(rows).dump(2) + "\n"; break;
-    case Format::md: text = reports::render(reports::plan_table(rows), reports::TextFormat::md); break;
+    case Format::md: text = reports::render(reports::plan_table(rows, true), reports::TextFormat::md); break;
     case Format::csv: text = reports::render(reports::plan_table(rows), reports::TextFormat::csv); break;
     case Format::table:
-      text = reports::render(reports::plan_table(rows), reports::TextFormat::table);
+      text = reports::render(reports::plan_table(rows, true), reports::TextFormat::table);
       if (rows.size() == 1) text += reports::plan_detail(rows.front());
       text += "GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n";
       for (const auto& r : rows)

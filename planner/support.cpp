@@ -38,13 +38,13 @@ std::optional<std::string> unsupported(const EngineSupport& e, const ModelConfig
 
 const std::vector<EngineSupport>& engine_support_table() {
   static const std::vector<EngineSupport> table = {
-      {Engine::vllm, "vLLM", "0.10.0", "vllm/config.py CacheDType; vllm/model_executor/layers/quantization",
+      {Engine::vllm, "vLLM", "v0.10.0", "vllm/config.py CacheDType; vllm/model_executor/layers/quantization",
        {DType::fp32, DType::fp16, DType::bf16, DType::fp8},
        {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq}},
-      {Engine::sglang, "SGLang", "0.4.9", "python/sglang/srt/server_args.py --kv-cache-dtype, --quantization",
+      {Engine::sglang, "SGLang", "v0.4.9", "python/sglang/srt/server_args.py --kv-cache-dtype, --quantization",
        {DType::fp32, DType::fp16, DType::bf16, DType::fp8},
        {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq}},
-      {Engine::trtllm, "TensorRT-LLM", "0.20", "tensorrt_llm/quantization/mode.py QuantAlgo",
+      {Engine::trtllm, "TensorRT-LLM", "v0.20", "tensorrt_llm/quantization/mode.py QuantAlgo",
        {DType::fp32, DType::fp16, DType::bf16, DType::fp8, DType::int8},
        {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq}},
   };
@@ -64,7 +64,7 @@ std::optional<std::string> what_if_reason(const ModelConfig& m, const ServingOpt
   for (const EngineSupport& e : table)
     if (!unsupported(e, m, o)) return std::nullopt;
   const std::string weights = o.quantization == WeightQuant::none ? "unquantized" : std::string(to_string(o.quantization));
-  return "no engine in kvplan's support table (vLLM 0.10.0, SGLang 0.4.9, TensorRT-LLM 0.20) runs a KV cache of " +
+  return "no engine in kvplan's support table (vLLM v0.10.0, SGLang v0.4.9, TensorRT-LLM v0.20) runs a KV cache of " +
          describe_kv(m, o) + " with " + weights + " weights: a kvplan what-if";
 }
 

@@ -98,7 +98,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
   return out;
 }
 
-Table plan_table(const std::vector<PlanRow>& rows) {
+Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
   Table t;
   t.header = {"model", "gpu", "tp", "pp", "context", "batch", "weights", "kv", "kv quant", "engine",
               "KV/token", "KV/request", "weights/GPU", "KV pool/GPU", "max KV tokens", "max requests",
@@ -118,7 +118,7 @@ Table plan_table(const std::vector<PlanRow>& rows) {
                       gb(p.kv_bytes_per_request), gb(p.memory.weights_bytes), gb(p.memory.kv_budget_bytes),
                       count(p.capacity.max_kv_tokens), count(p.capacity.max_concurrent_requests),
                       base > 0 ? fmt::format("{:.2f}×", ratio) : "-", seconds(p.prefill_time.time_s),
-                      seconds(p.decode_time.time_s) + (p.fits ? "" : " (no fit)"),
+                      seconds(p.decode_time.time_s) + (p.fits || !mark_no_fit ? "" : " (no fit)"),
                       std::string(to_string(p.decode_time.bound))});
   }
   return t;

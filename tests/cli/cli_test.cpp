@@ -211,7 +211,7 @@ TEST_CASE("plan marks what-ifs no engine runs and batches that do not fit") {
   const Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --kv-cache-dtype int2 --kv-quant kivi");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("vLLM would log") == std::string::npos);
-  CHECK(r.out.find("vLLM 0.10.0 cannot run KV cache dtype int2") != std::string::npos);
+  CHECK(r.out.find("vLLM v0.10.0 cannot run KV cache dtype int2") != std::string::npos);
   const Run f = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --kv-cache-dtype fp8");
   REQUIRE(f.code == 0);
   CHECK(f.out.find("vLLM would log") != std::string::npos);

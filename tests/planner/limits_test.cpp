@@ -76,7 +76,7 @@ TEST_CASE("the support table: fp8 KV runs everywhere, int8 KV only on TensorRT-L
   o.engine = Engine::vllm;
   const auto why = what_if_reason(m, o);
   REQUIRE(why.has_value());
-  CHECK(why->find("vLLM 0.10.0 cannot run KV cache dtype int2") != std::string::npos);
+  CHECK(why->find("vLLM v0.10.0 cannot run KV cache dtype int2") != std::string::npos);
   o.engine = Engine::ideal;
   CHECK(what_if_reason(m, o).has_value());
   // fp8 with KIVI's metadata layout: the dtype is there, the layout is not.
