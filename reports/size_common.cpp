@@ -141,11 +141,21 @@ std::string headroom(const size::SizeResult& r, const size::Recommendation& rec)
   return s + ".";
 }
 
+std::string unmet_reason(const size::Unmet& u) {
+  if (u.rejections_decide())
+    return fmt::format("{} of {} simulated requests have prompts that reach its max_model_len and are rejected, more "
+                       "than the 1 % a p99 SLO allows to fail",
+                       count(u.rejected_max_model_len), count(u.requests));
+  if (u.evaluated > 0) return fmt::format("all {} simulated options miss the SLO at every rate tried", count(u.evaluated));
+  return "every candidate was pruned before simulation";
+}
+
 std::string rejected_note(const size::Option& o) {
   if (o.eval.rejected_at_max == 0) return "";
   return fmt::format("{} of {} simulated requests were rejected ({} prompts reach max-model-len); they count as failed "
                      "requests in the SLO verdict.",
-                     o.eval.rejected_at_max, o.eval.requests_at_max, o.eval.rejected_max_model_len_at_max);
+                     count(o.eval.rejected_at_max), count(o.eval.requests_at_max),
+                     count(o.eval.rejected_max_model_len_at_max));
 }
 
 }  // namespace kvplan::reports::size_detail

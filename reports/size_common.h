@@ -34,6 +34,8 @@ std::string max_rate(const size::Option& o, const size::Recommendation& rec);
 std::string binding(const size::Option& o, const size::Recommendation& rec);
 //! Load per replica and the N+1 statement.
 std::string headroom(const size::SizeResult& r, const size::Recommendation& rec);
+//! Why a model has no option meeting the SLO.
+std::string unmet_reason(const size::Unmet& u);
 //! Why requests were rejected at the max rate, or "".
 std::string rejected_note(const size::Option& o);
 

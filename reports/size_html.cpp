@@ -115,7 +115,7 @@ std::string html_recommendations(const SizeResult& r) {
     h += "</div>\n";
   }
   for (const auto& u : r.unmet)
-    h += "<div class=\"rec\"><h3>No option for " + escape(u.model) + "</h3><p>" + escape(u.why) + ".</p></div>\n";
+    h += "<div class=\"rec\"><h3>No option for " + escape(u.model) + "</h3><p>" + escape(unmet_reason(u)) + ".</p></div>\n";
   if (r.recommendations.empty() && r.unmet.empty())
     h += "<div class=\"rec\"><p class=\"big\">No option meets the SLO at any rate.</p><p>Relax the SLO, allow more "
          "GPUs per replica, or add GPU types.</p></div>\n";

@@ -131,7 +131,11 @@ nlohmann::json size_json(const SizeResult& r) {
   }
   out["recommendations"] = std::move(recs);
   nlohmann::json unmet = nlohmann::json::array();
-  for (const auto& u : r.unmet) unmet.push_back({{"model", u.model}, {"why", u.why}});
+  for (const auto& u : r.unmet) unmet.push_back({{"model", u.model},
+                     {"rejected_max_model_len", u.rejected_max_model_len},
+                     {"requests", u.requests},
+                     {"evaluated", u.evaluated},
+                     {"why", unmet_reason(u)}});
   out["unmet"] = std::move(unmet);
   return out;
 }

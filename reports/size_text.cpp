@@ -28,7 +28,7 @@ std::string summary_line(const SizeResult& r) {
                               w.name, r.shape.rate_per_s, seconds(w.slo.ttft_p99_s), seconds(w.slo.tpot_p99_s),
                               r.candidates, pruned, r.evaluated, meeting);
   if (r.what_if_skipped > 0)
-    s += fmt::format(" ({} what-if formats no engine runs left out; --what-if searches them)", r.what_if_skipped);
+    s += fmt::format("; {} more are what-ifs no engine runs, left out (--what-if searches them)", r.what_if_skipped);
   return s + ".\n";
 }
 
@@ -57,7 +57,7 @@ std::string size_text(const SizeResult& r, TextFormat f, size_t max_rows) {
   out += summary_line(r);
   if (md) out += "\n";
   for (const auto& rec : r.recommendations) out += recommendation(r, rec, md);
-  for (const auto& u : r.unmet) out += fmt::format("{}No option for {} meets the SLO: {}.\n", md ? "- " : "", u.model, u.why);
+  for (const auto& u : r.unmet) out += fmt::format("{}No option for {} meets the SLO: {}.\n", md ? "- " : "", u.model, unmet_reason(u));
   if (r.recommendations.empty() && r.unmet.empty())
     out += "No option meets the SLO at any rate: relax the SLO or add GPUs to --gpus.\n";
   out += "\n";

@@ -852,4 +852,20 @@ MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& o
   return out;
 }
 
+MaxRateRange max_rate_range(const Simulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo,
+                            const MaxRate& first, int seeds) {
+  MaxRateRange r;
+  r.seeds = std::max(1, seeds);
+  r.min_per_s = r.max_per_s = first.found ? first.max_rate_per_s : 0;
+  for (int k = 1; k < r.seeds; ++k) {
+    SimOptions o = opt;
+    o.seed = opt.seed + static_cast<uint64_t>(k);
+    const MaxRate m = find_max_rate(s, w, o, mo);
+    const double rate = m.found ? m.max_rate_per_s : 0;
+    r.min_per_s = std::min(r.min_per_s, rate);
+    r.max_per_s = std::max(r.max_per_s, rate);
+  }
+  return r;
+}
+
 }  // namespace kvplan::sim

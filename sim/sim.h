@@ -248,6 +248,16 @@ struct MaxRate {
 MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
                       const MaxRateOptions& mo = {});
 
+//! The max rate's range over seeds opt.seed .. opt.seed + seeds - 1 (different requests,
+//! same workload): `first` is find_max_rate's answer for opt.seed, the others are found
+//! again. Two results within the range are not different.
+struct MaxRateRange {
+  int seeds = 0;
+  double min_per_s = 0, max_per_s = 0;
+};
+MaxRateRange max_rate_range(const Simulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo,
+                            const MaxRate& first, int seeds);
+
 namespace detail {
 //! The project's own random numbers, identical on every standard library.
 class Rng {

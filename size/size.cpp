@@ -184,24 +184,16 @@ void recommend(SizeResult& r) {
     if (std::any_of(r.recommendations.begin(), r.recommendations.end(),
                     [&](const Recommendation& x) { return x.model == m; }))
       continue;
-    Unmet u{m, ""};
-    int64_t rejected = 0, requests = 0, evaluated = 0;
+    Unmet u;
+    u.model = m;
     for (const auto& o : r.options) {
       if (o.model != m || o.pruned) continue;
-      ++evaluated;
-      if (o.eval.rejected_max_model_len_at_max > rejected) {
-        rejected = o.eval.rejected_max_model_len_at_max;
-        requests = o.eval.requests_at_max;
+      ++u.evaluated;
+      if (o.eval.rejected_max_model_len_at_max > u.rejected_max_model_len) {
+        u.rejected_max_model_len = o.eval.rejected_max_model_len_at_max;
+        u.requests = o.eval.requests_at_max;
       }
     }
-    if (rejected > 0 && 100 * rejected > requests)
-      u.why = fmt::format("{} of {} simulated requests have prompts that reach max_model_len, more than the 1 % a "
-                          "p99 SLO allows to fail",
-                          rejected, requests);
-    else if (evaluated > 0)
-      u.why = fmt::format("all {} simulated options miss the SLO at every rate tried", evaluated);
-    else
-      u.why = "every candidate was pruned before simulation";
     r.unmet.push_back(u);
   }
 }

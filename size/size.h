@@ -168,10 +168,15 @@ struct Recommendation {
   int64_t replicas_at_min_rate = 0;
 };
 
-//! A model with no option meeting the SLO, and the most common reason.
+//! A model with no option meeting the SLO, and why: the rejections of its option that
+//! rejected most (requests past max_model_len fail the p99 when over 1 %), else how many
+//! options were simulated (0: all pruned).
 struct Unmet {
   std::string model;
-  std::string why;
+  int64_t rejected_max_model_len = 0;
+  int64_t requests = 0;
+  int64_t evaluated = 0;
+  bool rejections_decide() const { return rejected_max_model_len > 0 && 100 * rejected_max_model_len > requests; }
 };
 
 struct SizeResult {

@@ -554,3 +554,22 @@ TEST_CASE("a workload without an SLO simulates, with no verdict; the max-rate se
   CHECK_FALSE(r.meets_slo);
   CHECK_THROWS_AS(find_max_rate(sim, w, SimOptions{}, MaxRateOptions{1000, 0.02, 40}), InputError);
 }
+
+TEST_CASE("the max rate comes with its range over seeds, which contains the first seed's answer (issue 11 item 3)") {
+  const Simulator sim(llama3_8b(), h100(), serving());
+  Workload w = poisson(1, 10.0, 600, 200);
+  w.slo = Slo{0.5, 0.05};
+  const MaxRateOptions mo{1000, 0.02, 40};
+  const MaxRate first = find_max_rate(sim, w, SimOptions{}, mo);
+  REQUIRE(first.found);
+  const MaxRateRange range = max_rate_range(sim, w, SimOptions{}, mo, first, 3);
+  CHECK(range.seeds == 3);
+  CHECK(range.min_per_s <= first.max_rate_per_s);
+  CHECK(range.max_per_s >= first.max_rate_per_s);
+  // Seed 1 on its own: one end of the range or inside it.
+  SimOptions seed1;
+  seed1.seed = 1;
+  const double second = find_max_rate(sim, w, seed1, mo).max_rate_per_s;
+  CHECK(second >= range.min_per_s);
+  CHECK(second <= range.max_per_s);
+}

@@ -424,3 +424,32 @@ TEST_CASE("with two models the table shows each model's best, even past the row 
   CHECK(seven == 1);
   CHECK(t.rows.back()[0] == std::to_string(r.recommendations[1].option + 1));  // its overall rank
 }
+
+TEST_CASE("a model whose requests are rejected gets no recommendation, and the reason (issue 11 item 2)") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-2-7b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.tp = {1};
+  s.weights = {WeightQuant::none};
+  s.kv = {{std::nullopt, KvQuant::raw}};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  // As the simulator reports it: 35 of 1,000 requests past max_model_len, SLO missed.
+  opt.evaluator = [](const size::Candidate&, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+                     const size::WorkloadShape&) {
+    size::Evaluation e;
+    e.found = false;
+    e.binding = size::Binding::slo;
+    e.rejected_at_max = e.rejected_max_model_len_at_max = 35;
+    e.requests_at_max = 1000;
+    return e;
+  };
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  CHECK(r.recommendations.empty());
+  REQUIRE(r.unmet.size() == 1);
+  CHECK(r.unmet[0].rejections_decide());  // 35 > 1 % of 1,000
+  const std::string text = reports::size_text(r, reports::TextFormat::table);
+  CHECK(text.find("No option for llama-2-7b meets the SLO: 35 of 1,000 simulated requests have prompts that reach its "
+                  "max_model_len") != std::string::npos);
+  CHECK(text.find("Recommended for") == std::string::npos);
+}
