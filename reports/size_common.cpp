@@ -43,6 +43,11 @@ std::string engine_label(const size::Option& o) {
   return out;
 }
 
+std::string binds_label(const size::Option& o) {
+  const std::string b(size::to_string(o.eval.binding));
+  return o.eval.binding == size::Binding::engine_limit && !o.candidate.options.max_num_seqs_given ? b + " (default)" : b;
+}
+
 std::string money(std::optional<double> v) { return v ? fmt::format("${:.2f}", *v) : "n/a"; }
 
 std::string money_small(std::optional<double> v) {

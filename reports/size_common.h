@@ -16,6 +16,8 @@ std::string kv_dtype_label(const size::Option& o);
 std::string kv_label(const size::Option& o);
 //! "continuous, 256 seqs" or "chunked, 128 seqs, 4096 tok": the engine limits searched.
 std::string engine_label(const size::Option& o);
+//! What binds, "max-num-seqs (default)" when the limit is the engine's default.
+std::string binds_label(const size::Option& o);
 //! "$1.33", "n/a" when the GPU has no price.
 std::string money(std::optional<double> v);
 //! Small amounts keep three significant digits: "$0.000123".

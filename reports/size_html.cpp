@@ -152,7 +152,7 @@ std::string html_option_tables(const SizeResult& r) {
            td(fmt::format("{:.2f}/s", o.eval.max_rate_per_s), true) +
            td(money(o.cost_per_hour_usd), true) + td(money_small(o.cost_per_million_output_tokens_usd), true) +
            td(seconds(o.operating.ttft_p99_s), true) + td(seconds(o.operating.tpot_p99_s), true) +
-           td(seconds(o.operating.e2e_p99_s), true) + td(std::string(size::to_string(o.eval.binding)));
+           td(seconds(o.operating.e2e_p99_s), true) + td(binds_label(o));
       h += std::string("<td>") + (o.pareto ? "<span class=\"p\">★</span>" : "") + "</td>";
       h += std::string("<td>") +
            (o.changes_quality ? "<span class=\"q\" title=\"" + escape(o.quality) + "\">changes quality</span>" : "") +
@@ -167,7 +167,7 @@ std::string html_option_tables(const SizeResult& r) {
   h += "<p class=\"small\">p99 latencies are simulated for one replica at its share of the workload's rate. ★ = on the "
        "Pareto frontier of cost per hour against p99 end-to-end latency. “binds” names what stops one replica from "
        "taking more load: memory (KV pool full), bandwidth or compute (the decode step's roofline bound), "
-       "max-num-seqs (engine limit), SLO (the latency target binds before the GPU is saturated).</p>\n";
+       "max-num-seqs (engine limit; “(default)”: a limit you did not set), SLO (the latency target binds before the GPU is saturated).</p>\n";
 
   return h;
 }

@@ -39,7 +39,7 @@ Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
                       o.pruned ? "" : fmt::format("{:.2f}/s", o.eval.max_rate_per_s),
                       ok ? money(o.cost_per_hour_usd) : "", ok ? money(o.cost_per_million_output_tokens_usd) : "",
                       ok ? seconds(o.operating.ttft_p99_s) : "", ok ? seconds(o.operating.tpot_p99_s) : "",
-                      o.pruned ? "pruned" : std::string(size::to_string(o.eval.binding)),
+                      o.pruned ? "pruned" : binds_label(o),
                       ok ? "yes" : "no", o.pareto ? "*" : "", o.changes_quality ? "changes" : ""});
   }
   return t;

@@ -388,6 +388,7 @@ TEST_CASE("the recommendation: costs per input token and request, headroom, N+1,
   CHECK(rec.binds_on_default_max_num_seqs);
   const std::string text = reports::size_text(r, reports::TextFormat::table);
   CHECK(text.find("the engine default, not set by you") != std::string::npos);
+  CHECK(text.find("max-num-seqs (default)") != std::string::npos);  // the table's "binds" cell too
   CHECK(text.find("$1.52 per million input tokens") != std::string::npos);
   CHECK(text.find("$0.000152 per request") != std::string::npos);
   CHECK(text.find("73 % of its max rate (27 % headroom)") != std::string::npos);
