@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "io/config_io.h"
+#include "planner/support.h"
 #include "reports/plan_report.h"
 
 namespace kvplan::cli {
@@ -53,13 +54,20 @@ int cmd_plan(const Args& args) {
       for (const auto& o : options) {
         validate(m, o, "command line");
         for (int64_t ctx : contexts) {
-          if (o.max_model_len && ctx > *o.max_model_len)
-            throw InputError("command line", "--context", "at most --max-model-len (" + std::to_string(*o.max_model_len) + ")",
-                             std::to_string(ctx));
+          check_context(m, o, ctx, "command line");
           for (int64_t b : batches) {
+            if (o.max_num_seqs_given && b > o.max_num_seqs)
+              throw InputError("command line", "--batch",
+                               "at most --max-num-seqs (" + std::to_string(o.max_num_seqs) +
+                                   "): the engine never runs more sequences at once",
+                               std::to_string(b));
             const Plan p = make_plan(m, g, o, ctx, b);
             const ServingOptions used = with_engine_defaults(g, o);
-            rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.memory, p.capacity)});
+            // An engine that cannot allocate this cache would log nothing about it.
+            std::string what_if = what_if_reason(m, used).value_or("");
+            rows.push_back({m.name, g.name, used, p,
+                            what_if.empty() ? engine_startup_lines(apply_what_if(m, used), used, p.memory, p.capacity) : "",
+                            std::move(what_if)});
           }
         }
       }
@@ -67,16 +75,17 @@ int cmd_plan(const Args& args) {
   std::string text;
   switch (format) {
     case Format::json: text = reports::plan_json(rows).dump(2) + "\n"; break;
-    case Format::md: text = reports::render(reports::plan_table(rows), reports::TextFormat::md); break;
+    case Format::md: text = reports::render(reports::plan_table(rows, true), reports::TextFormat::md); break;
     case Format::csv: text = reports::render(reports::plan_table(rows), reports::TextFormat::csv); break;
     case Format::table:
-      text = reports::render(reports::plan_table(rows), reports::TextFormat::table);
+      text = reports::render(reports::plan_table(rows, true), reports::TextFormat::table);
       if (rows.size() == 1) text += reports::plan_detail(rows.front());
       text += "GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n";
       for (const auto& r : rows)
         if (!r.engine_log.empty())
           text += engine_display_name(r.options) + " would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
                   "):\n  " + indent_lines(r.engine_log) + "\n";
+      for (const auto& w : reports::plan_warnings(rows)) text += w + "\n";
       for (const auto& r : rows)
         if (!r.plan.memory.note.empty()) {
           text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note + "\n";

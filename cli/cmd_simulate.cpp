@@ -78,7 +78,9 @@ int cmd_simulate(const Args& args) {
       ("timeseries", po::value<std::string>(), "write one CSV row per engine step to FILE")
       ("find-max-rate", po::bool_switch(), "also search the highest arrival rate meeting the workload's SLO")
       ("max-rate-requests", po::value<std::string>()->default_value("4000"),
-       "requests per run of the --find-max-rate search");
+       "requests per run of the --find-max-rate search (at least 1,000)")
+      ("max-rate-seeds", po::value<std::string>()->default_value("3"),
+       "seeds --find-max-rate runs, for the range of its answer");
   add_serving_options(desc);
   add_output_options(desc);
   const auto vm = parse(args, desc);
@@ -121,10 +123,22 @@ int cmd_simulate(const Args& args) {
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
+  if (vm["find-max-rate"].as<bool>()) {
+    const int64_t per_run = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
+    const int64_t least = sim::min_requests_for_percentile(0.99);
+    if (per_run < least)
+      throw InputError("command line", "--max-rate-requests",
+                       "at least " + std::to_string(least) + " requests, so that 10 lie above the p99 the SLO is judged on",
+                       std::to_string(per_run));
+    if (!r.workload.slo.given())
+      throw InputError(r.workload.file, "slo", "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate "
+                       "measures the highest rate against it", "nothing");
+  }
   validate(m, r.options, "command line");
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   r.max_num_batched_tokens = simulator.max_num_batched_tokens(so.scheduler);
+  r.max_model_len = simulator.max_model_len();
   std::optional<TimeSeries> series;
   if (vm.count("timeseries")) {
     series.emplace(vm["timeseries"].as<std::string>(), vm.count("force") && vm["force"].as<bool>(),
@@ -138,6 +152,9 @@ int cmd_simulate(const Args& args) {
     mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
     r.max_rate_requests = mo.requests;
     r.max_rate = sim::find_max_rate(simulator, r.workload, so, mo);
+    const auto seeds = parse_int_option(vm["max-rate-seeds"].as<std::string>(), "--max-rate-seeds");
+    if (seeds > 20) throw InputError("command line", "--max-rate-seeds", "an integer from 1 to 20", std::to_string(seeds));
+    r.max_rate_range = sim::max_rate_range(simulator, r.workload, so, mo, *r.max_rate, static_cast<int>(seeds));
   }
   emit(vm, render(r, format));
   return 0;

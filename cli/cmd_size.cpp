@@ -46,14 +46,16 @@ int cmd_size(const Args& args) {
       ("requests", po::value<std::string>()->default_value("2000"), "simulated requests per rate probe")
       ("seed", po::value<std::string>()->default_value("0"), "random seed of the simulated requests")
       ("top", po::value<std::string>()->default_value("20"), "rows in the table and Markdown outputs (0 = all)")
-      ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)");
+      ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)")
+      ("what-if", po::bool_switch(), "also search formats no engine runs (int4/int2 KV caches, KIVI, KVQuant)");
   add_serving_options(desc);
   add_output_options(desc);
   add_buy_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
     std::cout << desc << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
-                         "--kv-cache-dtype auto,fp8,int4,int2 (int4/int2 with --kv-quant kvquant); --pp 1.\n"
+                         "--kv-cache-dtype auto,fp8,int4,int2 (int4/int2 with --kv-quant kvquant: what-ifs, searched\n"
+                         "only with --what-if; docs/engines.md lists what each engine runs); --pp 1.\n"
                          "Engine limits are searched when given as lists, e.g. --max-num-seqs 64,256\n"
                          "--max-num-batched-tokens 2048,8192 --scheduler continuous,chunked.\n";
     return 0;
@@ -78,6 +80,7 @@ int cmd_size(const Args& args) {
     if (!sch) throw InputError("command line", "--scheduler", "continuous, chunked or static", "'" + s + "'");
     space.schedulers.push_back(*sch);
   }
+  space.what_if = vm["what-if"].as<bool>();
   const sim::Workload workload = io::load_workload(vm["workload"].as<std::string>());
 
   size::SizeOptions opt;

@@ -723,6 +723,18 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.max_position_embeddings = r.i("max_position_embeddings").value_or(0);
   const std::string dtype_key = has(n, "dtype") ? "dtype" : "torch_dtype";
   if (has(n, dtype_key)) m.torch_dtype = parse_dtype_key(n, dtype_key, file, m.torch_dtype);
+  if (const YAML::Node rs = n["rope_scaling"]; rs.IsDefined() && !rs.IsNull()) {
+    r.use({"rope_scaling"});
+    if (!rs.IsMap()) throw InputError(file, "rope_scaling", "a mapping (rope_type, factor, ...) or null", rs.Scalar());
+    m.rope_type = opt_str(rs, "rope_type", file).value_or(opt_str(rs, "type", file).value_or(""));
+    if (m.rope_type.empty())
+      throw InputError(file, "rope_scaling", "a 'type' or 'rope_type' key (vLLM requires one)", "neither");
+    m.rope_factor = opt_num(rs, "factor", file, 1e-9).value_or(1.0);
+    m.rope_original_max_position_embeddings = opt_int(rs, "original_max_position_embeddings", file).value_or(0);
+    if (m.rope_type == "yarn" && m.rope_original_max_position_embeddings == 0)
+      throw InputError(file, "rope_scaling.original_max_position_embeddings", "the pre-YaRN length (yarn needs it)",
+                       "nothing");
+  }
   // GELU MLPs with biases everywhere (no gate matrix): the GPT-2 lineage and Phi-1/2.
   const bool plain = fam ? fam->ungated : false;
   m.gated_mlp = !plain;

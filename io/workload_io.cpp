@@ -270,10 +270,14 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
                      "nothing");
   }
 
-  const YAML::Node slo = section(root, "slo", file, {"ttft_p99_s", "tpot_p99_s"},
-                                 "a mapping with ttft_p99_s and tpot_p99_s");
-  w.slo.ttft_p99_s = positive(slo, "slo.ttft_p99_s", file);
-  w.slo.tpot_p99_s = positive(slo, "slo.tpot_p99_s", file);
+  // The SLO is optional (simulate reports latencies without a verdict); when given, both
+  // targets are.
+  if (root["slo"].IsDefined() && !root["slo"].IsNull()) {
+    const YAML::Node slo = section(root, "slo", file, {"ttft_p99_s", "tpot_p99_s"},
+                                   "a mapping with ttft_p99_s and tpot_p99_s");
+    w.slo.ttft_p99_s = positive(slo, "slo.ttft_p99_s", file);
+    w.slo.tpot_p99_s = positive(slo, "slo.tpot_p99_s", file);
+  }
   return w;
 }
 

@@ -250,7 +250,8 @@ int64_t vllm_tokens_for_budget(const ModelConfig& m, const ServingOptions& o, co
 
 int64_t engine_max_model_len(const ModelConfig& m, const ServingOptions& o) {
   if (o.max_model_len && *o.max_model_len > 0) return *o.max_model_len;
-  return m.max_position_embeddings > 0 ? m.max_position_embeddings : 8192;
+  const int64_t derived = derived_max_model_len(m);
+  return derived > 0 ? derived : 8192;
 }
 
 bool vllm_big_gpu(const GpuSpec& g) {

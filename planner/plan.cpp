@@ -60,6 +60,10 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
             "a divisor of num_attention_heads (" + str(m.num_heads) + ")", str(*o.kv_heads));
     require(!m.is_mla(), where, "--kv-heads", "a model with K/V heads (" + m.name + " uses MLA)", "");
   }
+  if (o.max_model_len) {
+    require(*o.max_model_len >= 1, where, "--max-model-len", "an integer >= 1", str(*o.max_model_len));
+    check_context(m, o, *o.max_model_len, where);
+  }
   const int64_t group = o.kv_group;
   require(group >= 0, where, "--kv-group", "an integer >= 1", str(group));
   if (o.kv_quant == KvQuant::kivi && dtype_bits(o.kv_dtype(m)) < 16) {
@@ -68,6 +72,45 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     require(r % g == 0, where, "--kv-residual",
             "a multiple of --kv-group (" + str(g) + "), as KIVI requires", str(r));
   }
+}
+
+int64_t derived_max_model_len(const ModelConfig& m) {
+  if (m.max_position_embeddings <= 0) return 0;
+  double len = static_cast<double>(m.max_position_embeddings);
+  const std::string& t = m.rope_type;
+  const bool scales = !t.empty() && t != "su" && t != "longrope" && t != "llama3" &&
+                      m.model_type.find("gemma3") == std::string::npos;
+  if (scales) {
+    if (t == "yarn" && m.rope_original_max_position_embeddings > 0)
+      len = static_cast<double>(m.rope_original_max_position_embeddings);
+    len *= m.rope_factor;
+  }
+  return static_cast<int64_t>(len);  // vLLM's int(): truncation
+}
+
+void check_context(const ModelConfig& m, const ServingOptions& o, int64_t context, const std::string& where) {
+  const int64_t derived = derived_max_model_len(m);
+  const std::string why =
+      m.rope_type.empty() || derived == m.max_position_embeddings
+          ? "max_position_embeddings " + str(m.max_position_embeddings)
+          : "rope_scaling " + m.rope_type + " x " + std::to_string(m.rope_factor).substr(0, 5) + " of " +
+                str(m.rope_type == "yarn" ? m.rope_original_max_position_embeddings : m.max_position_embeddings);
+  if (o.max_model_len && derived > 0 && *o.max_model_len > derived && o.engine != Engine::ideal)
+    throw InputError(where, "--max-model-len",
+                     "at most " + m.name + "'s derived maximum length " + str(derived) + " (" + why + "); " +
+                         std::string(to_string(o.engine)) +
+                         " refuses longer (vLLM: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it)",
+                     str(*o.max_model_len));
+  if (o.max_model_len) {
+    if (context > *o.max_model_len)
+      throw InputError(where, "--context", "at most --max-model-len (" + str(*o.max_model_len) + ")", str(context));
+    return;
+  }
+  if (derived > 0 && context > derived)
+    throw InputError(where, "--context",
+                     "at most " + m.name + "'s maximum length " + str(derived) + " (" + why +
+                         "; a longer what-if needs an explicit --max-model-len)",
+                     str(context));
 }
 
 ModelConfig apply_what_if(const ModelConfig& m, const ServingOptions& o) {
@@ -109,8 +152,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   p.prefill_time = st.prefill(context_tokens);
   p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
                              : st.step(batch_tokens,
-                                       static_cast<double>(batch) * static_cast<double>(context_tokens) *
-                                           static_cast<double>(context_tokens + 1) / 2,
+                                       static_cast<double>(batch) * st.kv_traffic().prefill_pairs(0, context_tokens),
                                        0, 0);
   p.fits = p.capacity.max_concurrent_requests >= batch;
   return p;

@@ -25,6 +25,18 @@ namespace kvplan {
 //! `where` names the option source for the message (e.g. "command line").
 void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where);
 
+//! The longest context the model serves, derived the way vLLM derives max_model_len
+//! (vllm/config.py _get_and_verify_max_len, v0.10.0): max_position_embeddings, scaled by
+//! rope_scaling.factor unless the type is su, longrope or llama3 (whose
+//! max_position_embeddings is already the extended length); YaRN scales
+//! original_max_position_embeddings instead; Gemma-3 configs are already scaled.
+//! 0 when the model gives no length.
+int64_t derived_max_model_len(const ModelConfig& m);
+//! Throws InputError when `context` tokens exceed what the options allow: --max-model-len
+//! when given, else the derived maximum. A real engine (vllm, sglang, trtllm) also
+//! refuses a --max-model-len above the derived maximum, as vLLM does.
+void check_context(const ModelConfig& m, const ServingOptions& o, int64_t context, const std::string& where);
+
 // ---------------------------------------------------------------- parameters
 struct ParamCount {
   int64_t tower = 0;       // vision / audio encoders and their projector (multimodal)
@@ -173,6 +185,47 @@ std::vector<std::string> engine_versions(Engine e);
 //! The modelled release `version` belongs to ("0.10.2" -> "0.10"), or empty when none does.
 std::string match_engine_version(Engine e, const std::string& version);
 
+// ---------------------------------------------------------------- KV traffic per step
+//! How many keys each attention layer touches, and so how many KV bytes a step moves:
+//! the one place where a per-layer window (ModelConfig::layer_window) meets step time.
+//! A decode step of a sequence holding `context` tokens reads, in every layer l,
+//! min(context, window_l) tokens of K and V (all of them for full-attention layers); a
+//! prefill chunk writes each of its new tokens once in every layer (a sliding layer
+//! frees a block only once the window has passed it, so it still stores every token).
+//! Key counts are averaged over the layers of one GPU's PP stage (the heaviest, as for
+//! kv_bytes_per_token_per_gpu), so `keys x kv_bytes_per_token_per_gpu` is that GPU's
+//! bytes and `keys x all-layer FLOPs per pair` the attention FLOPs.
+class KvTraffic {
+ public:
+  KvTraffic(const ModelConfig& m, const ServingOptions& o);
+  //! Layer-mean keys one decoding sequence with `context` tokens attends to.
+  double decode_keys(int64_t context) const;
+  //! Layer-mean query-key pairs of `chunk` new tokens after `cached` cached ones:
+  //! sum over queries p = cached+1 .. cached+chunk of min(p, window_l).
+  double prefill_pairs(int64_t cached, int64_t chunk) const;
+  //! KV bytes one GPU reads for one sequence's decode step (kv_decode_read_bytes_per_gpu).
+  double decode_read_bytes(int64_t context) const { return bytes_per_token_ * decode_keys(context); }
+  //! KV bytes one GPU reads for `keys` layer-mean keys (a sum of decode_keys over sequences).
+  double read_bytes_for_keys(double keys) const { return bytes_per_token_ * keys; }
+  //! KV bytes one GPU writes for `chunk` new tokens of one sequence.
+  double prefill_write_bytes(int64_t chunk) const { return bytes_per_token_ * static_cast<double>(chunk); }
+  //! True when some layer has a window (decode_keys is then not simply `context`).
+  bool windowed() const { return windowed_; }
+
+ private:
+  struct Group {
+    int64_t window = 0;  // 0 = full attention
+    double layers = 0;   // layers of the stage with this window
+  };
+  std::vector<Group> groups_;
+  double layers_ = 1;
+  double bytes_per_token_ = 0;
+  bool windowed_ = false;
+};
+//! KV bytes one GPU reads in one decode step of one sequence with `context` tokens,
+//! each layer capped at its window (KvTraffic::decode_read_bytes).
+double kv_decode_read_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t context);
+
 // ---------------------------------------------------------------- roofline
 enum class Bound { memory, compute };
 std::string_view to_string(Bound b);
@@ -193,11 +246,14 @@ struct StepTime {
 class StepTimeModel {
  public:
   StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
-  //! One iteration: `prefill_tokens` new prompt tokens (in sequences whose prompts so far
-  //! sum, per sequence, to `prefill_attended_tokens` key-query pairs... see roofline.cpp),
-  //! plus `decode_seqs` decoding sequences whose contexts sum to `decode_context_tokens`.
+  //! One iteration: `prefill_tokens` new prompt tokens whose chunks attend to
+  //! `prefill_attn_pairs` layer-mean query-key pairs (KvTraffic::prefill_pairs), plus
+  //! `decode_seqs` decoding sequences attending to `decode_keys` layer-mean keys in all
+  //! (the sum of KvTraffic::decode_keys over them; the sum of contexts without windows).
   StepTime step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                int64_t decode_context_tokens) const;
+                double decode_keys) const;
+  //! The per-layer window accounting every step goes through.
+  const KvTraffic& kv_traffic() const { return kv_; }
   //! Prefill of one prompt of T tokens, alone.
   StepTime prefill(int64_t tokens) const;
   //! One decode step of `batch` sequences, each with `context` keys.
@@ -205,17 +261,14 @@ class StepTimeModel {
 
  private:
   const ModelConfig* m_;
+  KvTraffic kv_;
   double peak_flops_per_gpu_, bw_bytes_per_s_, link_bytes_per_s_;
   double prefill_eff_, decode_eff_;
-  double weight_bytes_, act_bytes_per_elem_, kv_bytes_per_token_gpu_;
+  double weight_bytes_, act_bytes_per_elem_;
   double linear_flops_per_token_, attn_flops_per_pair_, lm_head_flops_;
   double moe_expert_bytes_, moe_dense_bytes_;  // per GPU; for experts touched per step
   int64_t tp_, pp_, experts_, top_k_, moe_layers_per_gpu_;
   double allreduce_bytes_per_token_;
-  //! KV bytes the decoders read in one step per GPU: every layer's cache over the summed
-  //! contexts. The single place attention KV reads are counted (sliding-window layers
-  //! read min(context, window); the planner's per-layer helper belongs here).
-  double decode_kv_bytes(int64_t decode_context_tokens) const;
   // The calibrated model (Calibration: gemm_* > 0): additive per-kernel costs.
   bool refined_ = false;
   double gemm_flops_per_s_ = 0, gemm_bytes_per_s_ = 0, elementwise_bytes_per_s_ = 0;

@@ -3,7 +3,8 @@
 //   compute = FLOPs per GPU / (peak FLOP/s of the compute dtype x efficiency)
 //   memory  = bytes per GPU / (memory bandwidth x bandwidth efficiency), where the bytes
 //             are the stage's weights (MoE: only the experts the step's tokens touch),
-//             the KV cache the decoders read, and the KV the prefill writes
+//             the KV cache the decoders read, and the KV the prefill writes, each
+//             layer capped at its window (KvTraffic, kv_traffic.cpp)
 //   comm    = 2 all-reduces per layer of tokens x hidden activations, ring algorithm:
 //             2 (tp-1)/tp x bytes / link bandwidth + 5 us latency each.
 // PP stages run one after another for one step (latency = sum of stages); micro-batch
@@ -42,7 +43,7 @@ constexpr double kCollectiveLatencyS = 5e-6;
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
 
 StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
-    : m_(&m), tp_(o.tp), pp_(o.pp) {
+    : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp) {
   peak_flops_per_gpu_ = g.peak_flops.for_dtype(compute_dtype(m, o));
   if (peak_flops_per_gpu_ <= 0) peak_flops_per_gpu_ = g.peak_flops.for_dtype(DType::fp16);
   bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency;
@@ -51,7 +52,6 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   decode_eff_ = o.calibration.decode_flops_efficiency;
   weight_bytes_ = static_cast<double>(weight_bytes_per_gpu(m, o));
   act_bytes_per_elem_ = dtype_bits(o.activation_dtype(m)) / 8.0;
-  kv_bytes_per_token_gpu_ = static_cast<double>(kv_bytes_per_token_per_gpu(m, o));
 
   const FlopBreakdown one = forward_flops(m, 1, 0);
   linear_flops_per_token_ = one.qkv + one.out_proj + one.mlp;
@@ -111,16 +111,12 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   }
 }
 
-double StepTimeModel::decode_kv_bytes(int64_t decode_context_tokens) const {
-  return kv_bytes_per_token_gpu_ * static_cast<double>(decode_context_tokens);
-}
-
 StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                             int64_t decode_context_tokens) const {
+                             double decode_keys) const {
   StepTime t;
   const auto tokens = static_cast<double>(prefill_tokens + decode_seqs);
   if (tokens <= 0) return t;
-  const double pairs = prefill_attn_pairs + static_cast<double>(decode_context_tokens);
+  const double pairs = prefill_attn_pairs + decode_keys;
   const double logits = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? 1 : 0));
   t.flops = linear_flops_per_token_ * tokens + attn_flops_per_pair_ * pairs + lm_head_flops_ * logits;
 
@@ -133,8 +129,8 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   }
   // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
   const double stages = static_cast<double>(pp_);
-  const double kv_read = decode_kv_bytes(decode_context_tokens);
-  const double kv_write = kv_bytes_per_token_gpu_ * static_cast<double>(prefill_tokens);
+  const double kv_read = kv_.read_bytes_for_keys(decode_keys);
+  const double kv_write = kv_.prefill_write_bytes(prefill_tokens);
   t.bytes = weights + kv_read + kv_write;
   const double eff = prefill_tokens > 0 ? prefill_eff_ : decode_eff_;
   t.compute_s = t.flops / static_cast<double>(tp_) / (peak_flops_per_gpu_ * eff);
@@ -170,14 +166,11 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
 }
 
 StepTime StepTimeModel::prefill(int64_t tokens) const {
-  // Pairs from the FLOP model, so sliding-window layers count only their window.
-  const FlopBreakdown f = forward_flops(*m_, tokens, 0);
-  const double pairs = attn_flops_per_pair_ > 0 ? (f.attn_scores + f.attn_values) / attn_flops_per_pair_ : 0;
-  return step(tokens, pairs, 0, 0);
+  return step(tokens, kv_.prefill_pairs(0, tokens), 0, 0);
 }
 
 StepTime StepTimeModel::decode(int64_t batch, int64_t context) const {
-  return step(0, 0, batch, batch * context);
+  return step(0, 0, batch, static_cast<double>(batch) * kv_.decode_keys(context));
 }
 
 }  // namespace kvplan

@@ -142,6 +142,12 @@ struct ModelConfig {
   std::string tower_note;          // what the tower is ("vision: 27 layers x 1152 ...")
   std::string architecture;        // architectures[0]
 
+  // rope_scaling of config.json (empty type: none), for the derived maximum length
+  // (planner.h derived_max_model_len).
+  std::string rope_type;
+  double rope_factor = 1;
+  int64_t rope_original_max_position_embeddings = 0;
+
   std::optional<int64_t> published_params;
   std::string source;
 

@@ -44,6 +44,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
         {"kv_quant", std::string(to_string(o.kv_quant))},
         {"weight_dtype", p.weight_format},
         {"engine", std::string(to_string(o.engine))},
+        {"what_if", r.what_if.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.what_if)},
         {"kv_cache", o.kv_cache},
         {"params", p.params},
         {"block_size", o.block_size},
@@ -98,7 +99,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
   return out;
 }
 
-Table plan_table(const std::vector<PlanRow>& rows) {
+Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
   Table t;
   t.header = {"model", "gpu", "tp", "pp", "context", "batch", "weights", "kv", "kv quant", "engine",
               "KV/token", "KV/request", "weights/GPU", "KV pool/GPU", "max KV tokens", "max requests",
@@ -117,9 +118,27 @@ Table plan_table(const std::vector<PlanRow>& rows) {
                       gb(p.kv_bytes_per_request), gb(p.memory.weights_bytes), gb(p.memory.kv_budget_bytes),
                       count(p.capacity.max_kv_tokens), count(p.capacity.max_concurrent_requests),
                       base > 0 ? fmt::format("{:.2f}×", ratio) : "-", seconds(p.prefill_time.time_s),
-                      seconds(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
+                      seconds(p.decode_time.time_s) + (p.fits || !mark_no_fit ? "" : " (no fit)"),
+                      std::string(to_string(p.decode_time.bound))});
   }
   return t;
+}
+
+std::vector<std::string> plan_warnings(const std::vector<PlanRow>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) {
+    const Plan& p = r.plan;
+    const std::string which = fmt::format("{} on {}, TP {}, context {}, batch {}, KV {}", r.model, r.gpu, r.options.tp,
+                                          count(p.context_tokens), count(p.batch), to_string(p.kv_dtype)) +
+                              (kv_quant_label(r) == "-" ? "" : " " + kv_quant_label(r));
+    if (!r.what_if.empty()) out.push_back("what-if (" + which + "): " + r.what_if);
+    if (!p.fits && p.capacity.max_concurrent_requests > 0)
+      out.push_back(fmt::format("no fit ({}): at most {} requests of {} tokens fit (limited by {}); the decode step is "
+                                "what batch {} would take if it did",
+                                which, count(p.capacity.max_concurrent_requests), count(p.context_tokens),
+                                p.capacity.limited_by, count(p.batch)));
+  }
+  return out;
 }
 
 std::string plan_detail(const PlanRow& r) {

@@ -17,11 +17,17 @@ struct PlanRow {
   ServingOptions options;
   Plan plan;
   std::string engine_log;  // what the engine would print about its KV cache, if known
+  std::string what_if;     // non-empty: no engine runs this row (planner/support.h), why
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);
 //! One line per row; "requests ×" compares each row's capacity with the first row's.
-Table plan_table(const std::vector<PlanRow>& rows);
+//! `mark_no_fit` (for readers, not CSV) appends "(no fit)" to the decode step of a batch
+//! that does not fit.
+Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit = false);
+//! What a reader must know about rows the table cannot say: what-ifs no engine runs, and
+//! batches that do not fit (their decode step is computed anyway), one line each.
+std::vector<std::string> plan_warnings(const std::vector<PlanRow>& rows);
 //! The memory, FLOP and latency breakdown of one row, with units, for a reader.
 std::string plan_detail(const PlanRow& row);
 

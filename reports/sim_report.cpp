@@ -20,6 +20,42 @@ nlohmann::json percentiles_json(const sim::Percentiles& p) {
   return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"mean", p.mean}};
 }
 
+//! Why requests were rejected, e.g. " (300 prompts reach max_model_len 4,096)".
+std::string rejected_why(const SimReport& r) {
+  const sim::SimResult& s = r.result;
+  if (s.rejected == 0) return "";
+  std::vector<std::string> why;
+  if (s.rejected_max_model_len > 0)
+    why.push_back(fmt::format("{} prompts reach max_model_len {}", count(s.rejected_max_model_len),
+                              count(r.max_model_len)));
+  if (s.rejected_pool > 0) why.push_back(fmt::format("{} longer than the whole KV pool", count(s.rejected_pool)));
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : ", ") + w;
+  return " (" + out + ")";
+}
+
+std::string no_latency(const sim::SimResult& s) {
+  return s.rejected > 0 ? "none: no request completed (every one was rejected)" : "none: no request completed";
+}
+
+std::string latencies(const sim::SimResult& s, const sim::Percentiles& p) {
+  if (s.completed == 0) return no_latency(s);
+  if (p.p99 == 0 && p.p50 == 0) return "none: every output is one token (TPOT needs two)";
+  return fmt::format("{} / {} / {}", seconds(p.p50), seconds(p.p90), seconds(p.p99));
+}
+
+//! "met", or "missed" with the reason a reader cannot see in the latency rows.
+std::string slo_verdict(const sim::SimResult& s) {
+  if (!s.slo.given()) return "no SLO in the workload";
+  if (s.meets_slo) return "met";
+  if (s.completed == 0) return "missed: no request completed";
+  const int64_t judged = s.completed + s.rejected;
+  if (s.rejected > 0 && 100 * s.rejected > judged)
+    return fmt::format("missed: {} of {} requests rejected (more than the 1 % a p99 allows)", count(s.rejected),
+                       count(judged));
+  return "missed";
+}
+
 }  // namespace
 
 nlohmann::json sim_json(const SimReport& r) {
@@ -38,7 +74,8 @@ nlohmann::json sim_json(const SimReport& r) {
   j["max_num_batched_tokens"] = r.max_num_batched_tokens;
   j["arrival_rate_per_s"] = r.workload.base_rate_per_s() * r.sim.rate_scale;
   j["requests"] = {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
-                   {"preemptions", s.preemptions}, {"truncated", s.truncated}};
+                   {"preemptions", s.preemptions}, {"truncated", s.truncated},
+                   {"rejected_max_model_len", s.rejected_max_model_len}, {"rejected_pool", s.rejected_pool}};
   j["throughput"] = {{"requests_per_s", s.requests_per_s},
                      {"output_tokens_per_s", s.output_tokens_per_s},
                      {"prompt_tokens_per_s", s.prompt_tokens_per_s},
@@ -78,6 +115,9 @@ nlohmann::json sim_json(const SimReport& r) {
                      {"rate_scale", r.max_rate->rate_scale},
                      {"runs", r.max_rate->runs},
                      {"requests_per_run", r.max_rate_requests},
+                     {"seeds", r.max_rate_range.seeds},
+                     {"min_over_seeds_per_s", r.max_rate_range.min_per_s},
+                     {"max_over_seeds_per_s", r.max_rate_range.max_per_s},
                      {"ttft_p99_s", r.max_rate->at_max.ttft_s.p99},
                      {"tpot_p99_s", r.max_rate->at_max.tpot_s.p99}};
   }
@@ -102,23 +142,24 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                            : std::string("off")},
       {"KV pool", fmt::format("{} blocks of {} tokens = {} per GPU", count(s.num_blocks), s.block_size,
                               gib(s.num_blocks * r.kv_block_bytes_per_gpu))},
-      {"requests", fmt::format("{} completed, {} rejected, {} preemptions, {} outputs cut at max_model_len",
-                               count(s.completed), count(s.rejected),
-                               count(s.preemptions), count(s.truncated))},
+      {"requests", fmt::format("{} completed, {} rejected{}, {} preemptions, {} outputs cut at max_model_len",
+                               count(s.completed), count(s.rejected), rejected_why(r), count(s.preemptions),
+                               count(s.truncated))},
       {"throughput", fmt::format("{} requests/s, {} output tokens/s, {} prompt tokens/s", num(s.requests_per_s),
                                  num(s.output_tokens_per_s), num(s.prompt_tokens_per_s))},
-      {"goodput", fmt::format("{} requests/s within the SLO ({} of requests; TTFT <= {}, TPOT <= {})",
-                              num(s.goodput_requests_per_s), pct(s.slo_attainment),
-                              seconds(s.slo.ttft_p99_s), seconds(s.slo.tpot_p99_s))},
-      {"SLO at p99", s.meets_slo ? "met" : "missed"},
-      {"TTFT p50 / p90 / p99", fmt::format("{} / {} / {}", seconds(s.ttft_s.p50),
-                                           seconds(s.ttft_s.p90), seconds(s.ttft_s.p99))},
-      {"TPOT p50 / p90 / p99", fmt::format("{} / {} / {}", seconds(s.tpot_s.p50),
-                                           seconds(s.tpot_s.p90), seconds(s.tpot_s.p99))},
-      {"end-to-end p50 / p90 / p99", fmt::format("{} / {} / {}", seconds(s.e2e_s.p50),
-                                                 seconds(s.e2e_s.p90), seconds(s.e2e_s.p99))},
-      {"queueing p50 / p99 / mean", fmt::format("{} / {} / {}", seconds(s.queue_s.p50),
-                                                seconds(s.queue_s.p99), seconds(s.queue_s.mean))},
+      {"goodput", !s.slo.given() ? std::string("no SLO in the workload: nothing to measure against")
+                                 : fmt::format("{} requests/s within the SLO ({} of requests{}; TTFT <= {}, TPOT <= {})",
+                                               num(s.goodput_requests_per_s), pct(s.slo_attainment),
+                                               s.rejected > 0 ? ", rejected ones count as failed" : "",
+                                               seconds(s.slo.ttft_p99_s), seconds(s.slo.tpot_p99_s))},
+      {"SLO at p99", slo_verdict(s)},
+      {"TTFT p50 / p90 / p99", latencies(s, s.ttft_s)},
+      {"TPOT p50 / p90 / p99", latencies(s, s.tpot_s)},
+      {"end-to-end p50 / p90 / p99", latencies(s, s.e2e_s)},
+      {"queueing p50 / p99 / mean",
+       s.completed == 0 ? no_latency(s)
+                        : fmt::format("{} / {} / {}", seconds(s.queue_s.p50), seconds(s.queue_s.p99),
+                                      seconds(s.queue_s.mean))},
       {"batch mean / max", fmt::format("{} / {} sequences", num(s.batch_mean), s.batch_max)},
       {"KV use mean / peak", fmt::format("{} / {} ({} blocks)", pct(s.mean_kv_utilization),
                                          pct(s.peak_kv_utilization), count(s.peak_blocks))},
@@ -130,10 +171,14 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   if (r.max_rate) {
     const sim::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",
-                      m.found ? fmt::format("{} requests/s (TTFT p99 {}, TPOT p99 {}; {} runs of {} requests)",
+                      m.found ? fmt::format("{} requests/s (TTFT p99 {}, TPOT p99 {}; {} runs of {} requests){}",
                                             num(m.max_rate_per_s), seconds(m.at_max.ttft_s.p99),
-                                            seconds(m.at_max.tpot_s.p99), m.runs,
-                                            count(r.max_rate_requests))
+                                            seconds(m.at_max.tpot_s.p99), m.runs, count(r.max_rate_requests),
+                                            r.max_rate_range.seeds > 1
+                                                ? fmt::format("; {}-{} over {} seeds, differences within it are noise",
+                                                              num(r.max_rate_range.min_per_s),
+                                                              num(r.max_rate_range.max_per_s), r.max_rate_range.seeds)
+                                                : "")
                               : fmt::format("none: the SLO is missed even at {} requests/s ({} runs)",
                                             num(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
   }

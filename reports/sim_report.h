@@ -26,7 +26,9 @@ struct SimReport {
   int64_t kv_block_bytes_per_gpu = 0;
   int64_t max_num_batched_tokens = 0;
   std::optional<sim::MaxRate> max_rate;
+  sim::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;
+  int64_t max_model_len = 0;
 };
 
 nlohmann::json sim_json(const SimReport& r);

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <deque>
 #include <list>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -86,8 +87,8 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   s.stm = std::make_unique<StepTimeModel>(*s.model, g, o);
   s.block_size = o.block_size;
   if (s.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
-  s.max_model_len = o.max_model_len.value_or(
-      s.model->max_position_embeddings > 0 ? s.model->max_position_embeddings : 131072);
+  const int64_t derived = derived_max_model_len(*s.model);
+  s.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : 131072);
   const MemoryBudget budget = memory_budget(*s.model, g, o);
   const Capacity cap = capacity(*s.model, o, budget, s.max_model_len);
   s.num_blocks = cap.num_blocks;
@@ -103,7 +104,8 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   for (int64_t k = kmax - 1; k >= 0; --k) {
     const auto i = static_cast<size_t>(k);
     if (s.blocks_at[i + 1] < s.blocks_at[i])
-      throw std::logic_error("kv_blocks_per_request decreases with tokens");
+      throw UnsupportedLayout(s.where + ": the KV layout's paged footprint shrinks as tokens are appended "
+                              "(kv_blocks_per_request decreases), which a block allocator cannot model");
     s.next_growth[i] = s.blocks_at[i + 1] > s.blocks_at[i] ? k + 1 : s.next_growth[i + 1];
   }
 }
@@ -245,6 +247,15 @@ class PrefixCache {
   std::list<uint64_t> lru_;
 };
 
+// The 99th percentile (nearest rank) of `v` with `failed` more requests that never got
+// a token, counted as infinitely late.
+double p99_failing(const std::vector<double>& v, int64_t failed) {
+  std::vector<double> all = v;
+  all.insert(all.end(), static_cast<size_t>(failed), std::numeric_limits<double>::infinity());
+  if (all.empty()) return 0;
+  return percentiles(all).p99;
+}
+
 class Run {
  public:
   Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o)
@@ -380,6 +391,7 @@ class Run {
   void compose_chunked();
   void compose_static();
   void after_step(double dt);
+  double decode_keys(const KvTraffic& kv) const;
   void check() const;
 
   const Simulator::Impl& e_;
@@ -463,6 +475,7 @@ void Run::arrive(const detail::GeneratedRequest& g) {
   }
   if (reject) {
     ++res_.rejected;
+    ++(r.prompt >= e_.max_model_len ? res_.rejected_max_model_len : res_.rejected_pool);
     emit(RequestEventKind::rejected, r);
     r.state = State::free;
     free_slots_.push_back(s);
@@ -703,6 +716,18 @@ void Run::compose_static() {
   }
 }
 
+// Keys the decoders attend to this step: the sum of their contexts, or with sliding
+// layers each context capped per layer (KvTraffic), which needs a pass over them.
+double Run::decode_keys(const KvTraffic& kv) const {
+  if (!kv.windowed()) return static_cast<double>(ctx_sum_);
+  double keys = 0;
+  for (int32_t s = head_; s >= 0; s = reqs_[static_cast<size_t>(s)].next) {
+    const Req& r = reqs_[static_cast<size_t>(s)];
+    if (r.state == State::decoding) keys += kv.decode_keys(r.x0 + D_);
+  }
+  return keys;
+}
+
 void Run::after_step(double dt) {
   const int64_t n_dec = decode_step_ ? n_dec_ : 0;
   const bool decoded = n_dec > 0;
@@ -830,16 +855,13 @@ SimResult Run::go() {
     }
     int64_t prefill_tokens = 0;
     double pairs = 0;
+    const KvTraffic& kv = stm.kv_traffic();
     for (int32_t s : step_prefills_) {
       const Req& r = R(s);
-      // A chunk of c tokens after p cached ones: c p + c (c + 1) / 2 query-key pairs.
-      const auto c = static_cast<double>(r.chunk);
-      const auto p = static_cast<double>(r.cached);
-      pairs += c * p + c * (c + 1) / 2;
+      pairs += kv.prefill_pairs(r.cached, r.chunk);
       prefill_tokens += r.chunk;
     }
-    const double dt =
-        stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? ctx_sum_ : 0).time_s + swap_s_;
+    const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
     if (!(dt > 0) || !std::isfinite(dt))
       throw std::logic_error("simulator: step time is not a positive number");
     after_step(dt);
@@ -864,7 +886,8 @@ SimResult Run::go() {
     r.prompt_tokens_per_s = static_cast<double>(r.prompt_tokens) / r.duration_s;
     r.goodput_requests_per_s = static_cast<double>(good_) / r.duration_s;
   }
-  r.slo_attainment = r.completed > 0 ? static_cast<double>(good_) / static_cast<double>(r.completed) : 0;
+  const int64_t judged = r.completed + r.rejected;
+  r.slo_attainment = judged > 0 ? static_cast<double>(good_) / static_cast<double>(judged) : 0;
   r.ttft_s = percentiles(ttft_);
   r.tpot_s = percentiles(tpot_);
   r.e2e_s = percentiles(e2e_);
@@ -872,8 +895,9 @@ SimResult Run::go() {
   if (n_first_half_ > 0 && n_last_quarter_ > 0)
     r.queue_growth_s = queue_last_quarter_s_ / static_cast<double>(n_last_quarter_) -
                        queue_first_half_s_ / static_cast<double>(n_first_half_);
-  r.meets_slo = r.completed > 0 && (w_.slo.ttft_p99_s <= 0 || r.ttft_s.p99 <= w_.slo.ttft_p99_s) &&
-                (w_.slo.tpot_p99_s <= 0 || r.tpot_s.p99 <= w_.slo.tpot_p99_s);
+  r.meets_slo = r.completed > 0 && w_.slo.given() &&
+                (w_.slo.ttft_p99_s <= 0 || p99_failing(ttft_, r.rejected) <= w_.slo.ttft_p99_s) &&
+                (w_.slo.tpot_p99_s <= 0 || p99_failing(tpot_, r.rejected) <= w_.slo.tpot_p99_s);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
   return r;
@@ -893,8 +917,27 @@ SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions&
 
 // ------------------------------------------------------------------------- max rate
 
+int64_t min_requests_for_percentile(double p) {
+  if (!(p > 0 && p < 1)) throw InputError("SLO", "percentile", "a fraction in (0, 1)", std::to_string(p));
+  // n - ceil(p n) >= k holds from n = ceil(k / (1 - p)); the small epsilon absorbs the
+  // rounding of 10 / 0.01 to 1000.0000000000001.
+  auto n = static_cast<int64_t>(std::ceil(static_cast<double>(kTailRequests) / (1 - p) - 1e-9));
+  while (n - static_cast<int64_t>(std::ceil(p * static_cast<double>(n) - 1e-9)) < kTailRequests) ++n;
+  return n;
+}
+
 MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
                       const MaxRateOptions& mo) {
+  if (!w.slo.given())
+    throw InputError(w.file.empty() ? "workload" : w.file, "slo",
+                     "a TTFT or TPOT target (slo: {ttft_p99_s, tpot_p99_s}): the highest rate is measured against it",
+                     "nothing");
+  const int64_t per_run = mo.requests > 0 ? mo.requests : opt.requests.value_or(w.requests);
+  if (per_run < min_requests_for_percentile(0.99))
+    throw InputError("max rate search", "requests per run",
+                     "at least " + std::to_string(min_requests_for_percentile(0.99)) +
+                         " requests, so that 10 lie above the p99 the SLO is judged on",
+                     std::to_string(per_run));
   SimOptions o = opt;
   o.on_step = nullptr;
   o.on_request = nullptr;
@@ -939,6 +982,22 @@ MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& o
   out.max_rate_per_s = *lo * base_rate;
   out.at_max = lo_res;
   return out;
+}
+
+MaxRateRange max_rate_range(const Simulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo,
+                            const MaxRate& first, int seeds) {
+  MaxRateRange r;
+  r.seeds = std::max(1, seeds);
+  r.min_per_s = r.max_per_s = first.found ? first.max_rate_per_s : 0;
+  for (int k = 1; k < r.seeds; ++k) {
+    SimOptions o = opt;
+    o.seed = opt.seed + static_cast<uint64_t>(k);
+    const MaxRate m = find_max_rate(s, w, o, mo);
+    const double rate = m.found ? m.max_rate_per_s : 0;
+    r.min_per_s = std::min(r.min_per_s, rate);
+    r.max_per_s = std::max(r.max_per_s, rate);
+  }
+  return r;
 }
 
 }  // namespace kvplan::sim

@@ -6,7 +6,8 @@
 // StepTimeModel::step() for the batch as composed. The engine keeps decoding sequences in
 // aggregate (count and summed context) and per-request events (finish, next KV block
 // boundary) in a priority queue keyed by decode-step index, so a decode step costs
-// O(log n) per event due, not O(batch). Requests are generated lazily from the workload;
+// O(log n) per event due, not O(batch) (a model with sliding-window layers adds one
+// pass over the decoders per step: each context is capped at each layer's window). Requests are generated lazily from the workload;
 // memory is proportional to requests in flight plus 4 doubles per completed request (for
 // exact percentiles).
 //
@@ -38,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -127,6 +129,8 @@ struct SimResult {
   int64_t arrived = 0;
   int64_t completed = 0;
   int64_t rejected = 0;     // could never run: prompt >= max_model_len, or longer than the pool
+  int64_t rejected_max_model_len = 0;  // of which: prompt >= max_model_len (vLLM refuses them)
+  int64_t rejected_pool = 0;           // of which: prompt + output longer than the whole KV pool
   int64_t preemptions = 0;  // recompute or swap-out events
   int64_t truncated = 0;    // outputs cut at max_model_len (as vLLM stops them)
   // throughput over [first arrival, last completion]
@@ -141,9 +145,11 @@ struct SimResult {
   int64_t cached_prompt_tokens = 0;
   // SLO
   Slo slo;
+  // A rejected request is a failed request: it counts against attainment and the p99
+  // verdict as a request with infinite latency (more than 1 % rejected misses any p99).
   double goodput_requests_per_s = 0;  // completed requests meeting both SLO targets
-  double slo_attainment = 0;          // fraction of completed requests meeting them
-  bool meets_slo = false;             // p99 TTFT and p99 TPOT within the SLO
+  double slo_attainment = 0;          // fraction of arrived requests (rejected ones fail) meeting them
+  bool meets_slo = false;             // p99 TTFT and p99 TPOT within the SLO, rejected requests included
   // latency (seconds)
   Percentiles ttft_s;   // arrival -> first token
   Percentiles tpot_s;   // (last token - first token) / (output - 1), outputs > 1
@@ -209,9 +215,26 @@ class Simulator {
 SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
                    const Workload& w, const SimOptions& opt);
 
+//! Fewest requests a run needs for its p-quantile (p = 0.99 for a p99 SLO) to be an
+//! estimate rather than one of the few slowest requests: at least kTailRequests of them
+//! must lie above the nearest-rank quantile, n - ceil(p n) >= 10, i.e. n >= 10 / (1 - p):
+//! 1,000 requests for p99. With fewer, the verdict rests on a handful of requests (the
+//! count above the quantile has a relative standard error of 1/sqrt(10) = 32 % at 10).
+constexpr int64_t kTailRequests = 10;
+int64_t min_requests_for_percentile(double p);
+
+//! The simulator cannot model this KV layout: a request's paged footprint shrinks as
+//! tokens are appended (a scheme that quantizes its fp16 window in place), which the
+//! block allocator cannot return. The one error the sizing search records and skips.
+class UnsupportedLayout : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct MaxRateOptions {
   //! Requests per trial run (the workload's count when larger is not needed; the
-  //! sizing search keeps this small). 0 = the workload's (or SimOptions') count.
+  //! sizing search keeps this small). 0 = the workload's (or SimOptions') count. At least
+  //! min_requests_for_percentile(0.99); find_max_rate throws InputError below it.
   int64_t requests = 4000;
   double rel_tolerance = 0.02;  //!< stop when (hi - lo) / lo <= this
   //! A run counts as meeting the SLO only if also its queue_growth_s is at most this
@@ -236,6 +259,16 @@ struct MaxRate {
 //! in `opt` are ignored.
 MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
                       const MaxRateOptions& mo = {});
+
+//! The max rate's range over seeds opt.seed .. opt.seed + seeds - 1 (different requests,
+//! same workload): `first` is find_max_rate's answer for opt.seed, the others are found
+//! again. Two results within the range are not different.
+struct MaxRateRange {
+  int seeds = 0;
+  double min_per_s = 0, max_per_s = 0;
+};
+MaxRateRange max_rate_range(const Simulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo,
+                            const MaxRate& first, int seeds);
 
 namespace detail {
 //! The project's own random numbers, identical on every standard library.

@@ -70,9 +70,12 @@ struct TraceRow {
 };
 
 //! The latency targets goodput and --find-max-rate are measured against.
+//! A workload may give none (both 0): simulate then reports latencies without a verdict;
+//! searches for a rate or a configuration need one.
 struct Slo {
-  double ttft_p99_s = 0;  // time to first token, 99th percentile
-  double tpot_p99_s = 0;  // time per output token after the first, 99th percentile
+  double ttft_p99_s = 0;  // time to first token, 99th percentile; 0 = no target
+  double tpot_p99_s = 0;  // time per output token after the first, 99th percentile; 0 = no target
+  bool given() const { return ttft_p99_s > 0 || tpot_p99_s > 0; }
 };
 
 struct Workload {

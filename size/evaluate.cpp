@@ -43,6 +43,16 @@ LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
   return load_point(s.run(w, so), arrival_rate_per_s);
 }
 
+double max_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const sim::Workload& w,
+                const SizeOptions& opt) {
+  const sim::Simulator s(m, g, c.options);
+  sim::MaxRateOptions mo;
+  mo.requests = opt.requests_per_probe;
+  mo.rel_tolerance = opt.rel_tolerance;
+  const sim::MaxRate mr = sim::find_max_rate(s, w, sim_options(c, opt), mo);
+  return mr.found ? mr.max_rate_per_s : 0;
+}
+
 }  // namespace detail
 
 Evaluator simulator_evaluator(const SizeOptions& opt) {
@@ -69,6 +79,8 @@ Evaluator simulator_evaluator(const SizeOptions& opt) {
     e.at_max = detail::load_point(r, mr.max_rate_per_s);
     e.preemptions_at_max = r.preemptions;
     e.rejected_at_max = r.rejected;
+    e.rejected_max_model_len_at_max = r.rejected_max_model_len;
+    e.requests_at_max = r.arrived;
     e.kv_peak_utilization_at_max = r.peak_kv_utilization;
     e.batch_mean_at_max = r.batch_mean;
 

@@ -7,10 +7,11 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <stdexcept>
 #include <fmt/format.h>
 #include <mutex>
 #include <thread>
+
+#include "planner/support.h"
 
 namespace kvplan::size {
 
@@ -20,6 +21,9 @@ namespace detail {
 void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn);
 LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
                      const sim::Workload& w, double arrival_rate_per_s, const SizeOptions& opt);
+//! find_max_rate's answer for one candidate with opt's seed and probe size (0: none).
+double max_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const sim::Workload& w,
+                const SizeOptions& opt);
 }  // namespace detail
 
 std::vector<KvOption> default_kv_options() {
@@ -135,6 +139,65 @@ double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_
   return tokens_per_hour > 0 ? cost_per_hour_usd / tokens_per_hour * 1e6 : 0;
 }
 
+double cost_per_million_input_tokens(double cost_per_hour_usd, double rate_per_s, double prompt_mean_tokens) {
+  const double tokens_per_hour = rate_per_s * prompt_mean_tokens * 3600.0;
+  return tokens_per_hour > 0 ? cost_per_hour_usd / tokens_per_hour * 1e6 : 0;
+}
+
+double cost_per_request(double cost_per_hour_usd, double rate_per_s) {
+  const double per_hour = rate_per_s * 3600.0;
+  return per_hour > 0 ? cost_per_hour_usd / per_hour : 0;
+}
+
+void recommend(SizeResult& r) {
+  r.recommendations.clear();
+  r.unmet.clear();
+  std::vector<std::string> models;
+  for (const auto& o : r.options)
+    if (std::find(models.begin(), models.end(), o.model) == models.end()) models.push_back(o.model);
+  for (size_t i = 0; i < r.options.size(); ++i) {
+    const Option& o = r.options[i];
+    if (!o.meets_slo) continue;
+    if (std::any_of(r.recommendations.begin(), r.recommendations.end(),
+                    [&](const Recommendation& x) { return x.model == o.model; }))
+      continue;
+    Recommendation rec;
+    rec.model = o.model;
+    rec.option = i;
+    if (o.changes_quality)
+      for (size_t j = i + 1; j < r.options.size(); ++j)
+        if (r.options[j].meets_slo && r.options[j].model == o.model && !r.options[j].changes_quality) {
+          rec.lossless = j;
+          break;
+        }
+    const auto& so = o.candidate.options;
+    rec.utilization = r.shape.rate_per_s / (static_cast<double>(o.replicas) * o.eval.max_rate_per_s);
+    rec.replicas_n_plus_one = replicas_for(r.shape.rate_per_s, o.eval.max_rate_per_s) + 1;
+    if (o.cost_per_hour_usd)
+      rec.cost_per_hour_n_plus_one_usd = *o.cost_per_hour_usd / static_cast<double>(o.replicas) *
+                                         static_cast<double>(rec.replicas_n_plus_one);
+    rec.binds_on_default_max_num_seqs = o.eval.binding == Binding::engine_limit && !so.max_num_seqs_given;
+    r.recommendations.push_back(rec);
+  }
+  // Models without one: say why, from their evaluated (else pruned) options.
+  for (const auto& m : models) {
+    if (std::any_of(r.recommendations.begin(), r.recommendations.end(),
+                    [&](const Recommendation& x) { return x.model == m; }))
+      continue;
+    Unmet u;
+    u.model = m;
+    for (const auto& o : r.options) {
+      if (o.model != m || o.pruned) continue;
+      ++u.evaluated;
+      if (o.eval.rejected_max_model_len_at_max > u.rejected_max_model_len) {
+        u.rejected_max_model_len = o.eval.rejected_max_model_len_at_max;
+        u.requests = o.eval.requests_at_max;
+      }
+    }
+    r.unmet.push_back(u);
+  }
+}
+
 void mark_pareto(std::vector<Option>& options) {
   const auto eligible = [](const Option& o) { return o.meets_slo && o.cost_per_hour_usd.has_value(); };
   for (auto& a : options) {
@@ -188,7 +251,8 @@ std::string quality_note(const ServingOptions& o, const ModelConfig& m) {
 namespace {
 
 int64_t context_cap(const ModelConfig& m, const ServingOptions& o) {
-  return o.max_model_len.value_or(m.max_position_embeddings > 0 ? m.max_position_embeddings : 131072);
+  const int64_t derived = derived_max_model_len(m);
+  return o.max_model_len.value_or(derived > 0 ? derived : 131072);
 }
 
 //! Options meeting the SLO by cost per hour (unpriced after priced); at equal cost the
@@ -209,32 +273,56 @@ bool ranks_before(const Option& a, const Option& b) {
 
 }  // namespace
 
-SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt) {
-  const auto t0 = std::chrono::steady_clock::now();
+namespace {
+
+// ---- phases of run_search, in order
+
+void check_inputs(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt) {
   if (space.models.empty()) throw InputError("size", "--model", "at least one model");
   if (space.gpus.empty()) throw InputError("size", "--gpus", "at least one GPU");
   if (space.base.empty()) throw InputError("size", "serving options", "at least one combination");
-  if (!(w.slo.ttft_p99_s > 0) && !(w.slo.tpot_p99_s > 0))
+  if (!w.slo.given())
     throw InputError(w.file.empty() ? "workload" : w.file, "slo", "a TTFT or TPOT target (slo: {ttft_p99_s, tpot_p99_s})");
+  const int64_t min_requests = sim::min_requests_for_percentile(0.99);
+  if (!opt.evaluator && opt.requests_per_probe < min_requests)
+    throw InputError("size", "--requests",
+                     "at least " + std::to_string(min_requests) +
+                         " requests per probe, so that 10 lie above the p99 the SLO is judged on "
+                         "(n - ceil(0.99 n) >= 10)",
+                     std::to_string(opt.requests_per_probe));
   if (opt.requests_per_probe < 1) throw InputError("size", "--requests", "an integer >= 1", std::to_string(opt.requests_per_probe));
+}
 
-  SizeResult res;
-  res.workload = w;
-  res.seed = opt.seed;
-  res.requests_per_probe = opt.requests_per_probe;
-  res.shape = workload_shape(w, opt.seed);
-  const auto candidates = enumerate(space);
-  res.candidates = static_cast<int64_t>(candidates.size());
-  const bool simulate = !opt.evaluator;
-  const Evaluator evaluator = simulate ? simulator_evaluator(opt) : opt.evaluator;
-  const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+//! Candidates to search: every one, or only those an engine runs (counting the others).
+std::vector<Candidate> searched_candidates(const SearchSpace& space, SizeResult& res) {
+  std::vector<Candidate> all = enumerate(space);
+  if (space.what_if) return all;
+  std::vector<Candidate> out;
+  for (auto& c : all) {
+    if (what_if_reason(space.models[static_cast<size_t>(c.model)], c.options)) {
+      ++res.what_if_skipped;
+      continue;
+    }
+    c.index = static_cast<int64_t>(out.size());
+    out.push_back(std::move(c));
+  }
+  if (out.empty() && !all.empty())
+    throw InputError("size", "--what-if",
+                     "at least one option an engine runs, or --what-if to search kvplan's own what-ifs",
+                     "every one of the " + std::to_string(all.size()) + " candidates is a what-if (" +
+                         *what_if_reason(space.models[static_cast<size_t>(all.front().model)], all.front().options) +
+                         ")");
+  return out;
+}
 
+//! Phase 1: plan, prune and evaluate each candidate on its own.
+std::vector<Option> evaluate_candidates(const std::vector<Candidate>& candidates, const SearchSpace& space,
+                                        const sim::Workload& w, const SizeOptions& opt, const Evaluator& evaluator,
+                                        const WorkloadShape& shape, int threads) {
   std::vector<Option> options(candidates.size());
   std::mutex progress_mu;
   int64_t done = 0;
   const auto total = static_cast<int64_t>(candidates.size());
-
-  // Phase 1: plan, prune, evaluate each candidate on its own.
   detail::parallel_for(total, threads, [&](int64_t i) {
     const Candidate& c = candidates[static_cast<size_t>(i)];
     const ModelConfig& m = space.models[static_cast<size_t>(c.model)];
@@ -245,21 +333,20 @@ SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const Si
     o.gpu = g.name;
     o.quality = quality_note(c.options, m);
     o.changes_quality = !o.quality.empty();
+    o.what_if = what_if_reason(m, c.options).value_or("");
     try {
       validate(m, c.options, "size search");
-      const int64_t ctx = std::min(std::max<int64_t>(res.shape.context_p99_tokens, 1), context_cap(m, c.options));
+      const int64_t ctx = std::min(std::max<int64_t>(shape.context_p99_tokens, 1), context_cap(m, c.options));
       o.plan = make_plan(m, g, c.options, ctx, 1);
       o.plan_valid = true;
       o.pruned = prune_reason(o.plan, w.slo);
       if (!o.pruned) {
-        o.eval = evaluator(c, m, g, w, res.shape);
+        o.eval = evaluator(c, m, g, w, shape);
         o.meets_slo = o.eval.found && o.eval.max_rate_per_s > 0;
       }
     } catch (const InputError& e) {
       o.pruned = std::string("invalid: ") + e.what();
-    } catch (const std::logic_error& e) {
-      // The simulator refuses some layouts (e.g. KIVI, whose footprint shrinks when its
-      // fp16 window is quantized): keep the candidate, say why it was not evaluated.
+    } catch (const sim::UnsupportedLayout& e) {
       o.pruned = std::string("not evaluated: the simulator refused it: ") + e.what();
     }
     if (opt.on_progress) {
@@ -267,41 +354,49 @@ SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const Si
       opt.on_progress(++done, total);
     }
   });
+  return options;
+}
 
-  // Pricing: replicas for the workload's rate, cost per hour and per million tokens.
+//! Replicas for the workload's rate, cost per hour, per million tokens and per request.
+void price_options(std::vector<Option>& options, const SearchSpace& space, SizeResult& res) {
+  const WorkloadShape& shape = res.shape;
   for (auto& o : options) {
     if (!o.pruned) ++res.evaluated;
     if (!o.meets_slo) continue;
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
-    o.replicas = replicas_for(res.shape.rate_per_s, o.eval.max_rate_per_s);
-    o.gpus_total = o.replicas * o.candidate.options.tp * o.candidate.options.pp;
+    const auto& so = o.candidate.options;
+    o.replicas = replicas_for(shape.rate_per_s, o.eval.max_rate_per_s);
+    o.gpus_total = o.replicas * so.tp * so.pp;
     if (g.price_per_hour_usd) {
-      o.cost_per_hour_usd = cost_per_hour(o.replicas, o.candidate.options.tp, o.candidate.options.pp, *g.price_per_hour_usd);
-      o.cost_per_million_output_tokens_usd =
-          cost_per_million_output_tokens(*o.cost_per_hour_usd, res.shape.rate_per_s, res.shape.output_mean_tokens);
+      const double per_h = cost_per_hour(o.replicas, so.tp, so.pp, *g.price_per_hour_usd);
+      o.cost_per_hour_usd = per_h;
+      o.cost_per_million_output_tokens_usd = cost_per_million_output_tokens(per_h, shape.rate_per_s, shape.output_mean_tokens);
+      o.cost_per_million_input_tokens_usd = cost_per_million_input_tokens(per_h, shape.rate_per_s, shape.prompt_mean_tokens);
+      o.cost_per_request_usd = cost_per_request(per_h, shape.rate_per_s);
     }
     o.operating = o.eval.at_max;
   }
+}
 
-  // Phase 2 (simulator only): each replica at its share of the workload's rate.
-  if (simulate) {
-    std::vector<size_t> meeting;
-    for (size_t i = 0; i < options.size(); ++i)
-      if (options[i].meets_slo) meeting.push_back(i);
-    detail::parallel_for(static_cast<int64_t>(meeting.size()), threads, [&](int64_t k) {
-      Option& o = options[meeting[static_cast<size_t>(k)]];
-      const double share = res.shape.rate_per_s / static_cast<double>(o.replicas);
-      o.operating = detail::probe_rate(o.candidate, space.models[static_cast<size_t>(o.candidate.model)],
-                                       space.gpus[static_cast<size_t>(o.candidate.gpu)], w, share, opt);
-    });
-  }
+//! Phase 2 (simulator only): each replica at its share of the workload's rate.
+void probe_operating_points(std::vector<Option>& options, const SearchSpace& space, const sim::Workload& w,
+                            const SizeOptions& opt, double rate_per_s, int threads) {
+  std::vector<size_t> meeting;
+  for (size_t i = 0; i < options.size(); ++i)
+    if (options[i].meets_slo) meeting.push_back(i);
+  detail::parallel_for(static_cast<int64_t>(meeting.size()), threads, [&](int64_t k) {
+    Option& o = options[meeting[static_cast<size_t>(k)]];
+    const double share = rate_per_s / static_cast<double>(o.replicas);
+    o.operating = detail::probe_rate(o.candidate, space.models[static_cast<size_t>(o.candidate.model)],
+                                     space.gpus[static_cast<size_t>(o.candidate.gpu)], w, share, opt);
+  });
+}
 
-  std::stable_sort(options.begin(), options.end(), ranks_before);
-  mark_pareto(options);
-
-  // Chart data for the first options: KV capacity against context; load curves.
-  // Diverse first: the best option of each model, then of each (model, GPU), then the
-  // next best overall, up to detail_top; charted in rank order.
+//! Chart data for the first options: KV capacity against context; load curves.
+//! Diverse first: the best option of each model, then of each (model, GPU), then the
+//! next best overall, up to detail_top; charted in rank order.
+void add_chart_data(std::vector<Option>& options, const SearchSpace& space, const sim::Workload& w,
+                    const SizeOptions& opt, bool simulate, int threads) {
   std::vector<size_t> charted;
   const auto pick_best_per = [&](auto key) {
     std::vector<decltype(key(options.front()))> seen;
@@ -335,6 +430,58 @@ SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const Si
       for (const double f : {0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25})
         o.load_curve.push_back(detail::probe_rate(o.candidate, m, g, w, f * o.eval.max_rate_per_s, opt));
   });
+}
+
+//! The recommended options' max rate again with other seeds: the spread a reader needs
+//! before calling two results different.
+void measure_spread(SizeResult& res, const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt,
+                    int threads) {
+  if (opt.spread_seeds < 2) return;
+  detail::parallel_for(static_cast<int64_t>(res.recommendations.size()), threads, [&](int64_t k) {
+    Recommendation& rec = res.recommendations[static_cast<size_t>(k)];
+    const Option& o = res.options[rec.option];
+    const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
+    const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
+    MaxRateSpread sp;
+    sp.seeds = opt.spread_seeds;
+    sp.min_per_s = sp.max_per_s = sp.mean_per_s = o.eval.max_rate_per_s;
+    for (int s = 1; s < opt.spread_seeds; ++s) {
+      SizeOptions other = opt;
+      other.seed = opt.seed + static_cast<uint64_t>(s);
+      const double rate = detail::max_rate(o.candidate, m, g, w, other);
+      sp.min_per_s = std::min(sp.min_per_s, rate);
+      sp.max_per_s = std::max(sp.max_per_s, rate);
+      sp.mean_per_s += rate;
+    }
+    sp.mean_per_s /= static_cast<double>(opt.spread_seeds);
+    rec.spread = sp;
+    rec.replicas_at_min_rate = sp.min_per_s > 0 ? replicas_for(res.shape.rate_per_s, sp.min_per_s) : 0;
+  });
+}
+
+}  // namespace
+
+SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_inputs(space, w, opt);
+  SizeResult res;
+  res.workload = w;
+  res.seed = opt.seed;
+  res.requests_per_probe = opt.requests_per_probe;
+  res.what_if = space.what_if;
+  res.shape = workload_shape(w, opt.seed);
+  const std::vector<Candidate> candidates = searched_candidates(space, res);
+  res.candidates = static_cast<int64_t>(candidates.size());
+  const bool simulate = !opt.evaluator;
+  const Evaluator evaluator = simulate ? simulator_evaluator(opt) : opt.evaluator;
+  const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  std::vector<Option> options = evaluate_candidates(candidates, space, w, opt, evaluator, res.shape, threads);
+  price_options(options, space, res);
+  if (simulate) probe_operating_points(options, space, w, opt, res.shape.rate_per_s, threads);
+  std::stable_sort(options.begin(), options.end(), ranks_before);
+  mark_pareto(options);
+  add_chart_data(options, space, w, opt, simulate, threads);
 
   for (const auto& o : options) {
     if (o.candidate.options.calibration.measured) {
@@ -345,6 +492,8 @@ SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const Si
     if (res.engine.find(e) == std::string::npos) res.engine += (res.engine.empty() ? "" : ", ") + e;
   }
   res.options = std::move(options);
+  recommend(res);
+  if (simulate) measure_spread(res, space, w, opt, threads);
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

@@ -45,10 +45,14 @@ struct SearchSpace {
   std::vector<WeightQuant> weights;        //!< e.g. {none, fp8, awq}
   std::vector<KvOption> kv;                //!< e.g. default_kv_options()
   std::vector<sim::Scheduler> schedulers{sim::Scheduler::continuous};
+  //! Also search formats no engine in kvplan's support table runs (planner/support.h);
+  //! without it those candidates are left out of the search and counted.
+  bool what_if = false;
 };
 
 //! 16-bit (auto), fp8, and int4 and int2 in KVQuant's layout (1 % fp16 outliers, first
 //! token fp16): the low-bit layouts with a published perplexity near fp16 (docs/references.md).
+//! The last two are what-ifs: no engine ships them.
 std::vector<KvOption> default_kv_options();
 //! none (16-bit), fp8, awq (int4, group 128).
 std::vector<WeightQuant> default_weight_options();
@@ -107,7 +111,9 @@ struct Evaluation {
   std::string binding_detail;     //!< the numbers behind `binding`, for a reader
   LoadPoint at_max;               //!< the run at max_rate_per_s
   int64_t preemptions_at_max = 0;
-  int64_t rejected_at_max = 0;    //!< requests that could never run (prompt >= max_model_len)
+  int64_t rejected_at_max = 0;    //!< requests that could never run (they count as failed)
+  int64_t rejected_max_model_len_at_max = 0;  //!< of which: prompt >= max_model_len
+  int64_t requests_at_max = 0;    //!< requests in that run
   double kv_peak_utilization_at_max = 0;
   double batch_mean_at_max = 0;
   int runs = 0;                   //!< simulations (or model evaluations) spent
@@ -126,6 +132,9 @@ struct Option {
   int64_t gpus_total = 0;             //!< replicas x TP x PP
   std::optional<double> cost_per_hour_usd;                 //!< empty: GPU has no price
   std::optional<double> cost_per_million_output_tokens_usd;
+  std::optional<double> cost_per_million_input_tokens_usd;   //!< prompt tokens (prefill)
+  std::optional<double> cost_per_request_usd;
+  std::string what_if;                //!< non-empty: no engine runs it (support.h), why
   LoadPoint operating;                //!< one replica at workload rate / replicas
   bool pareto = false;                //!< on the cost / p99 e2e latency frontier
   std::string quality;                //!< published quality cost, empty when lossless
@@ -135,10 +144,50 @@ struct Option {
   std::vector<LoadPoint> load_curve;
 };
 
+//! Max rate of one option over several seeds (different requests, same workload): runs
+//! whose rates differ by less than the spread are not different.
+struct MaxRateSpread {
+  int seeds = 0;
+  double min_per_s = 0, max_per_s = 0, mean_per_s = 0;
+};
+
+//! The decision the reports render: for one model, the cheapest option meeting the SLO
+//! (ranks_before), with what a buyer needs to judge it.
+struct Recommendation {
+  std::string model;
+  size_t option = 0;                    //!< index into SizeResult::options
+  std::optional<size_t> lossless;       //!< cheapest without a quality cost, when another
+  //! Load each replica carries: workload rate / (replicas x max rate per replica).
+  double utilization = 0;
+  //! Replicas (and cost) that keep the SLO with one replica down: ceil(rate / max) + 1.
+  int64_t replicas_n_plus_one = 0;
+  std::optional<double> cost_per_hour_n_plus_one_usd;
+  //! "binds: max-num-seqs" on a limit the user never set (the engine's default).
+  bool binds_on_default_max_num_seqs = false;
+  MaxRateSpread spread;                 //!< filled by the simulator evaluator
+  //! Replicas the lowest of the spread's rates needs (> replicas: the margin is thin).
+  int64_t replicas_at_min_rate = 0;
+};
+
+//! A model with no option meeting the SLO, and why: the rejections of its option that
+//! rejected most (requests past max_model_len fail the p99 when over 1 %), else how many
+//! options were simulated (0: all pruned).
+struct Unmet {
+  std::string model;
+  int64_t rejected_max_model_len = 0;
+  int64_t requests = 0;
+  int64_t evaluated = 0;
+  bool rejections_decide() const { return rejected_max_model_len > 0 && 100 * rejected_max_model_len > requests; }
+};
+
 struct SizeResult {
   sim::Workload workload;
   WorkloadShape shape;
   std::vector<Option> options;      //!< ranked: meeting the SLO by cost, then the others
+  std::vector<Recommendation> recommendations;  //!< one per model with an option, in rank order
+  std::vector<Unmet> unmet;         //!< models with none
+  int64_t what_if_skipped = 0;      //!< candidates left out: no engine runs them (SearchSpace::what_if)
+  bool what_if = false;             //!< what-ifs were searched
   int64_t candidates = 0;
   int64_t evaluated = 0;
   int64_t requests_per_probe = 0;
@@ -159,6 +208,7 @@ struct SizeOptions {
   double rel_tolerance = 0.02;        //!< find_max_rate's bisection stop
   uint64_t seed = 0;
   size_t detail_top = 8;              //!< options that get capacity and load curves
+  int spread_seeds = 3;               //!< seeds the recommended options' max rate is re-found with
   Evaluator evaluator;                //!< empty = simulator_evaluator(*this)
   //! Called after each candidate (from worker threads, serialized): done, total.
   std::function<void(int64_t, int64_t)> on_progress;
@@ -182,6 +232,14 @@ double cost_per_hour(int64_t replicas, int64_t tp, int64_t pp, double price_per_
 //! cost / h over the output tokens an hour brings at the workload's rate, per million.
 double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_s,
                                       double output_mean_tokens);
+//! Same over the prompt tokens (cost / h / (rate x mean prompt x 3600) x 1e6): what the
+//! whole deployment costs per million input tokens, not a split of it.
+double cost_per_million_input_tokens(double cost_per_hour_usd, double rate_per_s, double prompt_mean_tokens);
+//! cost / h / (rate x 3600): the deployment's cost per request served.
+double cost_per_request(double cost_per_hour_usd, double rate_per_s);
+//! The recommendations (one per model, cheapest meeting the SLO) and the models with
+//! none, from ranked options. `space` gives the user's own options (max-num-seqs).
+void recommend(SizeResult& r);
 //! Marks `pareto` on the options meeting the SLO with a price that no other such option
 //! of the same model beats on both cost per hour and p99 e2e latency (at least as good on
 //! both, better on one). Different models are not compared: they differ in quality.
@@ -197,7 +255,8 @@ Evaluator simulator_evaluator(const SizeOptions& opt);
 Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
                             const sim::Workload& w, const WorkloadShape& shape);
 
-//! The whole search. Throws InputError on an empty space or a workload without an SLO.
+//! The whole search. Throws InputError on an empty space, a workload without an SLO or
+//! fewer requests per probe than the p99 needs (sim::min_requests_for_percentile).
 SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt);
 
 }  // namespace kvplan::size

@@ -59,7 +59,7 @@ TEST_CASE("plan --format json follows the kvplan.plan/1 contract") {
 
 TEST_CASE("comma lists expand to one row per combination") {
   const Run r = kvplan("plan --model llama-2-70b --gpu a100-80gb --tp 2 --kv-cache-dtype fp16,int4 --kv-quant raw,kivi "
-                       "--context 2048,32768 --format json");
+                       "--context 2048,4096 --format json");
   REQUIRE(r.code == 0);
   const auto rows = nlohmann::json::parse(r.out)["rows"];
   CHECK(rows.size() == 8);
@@ -235,4 +235,56 @@ TEST_CASE("plan --engine vllm@X prints what that release logs; an unknown releas
   CHECK(r.code == 2);
   CHECK(r.err.find("key '--engine': expected one of vllm@0.6, vllm@0.7,") != std::string::npos);
   CHECK(r.err.find("vllm@0.19, got 'vllm@0.4'") != std::string::npos);
+}
+
+// Issue 11 items 2 and 12: the verdict counts rejected requests and says why; no SLO
+// means no verdict; nothing completed means no latencies, with the reason.
+TEST_CASE("simulate: rejected requests miss the SLO with their count and reason") {
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/long_prompts.yaml");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("prompts reach max_model_len 8,192)") != std::string::npos);
+  CHECK(r.out.find("SLO at p99                  missed: ") != std::string::npos);
+  CHECK(r.out.find("rejected ones count as failed") != std::string::npos);
+  const Run j = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/long_prompts.yaml "
+                       "--format json");
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto rejected = doc["requests"]["rejected"].get<int64_t>();
+  CHECK(rejected > 40);  // ~35 % of 200
+  CHECK(doc["requests"]["rejected_max_model_len"].get<int64_t>() == rejected);
+  CHECK(doc["slo"]["meets"] == false);
+  CHECK(doc["slo"]["attainment"].get<double>() <= 1.0 - static_cast<double>(rejected) / 200.0 + 1e-12);
+}
+
+TEST_CASE("simulate without an SLO reports latencies and no verdict; with nothing completed, no latencies") {
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/no_slo.yaml");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("SLO at p99                  no SLO in the workload") != std::string::npos);
+  CHECK(r.out.find("50 completed, 0 rejected") != std::string::npos);
+  const Run z = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/all_rejected.yaml");
+  REQUIRE(z.code == 0);
+  CHECK(z.out.find("0 completed, 20 rejected (20 prompts reach max_model_len 8,192)") != std::string::npos);
+  CHECK(z.out.find("TTFT p50 / p90 / p99        none: no request completed (every one was rejected)") !=
+        std::string::npos);
+  CHECK(z.out.find("0 us") == std::string::npos);
+}
+
+// Issue 11 items 6 and 9: what-ifs say so and print no engine log; batches that do not fit
+// are marked.
+TEST_CASE("plan marks what-ifs no engine runs and batches that do not fit") {
+  const Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --kv-cache-dtype int2 --kv-quant kivi");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("would log") == std::string::npos);
+  CHECK(r.out.find("vLLM v0.10.0 cannot run KV cache dtype int2") != std::string::npos);
+  const Run f = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --kv-cache-dtype fp8");
+  REQUIRE(f.code == 0);
+  CHECK(f.out.find("would log") != std::string::npos);
+  CHECK(f.out.find("what-if") == std::string::npos);
+  // Llama-2-70B TP 2 on A100-80GB holds 16 requests of 2,048 tokens (README): 17 do not fit.
+  const Run b = kvplan("plan --model llama-2-70b --gpu a100-80gb --tp 2 --batch 16,17");
+  REQUIRE(b.code == 0);
+  CHECK(b.out.find("(no fit)") != std::string::npos);
+  CHECK(b.out.find("no fit (llama-2-70b on a100-80gb, TP 2, context 2,048, batch 17, KV fp16): at most 16 requests") !=
+        std::string::npos);
+  CHECK(b.out.find("batch 16, KV fp16): at most") == std::string::npos);
 }

@@ -137,7 +137,7 @@ void check_text(const std::string& text) {
 TEST_CASE("plan tables print every size with B/KiB/GB/GiB, every time with its unit, counts as integers") {
   check_table("plan --model llama-3-8b --gpu h100-sxm");
   check_table("plan --model llama-3-8b,mixtral-8x7b,deepseek-v3 --gpu h100-sxm,b200 --tp 1,8 --kv-cache-dtype fp16,int4 "
-              "--context 2048,131072");
+              "--context 2048,8192");
   check_table("plan --model llama-3.1-405b --gpu h100-sxm --engine vllm --kv-cache-dtype fp8 --context 131072");
   check_table("plan --model llama-3-8b --gpu a10 --no-kv-cache --batch 64");
 }
@@ -153,7 +153,7 @@ TEST_CASE("the plan's detail text puts a unit after every measured number") {
   for (const std::string args : {"plan --model llama-3-8b --gpu h100-sxm",
                            "plan --model llama-3.1-405b --gpu h100-sxm --engine vllm --context 131072",
                            "plan --model deepseek-v3 --gpu b200 --tp 8 --kv-cache-dtype int4 --kv-quant kivi",
-                           "plan --model mistral-7b --gpu l4 --no-kv-cache --context 100000"}) {
+                           "plan --model mistral-7b --gpu l4 --no-kv-cache --context 32768"}) {
     CAPTURE(args);
     const std::string out = kvplan_out(args);
     check_text(out);

@@ -61,3 +61,32 @@ TEST_CASE("MoE decode of one token reads only the experts it uses") {
   // One token touches 2 of 8 experts (≈ 12.9 B of 46.7 B parameters); 256 tokens touch all.
   CHECK(one / many == doctest::Approx(12.9 / 46.7).epsilon(0.03));
 }
+
+// Issue 11 item 1: sliding-window layers read at most their window.
+TEST_CASE("Mistral-7B decode reads at most its 4,096-token window of KV per layer") {
+  const ModelConfig m = io::load_model("mistral-7b");
+  const StepTimeModel st(m, io::load_gpu("h100-sxm"), ServingOptions{});
+  // 32 layers x 8 KV heads x 128 dims x (K, V) x 2 bytes = 131,072 B per token;
+  // capped at 4,096 tokens: 536,870,912 B per sequence, at 4k and at 32k alike.
+  CHECK(kv_decode_read_bytes_per_gpu(m, ServingOptions{}, 32768) == 536870912.0);
+  CHECK(kv_decode_read_bytes_per_gpu(m, ServingOptions{}, 2048) == 2048.0 * 131072);
+  CHECK(st.decode(16, 32768).bytes == st.decode(16, 4096).bytes);
+  CHECK(st.decode(16, 32768).time_s == st.decode(16, 4096).time_s);
+  // Below the window it grows like a full-attention model: 16 x 2,048 tokens more.
+  CHECK(st.decode(16, 4096).bytes - st.decode(16, 2048).bytes == doctest::Approx(16.0 * 2048 * 131072));
+}
+
+TEST_CASE("KvTraffic caps each layer at its own window (Gemma-2-style alternation)") {
+  ModelConfig m = io::load_model("llama-3-8b");
+  m.layer_window.assign(32, 0);
+  for (size_t l = 0; l < 32; l += 2) m.layer_window[l] = 4;  // half the layers see 4 tokens
+  const KvTraffic kv(m, ServingOptions{});
+  CHECK(kv.windowed());
+  // Context 10: full layers 10 keys, windowed 4: mean 7.
+  CHECK(kv.decode_keys(10) == 7.0);
+  CHECK(kv.decode_keys(3) == 3.0);
+  // Chunk of 5 after 2 cached: queries 3..7; full layers 3+4+5+6+7 = 25 pairs,
+  // windowed min(p, 4) = 3+4+4+4+4 = 19; mean 22.
+  CHECK(kv.prefill_pairs(2, 5) == 22.0);
+  CHECK(kv.prefill_write_bytes(5) == 5.0 * 131072);
+}

@@ -55,6 +55,7 @@ size::SizeResult result() {
   pruned.gpu = "l4";
   pruned.pruned = "memory: weights 16.1 GB per GPU exceed the usable 15.0 GB";
   r.options.push_back(pruned);
+  size::recommend(r);  // the decision lives in size/; reports render it
   return r;
 }
 

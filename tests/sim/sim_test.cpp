@@ -347,7 +347,7 @@ TEST_CASE("the max rate of a one-at-a-time server is the inverse of its service 
   SimOptions so;
   so.scheduler = Scheduler::static_batch;
   MaxRateOptions mo;
-  mo.requests = 300;
+  mo.requests = 1000;
   mo.rel_tolerance = 0.005;
   const MaxRate mr = find_max_rate(sim, w, so, mo);
   CHECK(mr.found);
@@ -377,7 +377,7 @@ TEST_CASE("an SLO no rate can meet is reported as not found") {
   const Simulator sim(llama3_8b(), h100(), serving());
   Workload w = poisson(1, 10.0, 600, 200);
   w.slo = Slo{1e-6, 1.0};
-  const MaxRate mr = find_max_rate(sim, w, SimOptions{}, MaxRateOptions{200, 0.02, 40});
+  const MaxRate mr = find_max_rate(sim, w, SimOptions{}, MaxRateOptions{1000, 0.02, 40});
   CHECK_FALSE(mr.found);
   CHECK(mr.max_rate_per_s == 0.0);
 }
@@ -484,4 +484,92 @@ TEST_CASE("chunked prefill with a token budget below max_num_seqs is an input er
   o.max_num_batched_tokens = 100;
   const Simulator sim(llama3_8b(), h100(), o);
   CHECK_THROWS_AS(sim.run(poisson(1, 1.0, 10, 10), with(Scheduler::chunked)), InputError);
+}
+
+TEST_CASE("sliding-window layers: a decode step reads only the window of every sequence (issue 11 item 1)") {
+  // Llama-3-8B with a 64-token window on every layer; 4 requests of 1,000 + 101 tokens
+  // at t = 0 prefill together, then decode together at contexts far beyond the window.
+  // Each step reads the weights (16,060,522,496 B) plus 4 x 64 tokens x 131,072 B at
+  // 80 % of 3.35 TB/s, memory-bound: 6.0052 ms, whatever the context.
+  ModelConfig m = llama3_8b();
+  m.layer_window.assign(32, 64);
+  const Simulator sim(m, h100(), serving());
+  const SimResult r = sim.run(burst(4, 1000, 101), with(Scheduler::continuous));
+  REQUIRE(r.completed == 4);
+  CHECK(r.tpot_s.p50 == doctest::Approx((16060522496.0 + 4.0 * 64 * 131072) / (0.8 * 3.35e12)).epsilon(1e-9));
+  // Without the window the same run reads 4 x ~1,050 tokens per step: 3.2 % slower.
+  const SimResult full = Simulator(llama3_8b(), h100(), serving()).run(burst(4, 1000, 101), with(Scheduler::continuous));
+  CHECK(full.tpot_s.p50 > r.tpot_s.p50 * 1.02);
+}
+
+namespace {
+//! `n` requests at t = 0 of which the first `too_long` have prompts past Llama-3-8B's
+//! 8,192-token max_model_len (vLLM refuses them); the rest 100 + 10 tokens.
+Workload with_long_prompts(int64_t n, int64_t too_long) {
+  auto rows = std::make_shared<std::vector<TraceRow>>();
+  for (int64_t i = 0; i < n; ++i) rows->push_back(TraceRow{0.0, i < too_long ? 9000 : 100, 10});
+  Workload w = burst(n, 100, 10);
+  w.trace = rows;
+  return w;
+}
+}  // namespace
+
+TEST_CASE("rejected requests are failed requests in attainment and the p99 verdict (issue 11 item 2)") {
+  const Simulator sim(llama3_8b(), h100(), serving());
+  // 3 of 100 rejected: attainment 97 / 100; nearest-rank p99 is the 99th of 100 values
+  // and 3 are infinitely late, so the 99th is one of them: missed, however fast the rest.
+  const SimResult r = sim.run(with_long_prompts(100, 3), with(Scheduler::continuous));
+  CHECK(r.rejected == 3);
+  CHECK(r.rejected_max_model_len == 3);
+  CHECK(r.rejected_pool == 0);
+  CHECK(r.completed == 97);
+  CHECK(r.slo_attainment == doctest::Approx(0.97));
+  CHECK_FALSE(r.meets_slo);
+  // 1 of 100 rejected: the 99th value is the slowest served one, which meets the SLO.
+  const SimResult one = sim.run(with_long_prompts(100, 1), with(Scheduler::continuous));
+  CHECK(one.rejected == 1);
+  CHECK(one.slo_attainment == doctest::Approx(0.99));
+  CHECK(one.meets_slo);
+}
+
+TEST_CASE("a p99 needs 1,000 requests: 10 above the nearest-rank quantile (issue 11 item 3)") {
+  // n - ceil(0.99 n) >= 10 first holds at n = 1,000 (1,000 - 990 = 10, while
+  // 999 - ceil(989.01) = 9); p90: 100 - 90 = 10; p50: 20 - 10 = 10.
+  CHECK(min_requests_for_percentile(0.99) == 1000);
+  CHECK(min_requests_for_percentile(0.90) == 100);
+  CHECK(min_requests_for_percentile(0.50) == 20);
+  const Simulator sim(llama3_8b(), h100(), serving());
+  Workload w = poisson(1, 10.0, 600, 200);
+  w.slo = Slo{0.5, 0.05};
+  CHECK_THROWS_AS(find_max_rate(sim, w, SimOptions{}, MaxRateOptions{999, 0.02, 40}), InputError);
+}
+
+TEST_CASE("a workload without an SLO simulates, with no verdict; the max-rate search needs one (issue 11 item 12)") {
+  const Simulator sim(llama3_8b(), h100(), serving());
+  Workload w = poisson(1000, 10.0, 600, 20);
+  w.slo = Slo{};
+  const SimResult r = sim.run(w, with(Scheduler::continuous));
+  CHECK(r.completed == 1000);
+  CHECK_FALSE(r.slo.given());
+  CHECK_FALSE(r.meets_slo);
+  CHECK_THROWS_AS(find_max_rate(sim, w, SimOptions{}, MaxRateOptions{1000, 0.02, 40}), InputError);
+}
+
+TEST_CASE("the max rate comes with its range over seeds, which contains the first seed's answer (issue 11 item 3)") {
+  const Simulator sim(llama3_8b(), h100(), serving());
+  Workload w = poisson(1, 10.0, 600, 200);
+  w.slo = Slo{0.5, 0.05};
+  const MaxRateOptions mo{1000, 0.02, 40};
+  const MaxRate first = find_max_rate(sim, w, SimOptions{}, mo);
+  REQUIRE(first.found);
+  const MaxRateRange range = max_rate_range(sim, w, SimOptions{}, mo, first, 3);
+  CHECK(range.seeds == 3);
+  CHECK(range.min_per_s <= first.max_rate_per_s);
+  CHECK(range.max_per_s >= first.max_rate_per_s);
+  // Seed 1 on its own: one end of the range or inside it.
+  SimOptions seed1;
+  seed1.seed = 1;
+  const double second = find_max_rate(sim, w, seed1, mo).max_rate_per_s;
+  CHECK(second >= range.min_per_s);
+  CHECK(second <= range.max_per_s);
 }

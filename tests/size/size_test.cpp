@@ -272,7 +272,7 @@ TEST_CASE("the search gives identical JSON on 1 and 2 threads") {
   s.weights = {WeightQuant::none, WeightQuant::fp8};
   s.kv = {{std::nullopt, KvQuant::raw}};
   size::SizeOptions opt;
-  opt.requests_per_probe = 150;
+  opt.requests_per_probe = 1000;
   opt.rel_tolerance = 0.1;
   opt.detail_top = 2;
   opt.threads = 1;
@@ -283,6 +283,14 @@ TEST_CASE("the search gives identical JSON on 1 and 2 threads") {
   const auto j = nlohmann::json::parse(one);
   CHECK(j["options"].size() == 8);
   CHECK(j["options"][0]["meets_slo"] == true);
+  // Issue 11 item 3: the recommended option's max rate comes with its range over 3 seeds,
+  // which contains the rate the search found with seed 0.
+  const auto& spread = j["recommendations"][0]["max_rate_spread"];
+  CHECK(spread["seeds"] == 3);
+  const double found = j["options"][0]["max_rate_per_s"].get<double>();
+  CHECK(spread["min_per_s"].get<double>() <= found);
+  CHECK(spread["max_per_s"].get<double>() >= found);
+  CHECK(spread["max_per_s"].get<double>() > spread["min_per_s"].get<double>());
 }
 
 TEST_CASE("at equal cost the option without a quality cost ranks first, whatever its latency") {
@@ -308,4 +316,141 @@ TEST_CASE("at equal cost the option without a quality cost ranks first, whatever
   CHECK_FALSE(r.options[0].changes_quality);
   CHECK(r.options[1].changes_quality);
   CHECK(*r.options[0].cost_per_hour_usd == doctest::Approx(2.0));
+}
+
+// ---- issue 11: what-ifs, the recommendation's numbers, rows of every model
+
+namespace {
+//! Every candidate sustains `rate` per replica, binding on max-num-seqs.
+size::Evaluator constant_rate(double rate) {
+  return [rate](const size::Candidate&, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+                const size::WorkloadShape&) {
+    size::Evaluation e;
+    e.found = true;
+    e.max_rate_per_s = rate;
+    e.binding = size::Binding::engine_limit;
+    return e;
+  };
+}
+}  // namespace
+
+TEST_CASE("size searches only what an engine runs unless --what-if (issue 11 item 6)") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.tp = {1};
+  s.weights = {WeightQuant::none};
+  s.kv = size::default_kv_options();  // auto, fp8, int4 kvquant, int2 kvquant
+  size::SizeOptions opt;
+  opt.threads = 1;
+  opt.evaluator = constant_rate(20);
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  CHECK(r.candidates == 2);
+  CHECK(r.what_if_skipped == 2);
+  for (const auto& o : r.options) CHECK(dtype_bits(o.candidate.options.kv_dtype(s.models[0])) >= 8);
+  s.what_if = true;
+  const auto w = size::run_search(s, fixed_workload(), opt);
+  CHECK(w.candidates == 4);
+  CHECK(w.what_if_skipped == 0);
+  int64_t marked = 0;
+  for (const auto& o : w.options) marked += o.what_if.empty() ? 0 : 1;
+  CHECK(marked == 2);
+}
+
+TEST_CASE("the recommendation: costs per input token and request, headroom, N+1, a default max-num-seqs (item 10)") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.tp = {1};
+  s.weights = {WeightQuant::none};
+  s.kv = {{std::nullopt, KvQuant::raw}};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  opt.evaluator = constant_rate(5.0);
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  REQUIRE(r.recommendations.size() == 1);
+  const auto& rec = r.recommendations[0];
+  const Option& o = r.options[rec.option];
+  // 11 requests/s at 5 per replica: ceil(2.2) = 3 replicas, $6/h; each replica at
+  // 11 / 15 = 73.3 %; N+1 = 4 replicas, $8/h.
+  CHECK(o.replicas == 3);
+  CHECK(*o.cost_per_hour_usd == doctest::Approx(6.0));
+  CHECK(rec.utilization == doctest::Approx(11.0 / 15.0));
+  CHECK(rec.replicas_n_plus_one == 4);
+  CHECK(*rec.cost_per_hour_n_plus_one_usd == doctest::Approx(8.0));
+  // $6/h over 11 x 3600 = 39,600 requests/h: $0.000151515 per request; over 3.96 M
+  // prompt tokens/h (100 each): $1.5152 per million input tokens; 1.98 M output
+  // tokens/h (50 each): $3.0303 per million.
+  CHECK(*o.cost_per_request_usd == doctest::Approx(6.0 / 39600.0));
+  CHECK(*o.cost_per_million_input_tokens_usd == doctest::Approx(6.0 / 3.96));
+  CHECK(*o.cost_per_million_output_tokens_usd == doctest::Approx(6.0 / 1.98));
+  // max-num-seqs binds and the user never set it: the report must say so.
+  CHECK(rec.binds_on_default_max_num_seqs);
+  const std::string text = reports::size_text(r, reports::TextFormat::table);
+  CHECK(text.find("the engine default, not set by you") != std::string::npos);
+  CHECK(text.find("max-num-seqs (default)") != std::string::npos);  // the table's "binds" cell too
+  CHECK(text.find("$1.52 per million input tokens") != std::string::npos);
+  CHECK(text.find("$0.000152 per request") != std::string::npos);
+  CHECK(text.find("73 % of its max rate (27 % headroom)") != std::string::npos);
+  CHECK(text.find("N+1 = 4 replicas ($8.00/h)") != std::string::npos);
+  s.base.front().max_num_seqs_given = true;
+  CHECK_FALSE(size::run_search(s, fixed_workload(), opt).recommendations[0].binds_on_default_max_num_seqs);
+}
+
+TEST_CASE("with two models the table shows each model's best, even past the row limit (item 10)") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b"), io::load_model("llama-2-7b")};
+  s.gpus = {priced("h100-sxm", 2.0), priced("h200", 3.0), priced("l40s", 1.0)};
+  s.tp = {1, 2, 4};
+  s.weights = {WeightQuant::none, WeightQuant::fp8};
+  s.kv = {{std::nullopt, KvQuant::raw}, {DType::fp8, KvQuant::raw}};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  // llama-2-7b sustains less, so all of llama-3-8b's options are cheaper than its best.
+  opt.evaluator = [](const size::Candidate& c, const ModelConfig& m, const GpuSpec&, const sim::Workload&,
+                     const size::WorkloadShape&) {
+    size::Evaluation e;
+    e.found = true;
+    e.max_rate_per_s = (m.name == "llama-2-7b" ? 0.5 : 20.0) * static_cast<double>(c.options.tp);
+    return e;
+  };
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  REQUIRE(r.recommendations.size() == 2);
+  CHECK(r.recommendations[1].model == "llama-2-7b");
+  CHECK(r.recommendations[1].option >= 10);  // ranked after every llama-3-8b option
+  const auto t = reports::size_table(r, 10);
+  REQUIRE(t.rows.size() == 10);
+  int64_t seven = 0;
+  for (const auto& row : t.rows) seven += row[1] == "llama-2-7b" ? 1 : 0;
+  CHECK(seven == 1);
+  CHECK(t.rows.back()[0] == std::to_string(r.recommendations[1].option + 1));  // its overall rank
+}
+
+TEST_CASE("a model whose requests are rejected gets no recommendation, and the reason (issue 11 item 2)") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-2-7b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.tp = {1};
+  s.weights = {WeightQuant::none};
+  s.kv = {{std::nullopt, KvQuant::raw}};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  // As the simulator reports it: 35 of 1,000 requests past max_model_len, SLO missed.
+  opt.evaluator = [](const size::Candidate&, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+                     const size::WorkloadShape&) {
+    size::Evaluation e;
+    e.found = false;
+    e.binding = size::Binding::slo;
+    e.rejected_at_max = e.rejected_max_model_len_at_max = 35;
+    e.requests_at_max = 1000;
+    return e;
+  };
+  const auto r = size::run_search(s, fixed_workload(), opt);
+  CHECK(r.recommendations.empty());
+  REQUIRE(r.unmet.size() == 1);
+  CHECK(r.unmet[0].rejections_decide());  // 35 > 1 % of 1,000
+  const std::string text = reports::size_text(r, reports::TextFormat::table);
+  CHECK(text.find("No option for llama-2-7b meets the SLO: 35 of 1,000 simulated requests have prompts that reach its "
+                  "max_model_len") != std::string::npos);
+  CHECK(text.find("Recommended for") == std::string::npos);
 }

@@ -1,0 +1,59 @@
+// KV traffic of one engine step under per-layer attention windows (planner.h, KvTraffic).
+// A sliding-window layer attends to, and so reads, at most its last `window` tokens
+// (Mistral 7B, arXiv 2310.06825 §2 "Sliding Window Attention"; Gemma 2, arXiv 2408.00118
+// §2, alternates 4096-token local and global layers). vLLM V1's SlidingWindowManager
+// (vllm/v1/core/single_type_kv_cache_manager.py) frees only blocks that have left the
+// window, so every new token is still written once per layer.
+#include <algorithm>
+
+#include "planner/checked.h"
+#include "planner/planner.h"
+
+namespace kvplan {
+
+namespace {
+// Sum over query positions p = a+1 .. a+c of min(p, w) (w = 0: no window).
+double window_pairs(double a, double c, double w) {
+  if (c <= 0) return 0;
+  const double b = a + c;
+  const auto sum = [](double x, double y) { return (x + y) * (y - x + 1) / 2; };  // x..y
+  if (w <= 0 || b <= w) return sum(a + 1, b);
+  if (a >= w) return c * w;
+  return sum(a + 1, w) + (b - w) * w;
+}
+}  // namespace
+
+KvTraffic::KvTraffic(const ModelConfig& m, const ServingOptions& o) {
+  const int64_t per_stage = detail::ceil_div(m.num_layers, std::max<int64_t>(1, o.pp));
+  const int64_t last = std::min(m.num_layers, per_stage);
+  for (int64_t l = 0; l < last; ++l) {
+    const int64_t w = m.layer_window.empty() ? 0 : m.layer_window[static_cast<size_t>(l)];
+    auto it = std::find_if(groups_.begin(), groups_.end(), [w](const Group& g) { return g.window == w; });
+    if (it == groups_.end()) groups_.push_back({w, 1});
+    else it->layers += 1;
+    windowed_ = windowed_ || w > 0;
+  }
+  layers_ = static_cast<double>(std::max<int64_t>(1, last));
+  bytes_per_token_ = static_cast<double>(kv_bytes_per_token_per_gpu(m, o));
+}
+
+double KvTraffic::decode_keys(int64_t context) const {
+  double keys = 0;
+  for (const Group& g : groups_)
+    keys += g.layers * static_cast<double>(g.window > 0 ? std::min(context, g.window) : context);
+  return keys / layers_;
+}
+
+double KvTraffic::prefill_pairs(int64_t cached, int64_t chunk) const {
+  double pairs = 0;
+  for (const Group& g : groups_)
+    pairs += g.layers * window_pairs(static_cast<double>(cached), static_cast<double>(chunk),
+                                     static_cast<double>(g.window));
+  return pairs / layers_;
+}
+
+double kv_decode_read_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t context) {
+  return KvTraffic(m, o).decode_read_bytes(context);
+}
+
+}  // namespace kvplan

@@ -1,0 +1,166 @@
+// Shared pieces of the size reports (size_common.h).
+#include "reports/size_common.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "reports/table.h"
+
+namespace kvplan::reports::size_detail {
+
+std::string weight_label(const size::Option& o) {
+  switch (o.candidate.options.quantization) {
+    case WeightQuant::none:
+      if (o.plan_valid) return std::string(to_string(o.plan.weight_dtype));
+      return o.candidate.options.dtype ? std::string(to_string(*o.candidate.options.dtype)) : "auto";
+    case WeightQuant::awq: return "int4 awq";
+    case WeightQuant::gptq: return "int4 gptq";
+    case WeightQuant::fp8: return "fp8";
+    case WeightQuant::int8: return "int8";
+  }
+  return "?";
+}
+
+std::string kv_dtype_label(const size::Option& o) {
+  if (o.plan_valid) return std::string(to_string(o.plan.kv_dtype));
+  return o.candidate.options.kv_cache_dtype ? std::string(to_string(*o.candidate.options.kv_cache_dtype)) : "auto";
+}
+
+std::string kv_label(const size::Option& o) {
+  const std::string d = kv_dtype_label(o);
+  const bool quantized = o.plan_valid ? dtype_bits(o.plan.kv_dtype) < 8 : false;
+  return quantized && o.candidate.options.kv_quant != KvQuant::raw
+             ? d + " " + std::string(to_string(o.candidate.options.kv_quant))
+             : d;
+}
+
+//! "continuous, 256 seqs" or "chunked, 128 seqs, 4096 tok": the engine limits searched.
+std::string engine_label(const size::Option& o) {
+  const auto& so = o.candidate.options;
+  std::string out = fmt::format("{}, {} seqs", sim::to_string(o.candidate.scheduler), so.max_num_seqs);
+  if (so.max_num_batched_tokens) out += fmt::format(", {} tok", *so.max_num_batched_tokens);
+  return out;
+}
+
+std::string binds_label(const size::Option& o) {
+  const std::string b(size::to_string(o.eval.binding));
+  return o.eval.binding == size::Binding::engine_limit && !o.candidate.options.max_num_seqs_given ? b + " (default)" : b;
+}
+
+std::string money(std::optional<double> v) { return v ? fmt::format("${:.2f}", *v) : "n/a"; }
+
+std::string money_small(std::optional<double> v) {
+  if (!v) return "n/a";
+  if (*v >= 0.1 || *v == 0) return fmt::format("${:.2f}", *v);
+  // Three significant digits below ten cents.
+  const int decimals = 2 - static_cast<int>(std::floor(std::log10(*v)));
+  return fmt::format("${:.{}f}", *v, decimals);
+}
+
+std::string reason_kind(const std::string& reason) {
+  const auto colon = reason.find(':');
+  return colon == std::string::npos ? reason : reason.substr(0, colon);
+}
+
+std::vector<std::string> assumptions(const size::SizeResult& r) {
+  std::vector<std::string> a;
+  a.push_back("Units: GB = 1e9 bytes, GiB = 2^30 bytes; memory figures are per GPU unless stated.");
+  a.push_back("FLOPs count 2 per multiply-add; step times are rooflines: max(FLOPs / (peak x efficiency), "
+              "bytes / (bandwidth x efficiency)) plus tensor-parallel all-reduces.");
+  a.push_back(fmt::format("Engine memory accounting: {} (usable = GPU memory x gpu_memory_utilization; the KV pool "
+                          "is what is left after weights, activations and the runtime reserve).",
+                          r.engine.empty() ? "ideal" : r.engine));
+  if (r.calibrated)
+    a.push_back(fmt::format("Efficiencies: measured calibration from {}.", r.calibration_device.empty() ? "a device" : r.calibration_device));
+  else
+    a.push_back("Efficiencies: documented defaults (no --calibration): 80 % of datasheet bandwidth, 70 % of peak "
+                "FLOP/s in prefill, 50 % in decode.");
+  a.push_back(fmt::format("Max rate per replica: the highest Poisson-scaled arrival rate whose simulated p99 TTFT and p99 "
+                          "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
+                          "seed {} (the same requests for every option).",
+                          r.requests_per_probe, r.seed));
+  a.push_back("A rejected request (prompt at max-model-len, or longer than the KV pool) is a failed request: it counts "
+              "as infinitely late in the p99 verdict, so more than 1 % rejected misses the SLO. A probe needs at least "
+              "1,000 requests, so that 10 lie above the p99 it is judged on.");
+  a.push_back("The recommended options' max rate is found again with other seeds; its range is the noise of the "
+              "estimate, and options whose rates differ by less are not different.");
+  a.push_back("Replicas = ceil(workload rate / max rate per replica); cost per hour = replicas x TP x PP x GPU price; "
+              "cost per million output (input) tokens = cost per hour / (rate x mean output (prompt) tokens x 3600) "
+              "x 1e6, each the whole deployment's cost; cost per request = cost per hour / (rate x 3600). N+1 = one "
+              "replica more than the load needs, so the SLO holds with one down.");
+  a.push_back(r.what_if ? "What-ifs searched (--what-if): formats no engine in kvplan's support table runs are included "
+                          "and marked; docs/engines.md lists what each engine runs."
+                        : "Only formats an engine runs are searched (docs/engines.md lists them); --what-if adds "
+                          "kvplan's own what-ifs (int4/int2 KV caches, KIVI, KVQuant).");
+  a.push_back(fmt::format("Pruning uses the workload's p99 context ({} tokens) and p99 prompt ({} tokens), sampled from "
+                          "{} generated requests.",
+                          r.shape.context_p99_tokens, r.shape.prompt_p99_tokens, r.shape.samples));
+  a.push_back("GPU prices are indicative list prices from the GPU catalog (configs/gpus), not quotes.");
+  return a;
+}
+
+std::string validation_status(const size::SizeResult& r) {
+  return r.calibrated ? "Predictions of kvplan's planner and simulator, with efficiencies measured on " +
+                            (r.calibration_device.empty() ? std::string("a device") : r.calibration_device) +
+                            "; other GPUs are extrapolated from the datasheets."
+                      : "Predictions of kvplan's planner and simulator from datasheet figures and default efficiencies; "
+                        "not validated against measurements of these deployments. Run `kvplan validate` on the "
+                        "hardware and pass --calibration to tighten them.";
+}
+
+std::string costs(const size::Option& o) {
+  return fmt::format("{}/h: {} per million output tokens, {} per million input tokens, {} per request",
+                     money(o.cost_per_hour_usd), money_small(o.cost_per_million_output_tokens_usd),
+                     money_small(o.cost_per_million_input_tokens_usd), money_small(o.cost_per_request_usd));
+}
+
+std::string max_rate(const size::Option& o, const size::Recommendation& rec) {
+  std::string s = fmt::format("max {:.2f} requests/s per replica", o.eval.max_rate_per_s);
+  if (rec.spread.seeds > 1)
+    s += fmt::format(" ({:.2f}-{:.2f} over {} seeds; differences within it are noise)", rec.spread.min_per_s,
+                     rec.spread.max_per_s, rec.spread.seeds);
+  return s;
+}
+
+std::string binding(const size::Option& o, const size::Recommendation& rec) {
+  if (rec.binds_on_default_max_num_seqs)
+    return fmt::format("bound by max-num-seqs ({}: the engine default, not set by you; try --max-num-seqs)",
+                       o.candidate.options.max_num_seqs);
+  return "bound by " + std::string(size::to_string(o.eval.binding));
+}
+
+std::string headroom(const size::SizeResult& r, const size::Recommendation& rec) {
+  const size::Option& o = r.options[rec.option];
+  std::string s = fmt::format("Each replica carries {:.0f} % of its max rate ({:.0f} % headroom)", 100 * rec.utilization,
+                              std::max(0.0, 100 * (1 - rec.utilization)));
+  const int64_t n = o.replicas;
+  if (n == 1)
+    s += fmt::format("; one replica is a single point of failure: N+1 = {} replicas ({}/h) keep the SLO with one down",
+                     rec.replicas_n_plus_one, money(rec.cost_per_hour_n_plus_one_usd));
+  else
+    s += fmt::format("; with one of the {} down the rest miss the SLO: N+1 = {} replicas ({}/h)", n,
+                     rec.replicas_n_plus_one, money(rec.cost_per_hour_n_plus_one_usd));
+  if (rec.replicas_at_min_rate > n)
+    s += fmt::format("; at the lowest seed's rate it needs {} replicas", rec.replicas_at_min_rate);
+  return s + ".";
+}
+
+std::string unmet_reason(const size::Unmet& u) {
+  if (u.rejections_decide())
+    return fmt::format("{} of {} simulated requests have prompts that reach its max_model_len and are rejected, more "
+                       "than the 1 % a p99 SLO allows to fail",
+                       count(u.rejected_max_model_len), count(u.requests));
+  if (u.evaluated > 0) return fmt::format("all {} simulated options miss the SLO at every rate tried", count(u.evaluated));
+  return "every candidate was pruned before simulation";
+}
+
+std::string rejected_note(const size::Option& o) {
+  if (o.eval.rejected_at_max == 0) return "";
+  return fmt::format("{} of {} simulated requests were rejected ({} prompts reach max-model-len); they count as failed "
+                     "requests in the SLO verdict.",
+                     count(o.eval.rejected_at_max), count(o.eval.requests_at_max),
+                     count(o.eval.rejected_max_model_len_at_max));
+}
+
+}  // namespace kvplan::reports::size_detail

@@ -1,0 +1,82 @@
+// `kvplan size` for a reader: the recommendation per model (from size::recommend, not
+// decided here), the ranked table, pruning counts and the assumptions, as terminal text
+// or Markdown.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "reports/size_common.h"
+#include "reports/size_report.h"
+
+namespace kvplan::reports {
+
+using namespace size_detail;
+using size::Option;
+using size::SizeResult;
+
+namespace {
+
+std::string summary_line(const SizeResult& r) {
+  int64_t meeting = 0, pruned = 0;
+  for (const auto& o : r.options) {
+    meeting += o.meets_slo ? 1 : 0;
+    pruned += o.pruned ? 1 : 0;
+  }
+  const auto& w = r.workload;
+  std::string s = fmt::format("Workload {}: {:.2f} requests/s, SLO p99 TTFT {} and p99 TPOT {}; {} candidates, {} pruned, "
+                              "{} simulated, {} meet the SLO",
+                              w.name, r.shape.rate_per_s, seconds(w.slo.ttft_p99_s), seconds(w.slo.tpot_p99_s),
+                              r.candidates, pruned, r.evaluated, meeting);
+  if (r.what_if_skipped > 0)
+    s += fmt::format("; {} more are what-ifs no engine runs, left out (--what-if searches them)", r.what_if_skipped);
+  return s + ".\n";
+}
+
+std::string recommendation(const SizeResult& r, const size::Recommendation& rec, bool md) {
+  const Option& o = r.options[rec.option];
+  const std::string bullet = md ? "- " : "  ";
+  std::string out = fmt::format("{}Recommended for {}: {}: {}; {}, {}{}.\n", md ? "- **" : "", o.model,
+                                option_label(o) + (md ? "**" : ""), costs(o), max_rate(o, rec), binding(o, rec),
+                                o.changes_quality ? " (changes quality: " + o.quality + ")" : "");
+  out += bullet + headroom(r, rec) + "\n";
+  if (!o.what_if.empty()) out += bullet + o.what_if + "\n";
+  if (const std::string note = rejected_note(o); !note.empty()) out += bullet + "Note: " + note + "\n";
+  if (rec.lossless) {
+    const Option& q = r.options[*rec.lossless];
+    out += fmt::format("{}Without a quality cost: {}: {}/h.\n", bullet, option_label(q), money(q.cost_per_hour_usd));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string size_text(const SizeResult& r, TextFormat f, size_t max_rows) {
+  const bool md = f == TextFormat::md;
+  std::string out;
+  if (md) out += fmt::format("# kvplan size: {}\n\n", r.workload.name);
+  out += summary_line(r);
+  if (md) out += "\n";
+  for (const auto& rec : r.recommendations) out += recommendation(r, rec, md);
+  for (const auto& u : r.unmet) out += fmt::format("{}No option for {} meets the SLO: {}.\n", md ? "- " : "", u.model, unmet_reason(u));
+  if (r.recommendations.empty() && r.unmet.empty())
+    out += "No option meets the SLO at any rate: relax the SLO or add GPUs to --gpus.\n";
+  out += "\n";
+  out += render(size_table(r, max_rows), md ? TextFormat::md : TextFormat::table);
+  if (max_rows > 0 && static_cast<size_t>(r.evaluated) > max_rows)
+    out += fmt::format("({} of {} evaluated options, each model's best included; --format json or csv lists all)\n",
+                       max_rows, r.evaluated);
+  std::map<std::string, int64_t> reasons;
+  for (const auto& o : r.options)
+    if (o.pruned) ++reasons[reason_kind(*o.pruned)];
+  if (!reasons.empty()) {
+    out += md ? "\n## Pruned before simulation\n\n" : "\nPruned before simulation:";
+    for (const auto& [k, n] : reasons) out += md ? fmt::format("- {}: {}\n", k, n) : fmt::format(" {} {};", k, n);
+    out += "\n";
+  }
+  out += md ? "\n## Assumptions\n\n" : "\n";
+  for (const auto& a : assumptions(r)) out += (md ? "- " : "") + a + "\n";
+  out += (md ? "\n**Validation status:** " : "Validation: ") + validation_status(r) + "\n";
+  return out;
+}
+
+}  // namespace kvplan::reports
