@@ -164,6 +164,7 @@ void recommend(SizeResult& r) {
     Recommendation rec;
     rec.model = o.model;
     rec.option = i;
+    rec.candidate_index = o.candidate.index;
     if (o.changes_quality)
       for (size_t j = i + 1; j < r.options.size(); ++j)
         if (r.options[j].meets_slo && r.options[j].model == o.model && !r.options[j].changes_quality) {

@@ -164,6 +164,7 @@ struct Recommendation {
   std::optional<double> cost_per_hour_n_plus_one_usd;
   //! "binds: max-num-seqs" on a limit the user never set (the engine's default).
   bool binds_on_default_max_num_seqs = false;
+  int64_t candidate_index = -1;         //!< the option's candidate (stable across re-ranking)
   MaxRateSpread spread;                 //!< filled by the simulator evaluator
   //! Replicas the lowest of the spread's rates needs (> replicas: the margin is thin).
   int64_t replicas_at_min_rate = 0;

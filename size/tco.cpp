@@ -203,6 +203,22 @@ void rank(SizeResult& r, BuyResult& buy, Objective o) {
   });
   std::map<int64_t, size_t> position;
   for (size_t i = 0; i < r.options.size(); ++i) position[r.options[i].candidate.index] = i;
+  // The recommendation follows the objective: pick each model's best again in the new
+  // order. Its seed spread was measured for the rent-ranked pick; it carries over only
+  // where the pick is unchanged (elsewhere it is not measured, and reports say nothing).
+  std::map<std::string, std::pair<int64_t, Recommendation>> before;
+  for (const Recommendation& rec : r.recommendations) {
+    // rec.option indexes the options as they were ranked before the sort above.
+    before[rec.model] = {rec.candidate_index, rec};
+  }
+  recommend(r);
+  for (Recommendation& rec : r.recommendations) {
+    const auto it = before.find(rec.model);
+    if (it != before.end() && it->second.first == rec.candidate_index) {
+      rec.spread = it->second.second.spread;
+      rec.replicas_at_min_rate = it->second.second.replicas_at_min_rate;
+    }
+  }
   std::stable_sort(buy.options.begin(), buy.options.end(), [&](const BuyFigures& a, const BuyFigures& b) {
     return position[a.candidate] < position[b.candidate];
   });

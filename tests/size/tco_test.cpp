@@ -205,6 +205,8 @@ TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latenc
     o.meets_slo = true;
     o.cost_per_hour_usd = rent;
     o.operating.e2e_p99_s = e2e;
+    o.replicas = 1;
+    o.eval.max_rate_per_s = 1.0;
     return o;
   };
   r.options = {option(0, 1.0, 3.0), option(1, 2.0, 2.0), option(2, 3.0, 1.0), Option{}};
@@ -226,6 +228,10 @@ TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latenc
   rank(r, buy, Objective::tco);
   CHECK(order() == std::vector<int64_t>{1, 2, 0, 3});
   CHECK(buy.options.front().candidate == 1);
+  // The recommendation follows the objective: the lowest TCO, not the cheapest rent.
+  REQUIRE(r.recommendations.size() == 1);
+  CHECK(r.recommendations.front().candidate_index == 1);
+  CHECK(r.recommendations.front().option == 0);
   rank(r, buy, Objective::capex);
   CHECK(order() == std::vector<int64_t>{2, 1, 0, 3});
   rank(r, buy, Objective::latency);
