@@ -23,7 +23,12 @@
 //                 + prefill attention FLOPs / (peak x prefill_flops_efficiency)
 //   elementwise = norms, residual adds, activation, RoPE bytes / (BW x elementwise_bandwidth_efficiency)
 //   kernels     = kernel_floor_s x kernels per step (10 per layer + 3)
-//   comm        = 2 all-reduces per layer x (allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth)
+//   experts     = kernel_floor_s x 2 GEMMs x experts touched x MoE layers: each touched
+//                 expert's gate-up and down GEMM is a small-M GEMM of its own, charged the
+//                 additive GEMM form's floor like any other GEMM (its bytes are in GEMMs)
+//   comm        = 2 all-reduces per layer; messages under vLLM's custom all-reduce cap
+//                 (8 MiB, TP 2/4/6/8) at that kernel's measured H100 cost (kCustomAr*),
+//                 larger ones at NCCL's: allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth
 //   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
 // The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
 // step's inputs, then launches it, then samples; vllm/v1/engine/core.py step()).
@@ -37,6 +42,29 @@ namespace kvplan {
 
 namespace {
 constexpr double kCollectiveLatencyS = 5e-6;
+
+// vLLM's custom all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py,
+// CustomAllreduce: _SUPPORTED_WORLD_SIZES [2, 4, 6, 8], max_size = 8192 * 1024 bytes;
+// cuda_communicator.py tries it before pynccl) takes TP all-reduces of decode-sized
+// messages: one-shot (every GPU reads all peers' buffers) at TP 2 and for small
+// messages at TP 4/8, two-shot above (csrc/custom_all_reduce.cuh). Its H100 cost,
+// t = latency + bytes x seconds per byte, from the table of vLLM's kernel on H100 in
+// sgl-project/sglang PR #2904 (tests/test_trt_reduce.py, no CUDA graph; data size read
+// as bf16 elements): latency = the 32,768-element time, slope between the 262,144- and
+// 1,048,576-element rows. TP 2: 8.7 us, (26.6 - 12.9) us / 1,572,864 B; TP 4: 9.2 us,
+// (40.2 - 20.6) us / 1,572,864 B; TP 8 (also used for TP 6): 11.8 us,
+// (45.0 - 24.1) us / 1,572,864 B.
+constexpr double kCustomArMaxBytes = 8192.0 * 1024;
+struct CustomArCost {
+  double latency_s, s_per_byte;
+};
+CustomArCost custom_ar_cost(int64_t tp) {
+  constexpr double kSpan = 1572864;
+  if (tp == 2) return {8.7e-6, 13.7e-6 / kSpan};
+  if (tp == 4) return {9.2e-6, 19.6e-6 / kSpan};
+  return {11.8e-6, 20.9e-6 / kSpan};
+}
+bool custom_ar_applies(int64_t tp) { return tp == 2 || tp == 4 || tp == 6 || tp == 8; }
 
 DType compute_dtype(const ModelConfig& m, const ServingOptions& o) {
   switch (o.quantization) {
@@ -128,11 +156,13 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   t.flops = linear_flops_per_token_ * tokens + attn_flops_per_pair_ * pairs + lm_head_flops_ * logits;
 
   double weights = weight_bytes_;
+  double expert_gemms = 0;  // per GPU per stage
   if (experts_ > 0 && moe_layers_per_gpu_ > 0) {
     // Expected distinct experts hit by `tokens` tokens routed uniformly to top-k of E.
     const double e = static_cast<double>(experts_);
     const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens));
     weights = moe_dense_bytes_ + moe_expert_bytes_ * touched * static_cast<double>(moe_layers_per_gpu_);
+    expert_gemms = 2 * touched * static_cast<double>(moe_layers_per_gpu_);  // gate-up and down
   }
   // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
   const double stages = static_cast<double>(pp_);
@@ -144,8 +174,13 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   t.memory_s = stages * t.bytes / bw_bytes_per_s_;
   if (tp_ > 1) {
     const auto tp = static_cast<double>(tp_);
-    const double per_allreduce =
-        2 * (tp - 1) / tp * tokens * allreduce_bytes_per_token_ / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
+    const double message_bytes = tokens * allreduce_bytes_per_token_;
+    double per_allreduce = 2 * (tp - 1) / tp * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
+    // The custom all-reduce is vLLM's; only the calibrated (engine-measured) model has it.
+    if (refined_ && custom_ar_applies(tp_) && message_bytes < kCustomArMaxBytes) {
+      const CustomArCost c = custom_ar_cost(tp_);
+      per_allreduce = c.latency_s + message_bytes * c.s_per_byte;
+    }
     t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
   }
   if (pp_ > 1 && link_bytes_per_s_ > 0)
@@ -162,7 +197,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.compute_s = stages * (linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_ +
                             attn_flops / static_cast<double>(tp_) / attn_flops_per_s_);
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
-    t.overhead_s += stages * kernel_floor_s_ * kernels_per_step_;
+    t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + expert_gemms);
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
     t.time_s = stages * (gemm_s + attn_s + elementwise_s) + t.communication_s + t.overhead_s;
     return t;
