@@ -55,3 +55,85 @@ TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by ha
   CHECK(t.time_s == doctest::Approx(expect).epsilon(2e-3));
   CHECK(t.overhead_s == doctest::Approx(323 * 2e-6 + 1.1e-3).epsilon(1e-12));
 }
+
+namespace {
+// A dense model small enough to work by hand: h 1024, 2 layers, 8 heads of 128, MLP 4096.
+ModelConfig tiny_model() {
+  ModelConfig m;
+  m.name = "tiny";
+  m.model_type = "llama";
+  m.hidden_size = 1024;
+  m.num_layers = 2;
+  m.num_heads = 8;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.intermediate_size = 4096;
+  m.vocab_size = 32000;
+  m.torch_dtype = DType::bf16;
+  return m;
+}
+GpuSpec tiny_gpu() {
+  GpuSpec g;
+  g.name = "g";
+  g.memory_bytes = 80'000'000'000;
+  g.memory_bandwidth_bytes_per_s = 2e12;
+  g.peak_flops.bf16 = g.peak_flops.fp16 = 1e15;
+  g.interconnect_bytes_per_s = 1e11;
+  return g;
+}
+ServingOptions calibrated(int64_t tp) {
+  ServingOptions o;
+  o.tp = tp;
+  o.calibration.kernel_floor_s = 2e-6;
+  o.calibration.gemm_bandwidth_efficiency = 1.0;
+  o.calibration.gemm_flops_efficiency = 0.5;
+  o.calibration.allreduce_latency_s = 20e-6;
+  o.calibration.allreduce_bus_bytes_per_s = 5e11;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones NCCL's") {
+  const ModelConfig m = tiny_model();
+  const GpuSpec g = tiny_gpu();
+  SUBCASE("TP 2, 10 decode tokens: 10 x 1024 x 2 B = 20,480 B < 8 MiB") {
+    const StepTimeModel stm(m, g, calibrated(2));
+    // sglang PR #2904's H100 row for vLLM's kernel at TP 2: 8.7 us + 20,480 B x
+    // 13.7 us / 1,572,864 B = 8.8784 us; 2 layers x 2 all-reduces.
+    CHECK(stm.decode(10, 100).communication_s == doctest::Approx(4 * (8.7e-6 + 20480 * 13.7e-6 / 1572864)));
+  }
+  SUBCASE("TP 4, 64 decode tokens: 131,072 B") {
+    const StepTimeModel stm(m, g, calibrated(4));
+    CHECK(stm.decode(64, 100).communication_s == doctest::Approx(4 * (9.2e-6 + 131072 * 19.6e-6 / 1572864)));
+  }
+  SUBCASE("TP 2, a 4,096-token prefill: 8,388,608 B is not under the 8 MiB cap -> NCCL") {
+    const StepTimeModel stm(m, g, calibrated(2));
+    // 20 us + 2 (2-1)/2 x 8,388,608 B / 5e11 B/s = 20 us + 16.777 us, 4 times.
+    CHECK(stm.prefill(4096).communication_s == doctest::Approx(4 * (20e-6 + 8388608.0 / 5e11)));
+  }
+  SUBCASE("TP 3 has no custom all-reduce (vLLM supports 2, 4, 6, 8) -> NCCL") {
+    const StepTimeModel stm(m, g, calibrated(3));
+    CHECK(stm.decode(10, 100).communication_s ==
+          doctest::Approx(4 * (20e-6 + 2.0 * 2 / 3 * 20480 / 5e11)));
+  }
+  SUBCASE("the uncalibrated roofline keeps its ring model with 5 us per collective") {
+    ServingOptions o;
+    o.tp = 2;
+    const StepTimeModel stm(m, g, o);
+    CHECK(stm.decode(10, 100).communication_s == doctest::Approx(4 * (5e-6 + 20480 / 1e11)));
+  }
+}
+
+TEST_CASE("each MoE expert a step touches pays two GEMM floors per MoE layer") {
+  // Same model with 8 experts of width 1024, top-2 routing, every layer MoE. One decode
+  // token touches exactly 2 experts: 8 x (1 - (1 - 2/8)^1) = 2. Kernel floors: (10 x 2
+  // layers + 3) dense kernels + 2 GEMMs x 2 experts x 2 layers = 23 + 8 = 31 floors.
+  // Four decode tokens: 8 x (1 - 0.75^4) = 5.46875 experts -> 23 + 2 x 5.46875 x 2 = 44.875.
+  ModelConfig m = tiny_model();
+  m.num_experts = 8;
+  m.experts_per_token = 2;
+  m.moe_intermediate_size = 1024;
+  const StepTimeModel stm(m, tiny_gpu(), calibrated(1));
+  CHECK(stm.decode(1, 100).overhead_s == doctest::Approx(31 * 2e-6));
+  CHECK(stm.decode(4, 100).overhead_s == doctest::Approx(44.875 * 2e-6));
+}
