@@ -17,7 +17,9 @@
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
 // that fits measured GEMM and elementwise kernel times (Vidur's H100 profiles) across
 // token counts, so small-M GEMMs pay their weight reads and large ones their FLOPs:
-//   GEMMs       = weights read (MoE: experts touched) / (BW x gemm_bandwidth_efficiency)
+//   GEMMs       = weights read (MoE: experts touched; the input embedding only for the
+//                 step's token rows, a gather, not the whole table)
+//                 / (BW x gemm_bandwidth_efficiency)
 //                 + linear FLOPs / (peak x gemm_flops_efficiency)
 //   attention   = decode KV bytes / (BW x bandwidth_efficiency)
 //                 + prefill attention FLOPs / (peak x prefill_flops_efficiency)
@@ -124,6 +126,12 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     attn_flops_per_s_ = peak_flops_per_gpu_ * prefill_eff_;
     elementwise_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.elementwise_bandwidth_efficiency;
     kernel_floor_s_ = c.kernel_floor_s;
+    // weight_bytes_per_gpu counts a separate input-embedding table (untied, or tied split
+    // over PP stages) in full; a step reads only its tokens' rows of it (vLLM's
+    // VocabParallelEmbedding is a lookup, F.embedding).
+    if (!m.tie_word_embeddings || o.pp > 1)
+      embedding_table_bytes_ = static_cast<double>((m.vocab_size + o.tp - 1) / o.tp) * static_cast<double>(m.hidden_size) *
+                               act_bytes_per_elem_;
     const auto layers = static_cast<double>(layers_per_stage);
     // vLLM's decoder layer: fused QKV, attention, O, fused gate-up, activation, down, two
     // fused add+RMSNorm, RoPE, KV-cache write = 10 kernels; plus embedding, final norm and
@@ -190,6 +198,8 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   if (refined_) {
     const double linear_flops = linear_flops_per_token_ * tokens + lm_head_flops_ * logits;
     const double attn_flops = attn_flops_per_pair_ * prefill_attn_pairs;
+    const double gathered = static_cast<double>(m_->hidden_size) * act_bytes_per_elem_ * tokens;
+    weights += std::min(gathered, embedding_table_bytes_) - embedding_table_bytes_;
     const double gemm_s = weights / gemm_bytes_per_s_ + linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_;
     const double attn_s = (kv_read + kv_write) / bw_bytes_per_s_ + attn_flops / static_cast<double>(tp_) / attn_flops_per_s_;
     const double elementwise_s =

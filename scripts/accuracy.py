@@ -155,11 +155,15 @@ def fit(kvplan, runs, base, tmp):
     for _ in range(5):
         cal = with_params(base, params, tmp)
         sims = [simulate(kvplan, r, cal, tmp) for r in runs]
-        ys = [(measured(r)["itl"] - s["itl"]) * 1e-3 for r, s in zip(runs, sims)]
-        d = solve([[1.0] for _ in runs], ys)
+        # Rows weighted by 1 / measured, so the fit minimizes relative error (the
+        # accuracy metric), as `kvplan calibrate` does for kernel timings.
+        w = [1.0 / measured(r)["itl"] for r in runs]
+        ys = [(measured(r)["itl"] - s["itl"]) * wi for r, s, wi in zip(runs, sims, w)]
+        d = solve([[1e3 * wi] for wi in w], ys)
         params["step_overhead_s"] += d[0]
-        ys = [(measured(r)["ttft"] - s["ttft"]) * 1e-3 for r, s in zip(runs, sims)]
-        d = solve([[1.0, s["itl"] * 1e-3] for s in sims], ys)
+        w = [1.0 / measured(r)["ttft"] for r in runs]
+        ys = [(measured(r)["ttft"] - s["ttft"]) * wi for r, s, wi in zip(runs, sims, w)]
+        d = solve([[1e3 * wi, s["itl"] * wi] for s, wi in zip(sims, w)], ys)
         params["request_overhead_s"] += d[0]
         params["output_lag_steps"] += d[1]
     return params
@@ -196,7 +200,8 @@ def main():
         held = set(int(i) for i in args.held_out.split(",")) if args.held_out else set()
         errs = {"ttft": [], "itl": [], "e2e": []}
         herrs = {"ttft": [], "itl": [], "e2e": []}
-        print(f"calibration: {cal or 'none (datasheet roofline)'}")
+        shown = os.path.relpath(cal, ROOT) if cal and os.path.abspath(cal).startswith(ROOT + os.sep) else cal
+        print(f"calibration: {shown or 'none (datasheet roofline)'}")
         print(f"{'#':>2} {'run':<16} {'model':<28} {'tp':>2} {'mbt':>5}  "
               f"{'TTFT ms pred/meas':>20} {'err':>6}  {'ITL ms pred/meas':>18} {'err':>6}  "
               f"{'E2E ms pred/meas':>20} {'err':>6}")
