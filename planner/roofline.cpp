@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/checked.h"
 #include "planner/engine_detail.h"
 #include "planner/planner.h"
 
@@ -130,7 +131,7 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     // over PP stages) in full; a step reads only its tokens' rows of it (vLLM's
     // VocabParallelEmbedding is a lookup, F.embedding).
     if (!m.tie_word_embeddings || o.pp > 1)
-      embedding_table_bytes_ = static_cast<double>((m.vocab_size + o.tp - 1) / o.tp) * static_cast<double>(m.hidden_size) *
+      embedding_table_bytes_ = static_cast<double>(detail::ceil_div(m.vocab_size, o.tp)) * static_cast<double>(m.hidden_size) *
                                act_bytes_per_elem_;
     const auto layers = static_cast<double>(layers_per_stage);
     // vLLM's decoder layer: fused QKV, attention, O, fused gate-up, activation, down, two
