@@ -29,7 +29,8 @@
 //                 expert's gate-up and down GEMM is a small-M GEMM of its own, charged the
 //                 additive GEMM form's floor like any other GEMM (its bytes are in GEMMs)
 //   comm        = 2 all-reduces per layer; messages under vLLM's custom all-reduce cap
-//                 (8 MiB, TP 2/4/6/8) at that kernel's measured H100 cost (kCustomAr*),
+//                 (TP 2/4: 8 MiB, TP 6: 512 KiB, TP 8: 256 KiB on H100) at that kernel's
+//                 measured H100 cost (custom_ar_cost),
 //                 larger ones at NCCL's: allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth
 //   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
 // The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
@@ -57,7 +58,16 @@ constexpr double kCollectiveLatencyS = 5e-6;
 // 1,048,576-element rows. TP 2: 8.7 us, (26.6 - 12.9) us / 1,572,864 B; TP 4: 9.2 us,
 // (40.2 - 20.6) us / 1,572,864 B; TP 8 (also used for TP 6): 11.8 us,
 // (45.0 - 24.1) us / 1,572,864 B.
-constexpr double kCustomArMaxBytes = 8192.0 * 1024;
+// Its size cap: max_size 8 MiB, lowered on Hopper (sm 9.0) with symmetric memory (vLLM's
+// default there) to CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"] = {6: 512 KiB, 8: 256 KiB}
+// (vllm/distributed/device_communicators/all_reduce_utils.py; custom_all_reduce.py
+// takes the min); larger messages go to symmetric-memory or NCCL all-reduce, charged here
+// at the NCCL fit.
+double custom_ar_max_bytes(int64_t tp) {
+  if (tp == 6) return 512.0 * 1024;
+  if (tp == 8) return 256.0 * 1024;
+  return 8192.0 * 1024;
+}
 struct CustomArCost {
   double latency_s, s_per_byte;
 };
@@ -186,7 +196,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     const double message_bytes = tokens * allreduce_bytes_per_token_;
     double per_allreduce = 2 * (tp - 1) / tp * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
     // The custom all-reduce is vLLM's; only the calibrated (engine-measured) model has it.
-    if (refined_ && custom_ar_applies(tp_) && message_bytes < kCustomArMaxBytes) {
+    if (refined_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
       const CustomArCost c = custom_ar_cost(tp_);
       per_allreduce = c.latency_s + message_bytes * c.s_per_byte;
     }

@@ -112,6 +112,13 @@ TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones
     // 20 us + 2 (2-1)/2 x 8,388,608 B / 5e11 B/s = 20 us + 16.777 us, 4 times.
     CHECK(stm.prefill(4096).communication_s == doctest::Approx(4 * (20e-6 + 8388608.0 / 5e11)).scale(0));
   }
+  SUBCASE("TP 8 on Hopper caps the custom all-reduce at 256 KiB") {
+    const StepTimeModel stm(m, g, calibrated(8));
+    // 64 tokens: 131,072 B < 262,144 B -> custom, 11.8 us + 131,072 B x 20.9 us / 1,572,864 B.
+    CHECK(stm.decode(64, 100).communication_s == doctest::Approx(4 * (11.8e-6 + 131072 * 20.9e-6 / 1572864)).scale(0));
+    // 256 tokens: 524,288 B -> NCCL: 20 us + 2 x 7/8 x 524,288 B / 5e11 B/s.
+    CHECK(stm.decode(256, 100).communication_s == doctest::Approx(4 * (20e-6 + 1.75 * 524288 / 5e11)).scale(0));
+  }
   SUBCASE("TP 3 has no custom all-reduce (vLLM supports 2, 4, 6, 8) -> NCCL") {
     const StepTimeModel stm(m, g, calibrated(3));
     CHECK(stm.decode(10, 100).communication_s ==
