@@ -53,11 +53,12 @@ constexpr double kCollectiveLatencyS = 5e-6;
 // messages: one-shot (every GPU reads all peers' buffers) at TP 2 and for small
 // messages at TP 4/8, two-shot above (csrc/custom_all_reduce.cuh). Its H100 cost,
 // t = latency + bytes x seconds per byte, from the table of vLLM's kernel on H100 in
-// sgl-project/sglang PR #2904 (tests/test_trt_reduce.py, no CUDA graph; data size read
-// as bf16 elements): latency = the 32,768-element time, slope between the 262,144- and
-// 1,048,576-element rows. TP 2: 8.7 us, (26.6 - 12.9) us / 1,572,864 B; TP 4: 9.2 us,
-// (40.2 - 20.6) us / 1,572,864 B; TP 8 (also used for TP 6): 11.8 us,
-// (45.0 - 24.1) us / 1,572,864 B.
+// sgl-project/sglang PR #2904 (tests/test_trt_reduce.py, no CUDA graph; the test's
+// performance case times torch.float32 tensors, so bytes = 4 x the data size):
+// latency = the 32,768-element time, slope between the 262,144- and 1,048,576-element
+// rows (3,145,728 B apart). TP 2: 8.7 us, (26.6 - 12.9) us / 3,145,728 B; TP 4: 9.2 us,
+// (40.2 - 20.6) us / 3,145,728 B; TP 8 (also used for TP 6): 11.8 us,
+// (45.0 - 24.1) us / 3,145,728 B.
 // Its size cap: max_size 8 MiB, lowered on Hopper (sm 9.0) with symmetric memory (vLLM's
 // default there) to CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"] = {6: 512 KiB, 8: 256 KiB}
 // (vllm/distributed/device_communicators/all_reduce_utils.py; custom_all_reduce.py
@@ -72,7 +73,7 @@ struct CustomArCost {
   double latency_s, s_per_byte;
 };
 CustomArCost custom_ar_cost(int64_t tp) {
-  constexpr double kSpan = 1572864;
+  constexpr double kSpan = 3145728;
   if (tp == 2) return {8.7e-6, 13.7e-6 / kSpan};
   if (tp == 4) return {9.2e-6, 19.6e-6 / kSpan};
   return {11.8e-6, 20.9e-6 / kSpan};

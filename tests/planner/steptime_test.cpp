@@ -100,12 +100,12 @@ TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones
   SUBCASE("TP 2, 10 decode tokens: 10 x 1024 x 2 B = 20,480 B < 8 MiB") {
     const StepTimeModel stm(m, g, calibrated(2));
     // sglang PR #2904's H100 row for vLLM's kernel at TP 2: 8.7 us + 20,480 B x
-    // 13.7 us / 1,572,864 B = 8.8784 us; 2 layers x 2 all-reduces.
-    CHECK(stm.decode(10, 100).communication_s == doctest::Approx(4 * (8.7e-6 + 20480 * 13.7e-6 / 1572864)).scale(0));
+    // 13.7 us / 3,145,728 B = 8.8784 us; 2 layers x 2 all-reduces.
+    CHECK(stm.decode(10, 100).communication_s == doctest::Approx(4 * (8.7e-6 + 20480 * 13.7e-6 / 3145728)).scale(0));
   }
   SUBCASE("TP 4, 64 decode tokens: 131,072 B") {
     const StepTimeModel stm(m, g, calibrated(4));
-    CHECK(stm.decode(64, 100).communication_s == doctest::Approx(4 * (9.2e-6 + 131072 * 19.6e-6 / 1572864)).scale(0));
+    CHECK(stm.decode(64, 100).communication_s == doctest::Approx(4 * (9.2e-6 + 131072 * 19.6e-6 / 3145728)).scale(0));
   }
   SUBCASE("TP 2, a 4,096-token prefill: 8,388,608 B is not under the 8 MiB cap -> NCCL") {
     const StepTimeModel stm(m, g, calibrated(2));
@@ -114,8 +114,8 @@ TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones
   }
   SUBCASE("TP 8 on Hopper caps the custom all-reduce at 256 KiB") {
     const StepTimeModel stm(m, g, calibrated(8));
-    // 64 tokens: 131,072 B < 262,144 B -> custom, 11.8 us + 131,072 B x 20.9 us / 1,572,864 B.
-    CHECK(stm.decode(64, 100).communication_s == doctest::Approx(4 * (11.8e-6 + 131072 * 20.9e-6 / 1572864)).scale(0));
+    // 64 tokens: 131,072 B < 262,144 B -> custom, 11.8 us + 131,072 B x 20.9 us / 3,145,728 B.
+    CHECK(stm.decode(64, 100).communication_s == doctest::Approx(4 * (11.8e-6 + 131072 * 20.9e-6 / 3145728)).scale(0));
     // 256 tokens: 524,288 B -> NCCL: 20 us + 2 x 7/8 x 524,288 B / 5e11 B/s.
     CHECK(stm.decode(256, 100).communication_s == doctest::Approx(4 * (20e-6 + 1.75 * 524288 / 5e11)).scale(0));
   }
