@@ -24,7 +24,8 @@
 //   attention   = decode KV bytes / (BW x bandwidth_efficiency)
 //                 + prefill attention FLOPs / (peak x prefill_flops_efficiency)
 //   elementwise = norms, residual adds, activation, RoPE bytes / (BW x elementwise_bandwidth_efficiency)
-//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3)
+//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3; W8A8 adds a
+//                 per-token activation-quantization kernel per GEMM input)
 //   experts     = kernel_floor_s x 2 GEMMs x experts touched x MoE layers: each touched
 //                 expert's gate-up and down GEMM is a small-M GEMM of its own, charged the
 //                 additive GEMM form's floor like any other GEMM (its bytes are in GEMMs)
@@ -159,6 +160,20 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const auto qk = static_cast<double>((m.num_heads + m.num_kv_heads) * m.head_dim);
     elementwise_bytes_per_token_ =
         layers * act_bytes_per_elem_ * (2 * 4 * h + 3 * inter / tp + 2 * qk / tp);
+    const DType gemm_dtype = compute_dtype(m, o);
+    if (gemm_dtype == DType::fp8 || gemm_dtype == DType::int8) {
+      // W8A8 with dynamic activation scales: each GEMM input is quantized per token by its
+      // own kernel first (vLLM Fp8LinearOp.apply -> ops.scaled_fp8_quant; fused_moe
+      // quantizes the expert input and the intermediate: vllm/model_executor/layers/
+      // quantization/utils/w8a8_utils.py, fused_moe/fused_moe.py). Dense layer: QKV, O,
+      // gate-up, down = 4 kernels; an MoE layer adds the routed experts' 2. Each reads the
+      // 16-bit input and writes 1 byte per element.
+      const auto moe_layers = static_cast<double>(moe_layers_per_gpu_);
+      kernels_per_step_ += 4 * layers + 2 * moe_layers;
+      const auto q = static_cast<double>(m.q_dim());
+      elementwise_bytes_per_token_ += (act_bytes_per_elem_ + 1) * (layers * (2 * h + q / tp + inter / tp) +
+                                                                   moe_layers * (h + inter / tp));
+    }
   }
 }
 

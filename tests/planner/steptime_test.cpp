@@ -145,3 +145,25 @@ TEST_CASE("each MoE expert a step touches pays two GEMM floors per MoE layer") {
   CHECK(stm.decode(1, 100).overhead_s == doctest::Approx(31 * 2e-6).scale(0));
   CHECK(stm.decode(4, 100).overhead_s == doctest::Approx(44.875 * 2e-6).scale(0));
 }
+
+TEST_CASE("W8A8 FP8 adds one activation-quantization kernel per GEMM input") {
+  // Tiny model (2 layers, h 1024, q 8 x 128 = 1024, MLP 4096), TP 1. Dense: QKV, O,
+  // gate-up, down inputs = 4 kernels x 2 layers = 8 more floors of 2 us = 16 us; the
+  // quantization bytes per token, (2 + 1) B x 2 layers x (2 x 1024 + 1024 + 4096) = 43,008 B,
+  // go to the elementwise term, which this calibration leaves at 0 efficiency (off).
+  // MoE (8 experts of 1024, top 2, every layer): 2 more per MoE layer = 12 kernels = 24 us.
+  const GpuSpec g = tiny_gpu();
+  ModelConfig m = tiny_model();
+  ServingOptions bf16 = calibrated(1);
+  ServingOptions fp8 = calibrated(1);
+  fp8.quantization = WeightQuant::fp8;
+  const double dense_extra = StepTimeModel(m, g, fp8).decode(1, 100).overhead_s -
+                             StepTimeModel(m, g, bf16).decode(1, 100).overhead_s;
+  CHECK(dense_extra == doctest::Approx(16e-6).scale(0));
+  m.num_experts = 8;
+  m.experts_per_token = 2;
+  m.moe_intermediate_size = 1024;
+  const double moe_extra = StepTimeModel(m, g, fp8).decode(1, 100).overhead_s -
+                           StepTimeModel(m, g, bf16).decode(1, 100).overhead_s;
+  CHECK(moe_extra == doctest::Approx(24e-6).scale(0));
+}
