@@ -12,7 +12,7 @@ gpu_memory_utilization 0.9, chunked prefill, prefix caching on).
   scripts/accuracy.py [--kvplan build/kvplan] [--calibration FILE] [--runs 0,2,4]
   scripts/accuracy.py --fit 0,2,4,6,8,10,12 --write-parameters OUT.json
       fits the serving overheads (step_overhead_s, request_overhead_s,
-      output_lag_steps) on the runs at those indices by least squares on the
+      output_lag_steps) on the runs at those indices by least squares on the relative
       residuals of the kernel-calibrated model, and writes them as a /2 parameters file
       (merge it with `kvplan calibrate --merge`).
 """
