@@ -274,6 +274,7 @@ class StepTimeModel {
   double gemm_flops_per_s_ = 0, gemm_bytes_per_s_ = 0, elementwise_bytes_per_s_ = 0;
   double kernel_floor_s_ = 0, kernels_per_step_ = 0, elementwise_bytes_per_token_ = 0;
   double attn_flops_per_s_ = 0;
+  double embedding_table_bytes_ = 0;  // per GPU; input embedding table apart from the LM head
   double step_overhead_s_ = 0, step_overhead_per_seq_s_ = 0;
   double allreduce_latency_s_ = 0, allreduce_bus_bytes_per_s_ = 0;
 };

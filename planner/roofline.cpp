@@ -18,19 +18,29 @@
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
 // that fits measured GEMM and elementwise kernel times (Vidur's H100 profiles) across
 // token counts, so small-M GEMMs pay their weight reads and large ones their FLOPs:
-//   GEMMs       = weights read (MoE: experts touched) / (BW x gemm_bandwidth_efficiency)
+//   GEMMs       = weights read (MoE: experts touched; the input embedding only for the
+//                 step's token rows, a gather, not the whole table)
+//                 / (BW x gemm_bandwidth_efficiency)
 //                 + linear FLOPs / (peak x gemm_flops_efficiency)
 //   attention   = decode KV bytes / (BW x bandwidth_efficiency)
 //                 + prefill attention FLOPs / (peak x prefill_flops_efficiency)
 //   elementwise = norms, residual adds, activation, RoPE bytes / (BW x elementwise_bandwidth_efficiency)
-//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3)
-//   comm        = 2 all-reduces per layer x (allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth)
+//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3; W8A8 adds a
+//                 per-token activation-quantization kernel per GEMM input)
+//   experts     = kernel_floor_s x 2 GEMMs x experts touched x MoE layers: each touched
+//                 expert's gate-up and down GEMM is a small-M GEMM of its own, charged the
+//                 additive GEMM form's floor like any other GEMM (its bytes are in GEMMs)
+//   comm        = 2 all-reduces per layer; messages under vLLM's custom all-reduce cap
+//                 (TP 2/4: 8 MiB, TP 6: 512 KiB, TP 8: 256 KiB on H100) at that kernel's
+//                 measured H100 cost (custom_ar_cost),
+//                 larger ones at NCCL's: allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth
 //   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
 // The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
 // step's inputs, then launches it, then samples; vllm/v1/engine/core.py step()).
 #include <algorithm>
 #include <cmath>
 
+#include "planner/checked.h"
 #include "planner/engine_detail.h"
 #include "planner/planner.h"
 
@@ -38,6 +48,40 @@ namespace kvplan {
 
 namespace {
 constexpr double kCollectiveLatencyS = 5e-6;
+
+// vLLM's custom all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py,
+// CustomAllreduce: _SUPPORTED_WORLD_SIZES [2, 4, 6, 8], max_size = 8192 * 1024 bytes;
+// cuda_communicator.py tries it before pynccl) takes TP all-reduces of decode-sized
+// messages: one-shot (every GPU reads all peers' buffers) at TP 2 and for small
+// messages at TP 4/8, two-shot above (csrc/custom_all_reduce.cuh). Its H100 cost,
+// t = latency + bytes x seconds per byte, from the table of vLLM's kernel on H100 in
+// sgl-project/sglang PR #2904 (tests/test_trt_reduce.py, no CUDA graph; the test's
+// performance case times torch.float32 tensors, so bytes = 4 x the data size):
+// latency = the 32,768-element time, slope between the 262,144- and 1,048,576-element
+// rows (3,145,728 B apart). TP 2: 8.7 us, (26.6 - 12.9) us / 3,145,728 B; TP 4: 9.2 us,
+// (40.2 - 20.6) us / 3,145,728 B; TP 8 (also used for TP 6): 11.8 us,
+// (45.0 - 24.1) us / 3,145,728 B.
+// Its size cap: max_size 8 MiB, lowered on Hopper (sm 9.0) with symmetric memory (vLLM's
+// default there) to CUSTOM_ALL_REDUCE_MAX_SIZES["9.0"] = {6: 512 KiB, 8: 256 KiB}
+// (vllm/distributed/device_communicators/all_reduce_utils.py; custom_all_reduce.py
+// takes the min); larger messages go to symmetric-memory or NCCL all-reduce, charged here
+// at the NCCL fit.
+double custom_ar_max_bytes(int64_t tp) {
+  if (tp == 6) return 512.0 * 1024;
+  if (tp == 8) return 256.0 * 1024;
+  return 8192.0 * 1024;
+}
+struct CustomArCost {
+  double latency_s, s_per_byte;
+};
+CustomArCost custom_ar_cost(int64_t tp) {
+  constexpr double kSpan = 3145728;
+  if (tp == 2) return {8.7e-6, 13.7e-6 / kSpan};
+  if (tp == 4) return {9.2e-6, 19.6e-6 / kSpan};
+  return {11.8e-6, 20.9e-6 / kSpan};
+}
+bool custom_ar_applies(int64_t tp) { return tp == 2 || tp == 4 || tp == 6 || tp == 8; }
+
 }  // namespace
 
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
@@ -93,6 +137,12 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     attn_flops_per_s_ = peak_flops_per_gpu_ * prefill_eff_;
     elementwise_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.elementwise_bandwidth_efficiency;
     kernel_floor_s_ = c.kernel_floor_s;
+    // weight_bytes_per_gpu counts a separate input-embedding table (untied, or tied split
+    // over PP stages) in full; a step reads only its tokens' rows of it (vLLM's
+    // VocabParallelEmbedding is a lookup, F.embedding).
+    if (!m.tie_word_embeddings || o.pp > 1)
+      embedding_table_bytes_ = static_cast<double>(detail::ceil_div(m.vocab_size, o.tp)) * static_cast<double>(m.hidden_size) *
+                               act_bytes_per_elem_;
     const auto layers = static_cast<double>(layers_per_stage);
     // vLLM's decoder layer: fused QKV, attention, O, fused gate-up, activation, down, two
     // fused add+RMSNorm, RoPE, KV-cache write = 10 kernels; plus embedding, final norm and
@@ -108,6 +158,20 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const auto qk = static_cast<double>((m.num_heads + m.num_kv_heads) * m.head_dim);
     elementwise_bytes_per_token_ =
         layers * act_bytes_per_elem_ * (2 * 4 * h + 3 * inter / tp + 2 * qk / tp);
+    const DType gemm_dtype = compute_dtype(m, o);
+    if (gemm_dtype == DType::fp8 || gemm_dtype == DType::int8) {
+      // W8A8 with dynamic activation scales: each GEMM input is quantized per token by its
+      // own kernel first (vLLM Fp8LinearOp.apply -> ops.scaled_fp8_quant; fused_moe
+      // quantizes the expert input and the intermediate: vllm/model_executor/layers/
+      // quantization/utils/w8a8_utils.py, fused_moe/fused_moe.py). Dense layer: QKV, O,
+      // gate-up, down = 4 kernels; an MoE layer adds the routed experts' 2. Each reads the
+      // 16-bit input and writes 1 byte per element.
+      const auto moe_layers = static_cast<double>(moe_layers_per_gpu_);
+      kernels_per_step_ += 4 * layers + 2 * moe_layers;
+      const auto q = static_cast<double>(m.q_dim());
+      elementwise_bytes_per_token_ += (act_bytes_per_elem_ + 1) * (layers * (2 * h + q / tp + inter / tp) +
+                                                                   moe_layers * (h + inter / tp));
+    }
   }
 }
 
@@ -121,11 +185,13 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   t.flops = linear_flops_per_token_ * tokens + attn_flops_per_pair_ * pairs + lm_head_flops_ * logits;
 
   double weights = weight_bytes_;
+  double expert_gemms = 0;  // per GPU per stage
   if (experts_ > 0 && moe_layers_per_gpu_ > 0) {
     // Expected distinct experts hit by `tokens` tokens routed uniformly to top-k of E.
     const double e = static_cast<double>(experts_);
     const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens));
     weights = moe_dense_bytes_ + moe_expert_bytes_ * touched * static_cast<double>(moe_layers_per_gpu_);
+    expert_gemms = 2 * touched * static_cast<double>(moe_layers_per_gpu_);  // gate-up and down
   }
   // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
   const double stages = static_cast<double>(pp_);
@@ -137,8 +203,13 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   t.memory_s = stages * t.bytes / bw_bytes_per_s_;
   if (tp_ > 1) {
     const auto tp = static_cast<double>(tp_);
-    const double per_allreduce =
-        2 * (tp - 1) / tp * tokens * allreduce_bytes_per_token_ / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
+    const double message_bytes = tokens * allreduce_bytes_per_token_;
+    double per_allreduce = 2 * (tp - 1) / tp * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
+    // The custom all-reduce is vLLM's; only the calibrated (engine-measured) model has it.
+    if (refined_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
+      const CustomArCost c = custom_ar_cost(tp_);
+      per_allreduce = c.latency_s + message_bytes * c.s_per_byte;
+    }
     t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
   }
   if (pp_ > 1 && link_bytes_per_s_ > 0)
@@ -148,6 +219,8 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   if (refined_) {
     const double linear_flops = linear_flops_per_token_ * tokens + lm_head_flops_ * logits;
     const double attn_flops = attn_flops_per_pair_ * prefill_attn_pairs;
+    const double gathered = static_cast<double>(m_->hidden_size) * act_bytes_per_elem_ * tokens;
+    weights += std::min(gathered, embedding_table_bytes_) - embedding_table_bytes_;
     const double gemm_s = weights / gemm_bytes_per_s_ + linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_;
     const double attn_s = (kv_read + kv_write) / bw_bytes_per_s_ + attn_flops / static_cast<double>(tp_) / attn_flops_per_s_;
     const double elementwise_s =
@@ -155,7 +228,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.compute_s = stages * (linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_ +
                             attn_flops / static_cast<double>(tp_) / attn_flops_per_s_);
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
-    t.overhead_s += stages * kernel_floor_s_ * kernels_per_step_;
+    t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + expert_gemms);
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
     t.time_s = stages * (gemm_s + attn_s + elementwise_s) + t.communication_s + t.overhead_s;
     return t;
