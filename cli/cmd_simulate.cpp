@@ -75,6 +75,8 @@ int cmd_simulate(const Args& args) {
       ("host-link-gb-per-s", po::value<std::string>()->default_value("25"),
        "host link bandwidth for --swap, GB/s (1e9 B/s; PCIe 4.0 x16 ~ 25)")
       ("rate", po::value<std::string>(), "arrival rate in requests/s (default: the workload's; a trace is time-scaled)")
+      ("num-gpu-blocks-override", po::value<std::string>(),
+       "KV pool in blocks per GPU, in place of the engine's accounting (vLLM's flag; e.g. the '# GPU blocks' a server logged)")
       ("timeseries", po::value<std::string>(), "write one CSV row per engine step to FILE")
       ("find-max-rate", po::bool_switch(), "also search the highest arrival rate meeting the workload's SLO")
       ("max-rate-requests", po::value<std::string>()->default_value("4000"),
@@ -120,6 +122,8 @@ int cmd_simulate(const Args& args) {
   }
   if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
   so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
+  if (vm.count("num-gpu-blocks-override"))
+    so.num_blocks = parse_int_option(vm["num-gpu-blocks-override"].as<std::string>(), "--num-gpu-blocks-override");
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
