@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 #include <unistd.h>
 
@@ -26,7 +27,7 @@ int cmd_plan(const Args& args) {
   add_output_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << desc << "\n" << kListHelp;
     return 0;
   }
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
@@ -37,6 +38,8 @@ int cmd_plan(const Args& args) {
   for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) models.push_back(io::load_model(name));
   std::vector<GpuSpec> gpus;
   for (const auto& name : split_list(vm["gpu"].as<std::string>(), "--gpu")) gpus.push_back(io::load_gpu(name));
+  refuse_duplicate_names(models, "--model");
+  refuse_duplicate_names(gpus, "--gpu");
   std::vector<int64_t> contexts, batches;
   for (const auto& c : split_list(vm["context"].as<std::string>(), "--context")) contexts.push_back(parse_int_option(c, "--context"));
   for (const auto& b : split_list(vm["batch"].as<std::string>(), "--batch")) batches.push_back(parse_int_option(b, "--batch"));
@@ -52,9 +55,18 @@ int cmd_plan(const Args& args) {
             throw InputError("command line", "--context", "at most --max-model-len (" + std::to_string(*o.max_model_len) + ")",
                              std::to_string(ctx));
           for (int64_t b : batches) {
-            const Plan p = make_plan(m, g, o, ctx, b);
-            const ServingOptions used = with_engine_defaults(g, o);
-            rows.push_back({m.name, g.name, used, p, engine_startup_lines(apply_what_if(m, used), used, p.capacity)});
+            // `auto` resolves to the model's 16-bit dtype here: its scheme variants are one row.
+            const ServingOptions o1 = without_kv_scheme(o, o.kv_dtype(m));
+            if (std::any_of(rows.begin(), rows.end(), [&](const reports::PlanRow& r) {
+                  return r.model == m.name && r.gpu == g.name && r.plan.context_tokens == ctx && r.plan.batch == b &&
+                         same_options(r.requested, o1);
+                }))
+              continue;
+            const Plan p = make_plan(m, g, o1, ctx, b);
+            const ServingOptions used = with_engine_defaults(g, o1);
+            const ModelConfig what_if = apply_what_if(m, used);
+            rows.push_back({m.name, g.name, used, p, engine_startup_lines(what_if, used, p.capacity), o1,
+                            what_if.num_kv_heads});
           }
         }
       }
@@ -63,7 +75,7 @@ int cmd_plan(const Args& args) {
   switch (format) {
     case Format::json: text = reports::plan_json(rows).dump(2) + "\n"; break;
     case Format::md: text = reports::render(reports::plan_table(rows), reports::TextFormat::md); break;
-    case Format::csv: text = reports::render(reports::plan_table(rows), reports::TextFormat::csv); break;
+    case Format::csv: text = reports::render(reports::plan_table_raw(rows), reports::TextFormat::csv); break;
     case Format::table:
       text = reports::render(reports::plan_table(rows), reports::TextFormat::table);
       if (rows.size() == 1) text += reports::plan_detail(rows.front());

@@ -54,7 +54,9 @@ nlohmann::json to_json(const Report& r) {
   j["pp"] = r.options.pp;
   j["max_num_seqs"] = r.options.max_num_seqs;
   j["max_num_batched_tokens"] = r.max_num_batched_tokens;
-  j["arrival_rate_per_s"] = r.workload.base_rate_per_s() * r.sim.rate_scale;
+  j["arrival_rate_per_s"] = r.workload.arrivals_at_one_instant()
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json(r.workload.base_rate_per_s() * r.sim.rate_scale);
   j["requests"] = {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
                    {"preemptions", s.preemptions}, {"truncated", s.truncated}};
   j["throughput"] = {{"requests_per_s", s.requests_per_s},
@@ -104,13 +106,16 @@ std::string num(double x) {
   return fmt::format("{:.3g}", x);
 }
 
-//! The summary as (quantity, value) rows: the human table, Markdown and CSV all use it.
+//! The summary as (quantity, value) rows: the human table and Markdown use it.
 std::vector<std::pair<std::string, std::string>> summary(const Report& r) {
   const sim::SimResult& s = r.result;
   std::vector<std::pair<std::string, std::string>> rows = {
       {"model / GPU", fmt::format("{} on {} (TP {}, PP {})", r.model, r.gpu, r.options.tp, r.options.pp)},
-      {"workload", fmt::format("{}: {} requests at {} requests/s", r.workload.name,
-                               reports::count(s.arrived), num(r.workload.base_rate_per_s() * r.sim.rate_scale))},
+      {"workload", r.workload.arrivals_at_one_instant()
+                       ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",
+                                     r.workload.name, reports::count(s.arrived))
+                       : fmt::format("{}: {} requests at {} requests/s", r.workload.name, reports::count(s.arrived),
+                                     num(r.workload.base_rate_per_s() * r.sim.rate_scale))},
       {"scheduler", fmt::format("{} (max {} seqs, {} batched tokens), preempt by {}, seed {}",
                                 sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
                                 reports::count(r.max_num_batched_tokens),
@@ -155,14 +160,31 @@ std::vector<std::pair<std::string, std::string>> summary(const Report& r) {
   return rows;
 }
 
+//! The JSON as one CSV record for machines: a column per leaf, named by its dotted path
+//! ("latency.ttft_s.p99"), raw numbers (units are in the names), null as an empty field.
+reports::Table csv_record(const nlohmann::json& j) {
+  reports::Table t;
+  t.rows.emplace_back();
+  const auto walk = [&](const auto& self, const nlohmann::json& v, const std::string& path) -> void {
+    if (v.is_object()) {
+      for (const auto& [k, child] : v.items()) self(self, child, path.empty() ? k : path + "." + k);
+      return;
+    }
+    t.header.push_back(path);
+    t.rows.back().push_back(v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump());
+  };
+  walk(walk, j, "");
+  return t;
+}
+
 std::string render(const Report& r, Format f) {
   if (f == Format::json) return to_json(r).dump(2) + "\n";
+  if (f == Format::csv) return reports::render(csv_record(to_json(r)), reports::TextFormat::csv);
   reports::Table t;
   t.header = {"quantity", "value"};
   t.right_align = {false, false};
   for (auto& [k, v] : summary(r)) t.rows.push_back({k, v});
   if (f == Format::md) return reports::render(t, reports::TextFormat::md);
-  if (f == Format::csv) return reports::render(t, reports::TextFormat::csv);
   return "kvplan simulate\n" + reports::render(t, reports::TextFormat::table) +
          "TTFT: arrival to first token; TPOT: time per output token after the first; GiB = 2^30 bytes.\n";
 }
@@ -170,13 +192,10 @@ std::string render(const Report& r, Format f) {
 //! Streams one CSV row per engine step to `path` (refusing to overwrite unless --force).
 class TimeSeries {
  public:
-  TimeSeries(const std::string& path, bool force, int64_t num_blocks) : num_blocks_(num_blocks) {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec) && !force)
-      throw InputError("--timeseries", "", "a file that does not exist yet (or --force to overwrite it)",
-                       "'" + path + "' exists");
+  TimeSeries(const std::string& path, bool force, int64_t num_blocks) : path_(path), num_blocks_(num_blocks) {
+    check_output_path("--timeseries", path, force);
     out_.open(path, std::ios::binary | std::ios::trunc);
-    if (!out_) throw InputError("--timeseries", "", "a writable path", "'" + path + "'");
+    if (!out_) throw InputError("--timeseries", "", "a writable path", "'" + path + "', which cannot be opened for writing");
     out_ << "time_s,step_s,batch,prefill_tokens,decode_seqs,kv_blocks_used,kv_utilization,queue,running\n";
   }
   void add(const sim::StepSample& s) {
@@ -185,8 +204,14 @@ class TimeSeries {
                         static_cast<double>(s.kv_blocks_used) / static_cast<double>(num_blocks_), s.waiting,
                         s.running);
   }
+  //! A full disk shows only when the last buffer is flushed.
+  void close() {
+    out_.close();
+    if (out_.fail()) throw InputError("--timeseries", "", "a path that can be written in full", "'" + path_ + "': write failed");
+  }
 
  private:
+  std::string path_;
   std::ofstream out_;
   int64_t num_blocks_;
 };
@@ -216,7 +241,7 @@ int cmd_simulate(const Args& args) {
   add_output_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << desc << "\n" << kListHelp;
     return 0;
   }
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
@@ -251,6 +276,10 @@ int cmd_simulate(const Args& args) {
   }
   if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
   so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
+  if (r.workload.arrivals_at_one_instant() && (vm.count("rate") || vm["find-max-rate"].as<bool>()))
+    throw InputError(r.workload.trace_file, "arrival_s",
+                     "arrivals spread over time (--rate and --find-max-rate scale the trace's arrival rate)",
+                     "every arrival at one instant");
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
@@ -258,6 +287,7 @@ int cmd_simulate(const Args& args) {
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   r.max_num_batched_tokens = simulator.max_num_batched_tokens(so.scheduler);
+  if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   std::optional<TimeSeries> series;
   if (vm.count("timeseries")) {
     series.emplace(vm["timeseries"].as<std::string>(), vm.count("force") && vm["force"].as<bool>(),
@@ -266,6 +296,7 @@ int cmd_simulate(const Args& args) {
   }
   r.result = simulator.run(r.workload, so);
   so.on_step = nullptr;
+  if (series) series->close();
   if (vm["find-max-rate"].as<bool>()) {
     sim::MaxRateOptions mo;
     mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "cli/cli.h"
@@ -118,6 +117,8 @@ int cmd_validate(const Args& args) {
   if (vm.count("datasheet-flops"))
     o.datasheet_peak_flops_per_s = parse_num_option(vm["datasheet-flops"].as<std::string>(), "--datasheet-flops", 1e6, 1e19);
 
+  if (vm.count("calibration-out")) check_output_path("--calibration-out", vm["calibration-out"].as<std::string>(), vm["force"].as<bool>());
+  if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   gv::Report r;
   try {
     r = gv::run_validation(o);
@@ -135,10 +136,7 @@ int cmd_validate(const Args& args) {
       std::cerr << "kvplan validate: no calibration on the " << gv::to_string(r.backend)
                 << " backend (it needs a GPU and its datasheet); " << path << " not written\n";
     } else {
-      std::ofstream out(path, std::ios::trunc);
-      if (!out) throw InputError("--calibration-out", "", "a writable path", "'" + path + "'");
-      out << gv::calibration_json(*r.calibration);
-      out.close();
+      write_output("--calibration-out", path, gv::calibration_json(*r.calibration), vm["force"].as<bool>());
       (void)io::load_calibration(path);  // the planner must accept what was written
     }
   }

@@ -17,11 +17,15 @@ struct PlanRow {
   ServingOptions options;
   Plan plan;
   std::string engine_log;  // what the engine would print about its KV cache, if known
+  ServingOptions requested;  // as given, before engine defaults (rows with equal ones are duplicates)
+  int64_t kv_heads = 0;      // KV heads planned (the model's, or --kv-heads)
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);
 //! One line per row; "requests ×" compares each row's capacity with the first row's.
 Table plan_table(const std::vector<PlanRow>& rows);
+//! The same rows for machines (CSV): raw numbers, units in the column names.
+Table plan_table_raw(const std::vector<PlanRow>& rows);
 //! The memory, FLOP and latency breakdown of one row, with units, for a reader.
 std::string plan_detail(const PlanRow& row);
 
