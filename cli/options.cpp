@@ -33,8 +33,8 @@ T parse_enum(const std::string& s, const std::string& option, const std::string&
 }  // namespace
 
 const char* const kListHelp =
-    "Lists: options marked \"list ok\" take comma-separated values and expand to one row per\n"
-    "combination (--tp 1,2 --kv-cache-dtype fp16,int4); a value may be given once per list.\n"
+    "Lists: comma-separated values (--tp 1,2 --kv-cache-dtype fp16,int4) expand to one row or\n"
+    "candidate per combination (simulate takes one value each); each value may be given once.\n"
     "Numbers: 4096 or 4_096; 4,096 only in an option that takes one value. In a list, a comma\n"
     "between 1-3 digits and exactly 3 digits (4,096 or 64,256) reads both as a thousands\n"
     "separator and as a list, and is refused: write 4096 for the number or '64, 256' (a space\n"
@@ -143,9 +143,9 @@ void add_serving_options(po::options_description& desc) {
       ("kv-group", s(), "quantization group size (per-token: 128, kivi: 32)")
       ("kv-residual", s(), "fp16 residual tokens (kivi: 128)")
       ("block-size", s(), "paged KV block size in tokens (16)")
-      ("gpu-memory-utilization", s(), "fraction of GPU memory the engine may use (0.9)")
+      ("gpu-memory-utilization", s(), "fraction of GPU memory the engine may use (0.9; --engine sglang: SGLang's own default)")
       ("max-model-len", s(), "longest request, tokens")
-      ("max-num-seqs", s(), "most sequences in one batch (256)")
+      ("max-num-seqs", s(), "most sequences in one batch (256; --engine vllm: vLLM's default, 1024 on >= 70 GiB GPUs other than A100)")
       ("max-num-batched-tokens", s(), "most tokens in one step (engine default)")
       ("engine", s(), "memory accounting: ideal|vllm|sglang|trtllm")
       ("kv-heads", s(), "what-if: replace num_key_value_heads")
@@ -155,8 +155,8 @@ void add_serving_options(po::options_description& desc) {
 
 void add_output_options(po::options_description& desc) {
   desc.add_options()
-      ("format", po::value<std::string>(), "table|json|md|csv (table on a terminal)")
-      ("output,o", po::value<std::string>(), "write to FILE instead of stdout")
+      ("format", po::value<std::string>(), "table|json|md|csv (default table; CSV and JSON carry raw numbers, units in the names)")
+      ("output,o", po::value<std::string>(), "write to FILE instead of stdout (a failed write exits 2)")
       ("force", po::bool_switch(), "overwrite the -o file if it exists");
 }
 
