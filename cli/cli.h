@@ -49,6 +49,9 @@ void emit(const po::variables_map& vm, const std::string& text);
 //! InputError naming `option` when `path` exists (unless force) or is a directory; run
 //! before long work so that a refused path fails fast.
 void check_output_path(const std::string& option, const std::string& path, bool force);
+//! InputError when options a and b (both output paths, e.g. "output" and "report") name
+//! the same file.
+void refuse_same_path(const po::variables_map& vm, const std::string& a, const std::string& b);
 //! Writes text to path after check_output_path; a failed open, write or close (a full
 //! disk, /dev/full) is an InputError naming `option` and the path.
 void write_output(const std::string& option, const std::string& path, const std::string& text, bool force);

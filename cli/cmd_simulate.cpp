@@ -280,6 +280,13 @@ int cmd_simulate(const Args& args) {
     throw InputError(r.workload.trace_file, "arrival_s",
                      "arrivals spread over time (--rate and --find-max-rate scale the trace's arrival rate)",
                      "every arrival at one instant");
+  // Past its last row a trace replays one mean gap later; a burst has no gap to replay at.
+  if (r.workload.arrivals_at_one_instant() &&
+      std::cmp_greater(so.requests.value_or(r.workload.requests), r.workload.trace->size()))
+    throw InputError(r.workload.trace_file, "requests",
+                     "at most the trace's " + std::to_string(r.workload.trace->size()) +
+                         " rows (its arrivals share one instant, so it cannot be replayed at a rate)",
+                     std::to_string(so.requests.value_or(r.workload.requests)));
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
@@ -287,6 +294,7 @@ int cmd_simulate(const Args& args) {
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   r.max_num_batched_tokens = simulator.max_num_batched_tokens(so.scheduler);
+  refuse_same_path(vm, "output", "timeseries");
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   std::optional<TimeSeries> series;
   if (vm.count("timeseries")) {

@@ -76,6 +76,7 @@ int cmd_size(const Args& args) {
     throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
   }
   const bool force = vm.count("force") && vm["force"].as<bool>();
+  refuse_same_path(vm, "output", "report");
   if (vm.count("report")) check_output_path("--report", vm["report"].as<std::string>(), force);
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), force);
 

@@ -2,6 +2,7 @@
 // prints predicted vs measured. JSON: {"schema": "kvplan.validate/1", ...}
 // (ARCHITECTURE.md). Exit 0 when every check passes, 1 when one fails, 2 on bad input
 // (including --backend cuda where this build or this machine has no GPU).
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -75,6 +76,27 @@ reports::Table to_table(const gv::Report& r) {
   return t;
 }
 
+//! The same checks for machines (CSV): raw numbers; the error as a fraction.
+reports::Table to_table_raw(const gv::Report& r) {
+  reports::Table t;
+  t.header = {"group", "check", "predicted", "measured", "unit", "error_fraction", "compare", "tolerance", "pass"};
+  t.right_align.assign(t.header.size(), false);
+  const auto x = [](double v) { return fmt::format("{:.9g}", v); };
+  for (const gv::Check& c : r.checks) {
+    std::string compare;
+    switch (c.compare) {
+      case gv::Compare::exact: compare = "exact"; break;
+      case gv::Compare::relative: compare = "relative"; break;
+      case gv::Compare::at_least: compare = "at_least"; break;
+      case gv::Compare::at_most: compare = "at_most"; break;
+      case gv::Compare::info: compare = "info"; break;
+    }
+    t.rows.push_back({c.group, c.name, x(c.predicted), x(c.measured), c.unit, x(c.error), compare, x(c.tolerance),
+                      c.compare == gv::Compare::info ? "" : (c.pass ? "true" : "false")});
+  }
+  return t;
+}
+
 }  // namespace
 
 int cmd_validate(const Args& args) {
@@ -117,6 +139,7 @@ int cmd_validate(const Args& args) {
   if (vm.count("datasheet-flops"))
     o.datasheet_peak_flops_per_s = parse_num_option(vm["datasheet-flops"].as<std::string>(), "--datasheet-flops", 1e6, 1e19);
 
+  refuse_same_path(vm, "output", "calibration-out");
   if (vm.count("calibration-out")) check_output_path("--calibration-out", vm["calibration-out"].as<std::string>(), vm["force"].as<bool>());
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   gv::Report r;
@@ -145,7 +168,7 @@ int cmd_validate(const Args& args) {
   switch (format) {
     case Format::json: text = to_json(r).dump(2) + "\n"; break;
     case Format::md: text = reports::render(to_table(r), reports::TextFormat::md); break;
-    case Format::csv: text = reports::render(to_table(r), reports::TextFormat::csv); break;
+    case Format::csv: text = reports::render(to_table_raw(r), reports::TextFormat::csv); break;
     case Format::table: {
       text = "backend " + std::string(gv::to_string(r.backend)) + ", device " + r.device + "\n";
       text += reports::render(to_table(r), reports::TextFormat::table);

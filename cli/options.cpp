@@ -262,6 +262,16 @@ void check_output_path(const std::string& option, const std::string& path, bool 
   if (std::filesystem::is_directory(path, ec)) throw InputError(option, "", "a file path", "'" + path + "', a directory");
 }
 
+void refuse_same_path(const po::variables_map& vm, const std::string& a, const std::string& b) {
+  if (!vm.count(a) || !vm.count(b)) return;
+  std::error_code ec1, ec2;
+  const auto pa = std::filesystem::weakly_canonical(vm[a].as<std::string>(), ec1);
+  const auto pb = std::filesystem::weakly_canonical(vm[b].as<std::string>(), ec2);
+  if (!ec1 && !ec2 && pa == pb)
+    throw InputError(kWhere, "--" + b, "a path other than --" + a + "'s (one would overwrite the other)",
+                     "'" + vm[b].as<std::string>() + "'");
+}
+
 void write_output(const std::string& option, const std::string& path, const std::string& text, bool force) {
   check_output_path(option, path, force);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -201,6 +201,27 @@ TEST_CASE("no output path is overwritten without --force, and a refused path fai
   fs::remove_all(scratch());
 }
 
+TEST_CASE("two outputs of one command cannot name the same file") {
+  const std::string out = (scratch() / "same.txt").string();
+  Run r = kvplan("size --model llama-3-8b --workload chat --gpus l40s --evaluator planner --report " + out + " -o " + out);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--report") != std::string::npos);
+  r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --timeseries " + out + " -o " + out);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--timeseries") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  fs::remove_all(scratch());
+}
+
+TEST_CASE("validate --format csv is raw numbers too") {
+  // Exit 1 when a timed check misses on a loaded machine; the CSV is printed either way.
+  const Run r = kvplan("validate --backend cpu --format csv");
+  REQUIRE((r.code == 0 || r.code == 1));
+  check_raw_csv(r.out);
+  const auto csv = parse_csv(r.out);
+  CHECK(csv[0][5] == "error_fraction");
+}
+
 TEST_CASE("input files: special files are refused before they are opened, sizes are capped, bytes escaped") {
   Run r = kvplan("plan --model /dev/zero --gpu h100-sxm");
   CHECK(r.code == 2);
@@ -310,7 +331,10 @@ TEST_CASE("traces: a UTF-8 byte-order mark is accepted; arrivals at one instant 
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["arrival_rate_per_s"].is_null());
   CHECK(j["requests"]["completed"] == 3);
-  // Scaling the rate of a burst has no meaning.
+  // Replaying a burst past its rows would need a rate; scaling its rate has no meaning.
+  r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload " + wf.string() + " --requests 4");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("at most the trace's 3 rows") != std::string::npos);
   CHECK(kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload " + wf.string() + " --rate 5").code == 2);
   CHECK(kvplan("size --model llama-3-8b --gpus l40s --evaluator planner --workload " + wf.string()).code == 2);
   fs::remove_all(scratch());
