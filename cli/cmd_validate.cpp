@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/cli.h"
@@ -129,6 +130,15 @@ int cmd_validate(const Args& args) {
     throw InputError("command line", "--backend", "cpu or cuda", "'" + backend + "'");
   }
   o.quick = vm["quick"].as<bool>();
+  // A FIFO would block the .npy reader's open forever: regular files only.
+  for (const char* key : {"npy-k", "npy-v"}) {
+    if (!vm.count(key)) continue;
+    const std::string path = vm[key].as<std::string>();
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+      throw InputError(path, "", "a regular .npy file", "a directory, device, FIFO or other special file");
+  }
   if (vm.count("npy-k")) o.npy_k = vm["npy-k"].as<std::string>();
   if (vm.count("npy-v")) {
     if (o.npy_k.empty()) throw InputError("command line", "--npy-v", "--npy-k as well", "--npy-v alone");
