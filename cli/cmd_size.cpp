@@ -36,7 +36,7 @@ int cmd_size(const Args& args) {
   if (vm.count("help")) {
     std::cout << desc << "\n" << kListHelp << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
                          "--kv-cache-dtype auto,fp8,int4,int2 (int4/int2 with --kv-quant kvquant); --pp 1.\n"
-                         "Engine limits are searched when given as lists, e.g. --max-num-seqs 64,256\n"
+                         "Engine limits are searched when given as lists, e.g. --max-num-seqs 256,1024\n"
                          "--max-num-batched-tokens 2048,8192 --scheduler continuous,chunked.\n";
     return 0;
   }
