@@ -28,7 +28,13 @@ void add_serving_options(po::options_description& desc);
 void add_output_options(po::options_description& desc);
 //! Every combination of the comma lists given (the cartesian product, in option order).
 std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm);
-//! "a,b,,c" -> {"a","b","c"}; an empty item or list is an InputError naming the option.
+//! o with the KV quantization scheme reset to its defaults when the cache `kv` is 16 or
+//! 32 bits wide (schemes apply to 8-bit and narrower caches only).
+ServingOptions without_kv_scheme(const ServingOptions& o, DType kv);
+//! Every option a command line can set is equal (the calibration is shared by all rows).
+bool same_options(const ServingOptions& a, const ServingOptions& b);
+//! "a,b,c" -> {"a","b","c"}; an empty item, a value given twice, or digit grouping that
+//! reads as a list ("4,096") is an InputError naming the option.
 std::vector<std::string> split_list(const std::string& s, const std::string& option);
 //! A positive integer option value; InputError naming the option otherwise.
 int64_t parse_int_option(const std::string& s, const std::string& option, int64_t min_value = 1);
@@ -40,6 +46,28 @@ po::variables_map parse(const Args& args, const po::options_description& desc);
 
 //! Writes text to -o FILE (refusing to overwrite an existing file unless --force) or stdout.
 void emit(const po::variables_map& vm, const std::string& text);
+//! InputError naming `option` when `path` exists (unless force) or is a directory; run
+//! before long work so that a refused path fails fast.
+void check_output_path(const std::string& option, const std::string& path, bool force);
+//! InputError when options a and b (both output paths, e.g. "output" and "report") name
+//! the same file.
+void refuse_same_path(const po::variables_map& vm, const std::string& a, const std::string& b);
+//! Writes text to path after check_output_path; a failed open, write or close (a full
+//! disk, /dev/full) is an InputError naming `option` and the path.
+void write_output(const std::string& option, const std::string& path, const std::string& text, bool force);
+
+//! --help epilogue on comma lists and digit grouping, shared by plan, simulate and size.
+extern const char* const kListHelp;
+
+//! Two entries of one list that load the same model or GPU (a name and its file) are an
+//! InputError naming the option: they would print the same rows twice.
+template <typename T>
+void refuse_duplicate_names(const std::vector<T>& items, const std::string& option) {
+  for (size_t i = 0; i < items.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (items[i].name == items[j].name)
+        throw InputError("command line", option, "each model or GPU once", "'" + items[i].name + "' twice");
+}
 
 int cmd_plan(const Args& args);
 int cmd_models(const Args& args);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 #include <unistd.h>
 
@@ -32,7 +33,7 @@ int cmd_plan(const Args& args) {
   add_output_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << desc << "\n" << kListHelp;
     return 0;
   }
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
@@ -43,6 +44,8 @@ int cmd_plan(const Args& args) {
   for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) models.push_back(io::load_model(name));
   std::vector<GpuSpec> gpus;
   for (const auto& name : split_list(vm["gpu"].as<std::string>(), "--gpu")) gpus.push_back(io::load_gpu(name));
+  refuse_duplicate_names(models, "--model");
+  refuse_duplicate_names(gpus, "--gpu");
   std::vector<int64_t> contexts, batches;
   for (const auto& c : split_list(vm["context"].as<std::string>(), "--context")) contexts.push_back(parse_int_option(c, "--context"));
   for (const auto& b : split_list(vm["batch"].as<std::string>(), "--batch")) batches.push_back(parse_int_option(b, "--batch"));
@@ -61,13 +64,21 @@ int cmd_plan(const Args& args) {
                                "at most --max-num-seqs (" + std::to_string(o.max_num_seqs) +
                                    "): the engine never runs more sequences at once",
                                std::to_string(b));
-            const Plan p = make_plan(m, g, o, ctx, b);
-            const ServingOptions used = with_engine_defaults(g, o);
+            // `auto` resolves to the model's 16-bit dtype here: its scheme variants are one row.
+            const ServingOptions o1 = without_kv_scheme(o, o.kv_dtype(m));
+            if (std::any_of(rows.begin(), rows.end(), [&](const reports::PlanRow& r) {
+                  return r.model == m.name && r.gpu == g.name && r.plan.context_tokens == ctx && r.plan.batch == b &&
+                         same_options(r.requested, o1);
+                }))
+              continue;
+            const Plan p = make_plan(m, g, o1, ctx, b);
+            const ServingOptions used = with_engine_defaults(g, o1);
+            const ModelConfig planned = apply_what_if(m, used);
             // An engine that cannot allocate this cache would log nothing about it.
             std::string what_if = what_if_reason(m, used).value_or("");
             rows.push_back({m.name, g.name, used, p,
-                            what_if.empty() ? engine_startup_lines(apply_what_if(m, used), used, p.memory, p.capacity) : "",
-                            std::move(what_if)});
+                            what_if.empty() ? engine_startup_lines(planned, used, p.memory, p.capacity) : "",
+                            std::move(what_if), o1, planned.num_kv_heads});
           }
         }
       }
@@ -76,7 +87,7 @@ int cmd_plan(const Args& args) {
   switch (format) {
     case Format::json: text = reports::plan_json(rows).dump(2) + "\n"; break;
     case Format::md: text = reports::render(reports::plan_table(rows, true), reports::TextFormat::md); break;
-    case Format::csv: text = reports::render(reports::plan_table(rows), reports::TextFormat::csv); break;
+    case Format::csv: text = reports::render(reports::plan_table_raw(rows), reports::TextFormat::csv); break;
     case Format::table:
       text = reports::render(reports::plan_table(rows, true), reports::TextFormat::table);
       if (rows.size() == 1) text += reports::plan_detail(rows.front());

@@ -28,7 +28,7 @@ std::string render(const reports::SimReport& r, Format f) {
   switch (f) {
     case Format::json: return reports::sim_json(r).dump(2) + "\n";
     case Format::md: return reports::sim_text(r, reports::TextFormat::md);
-    case Format::csv: return reports::sim_text(r, reports::TextFormat::csv);
+    case Format::csv: return reports::render(reports::sim_csv_record(r), reports::TextFormat::csv);
     case Format::table: break;
   }
   return reports::sim_text(r, reports::TextFormat::table);
@@ -37,13 +37,10 @@ std::string render(const reports::SimReport& r, Format f) {
 //! Streams one CSV row per engine step to `path` (refusing to overwrite unless --force).
 class TimeSeries {
  public:
-  TimeSeries(const std::string& path, bool force, int64_t num_blocks) : num_blocks_(num_blocks) {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec) && !force)
-      throw InputError("--timeseries", "", "a file that does not exist yet (or --force to overwrite it)",
-                       "'" + path + "' exists");
+  TimeSeries(const std::string& path, bool force, int64_t num_blocks) : path_(path), num_blocks_(num_blocks) {
+    check_output_path("--timeseries", path, force);
     out_.open(path, std::ios::binary | std::ios::trunc);
-    if (!out_) throw InputError("--timeseries", "", "a writable path", "'" + path + "'");
+    if (!out_) throw InputError("--timeseries", "", "a writable path", "'" + path + "', which cannot be opened for writing");
     out_ << "time_s,step_s,batch,prefill_tokens,decode_seqs,kv_blocks_used,kv_utilization,queue,running\n";
   }
   void add(const sim::StepSample& s) {
@@ -52,8 +49,14 @@ class TimeSeries {
                         static_cast<double>(s.kv_blocks_used) / static_cast<double>(num_blocks_), s.waiting,
                         s.running);
   }
+  //! A full disk shows only when the last buffer is flushed.
+  void close() {
+    out_.close();
+    if (out_.fail()) throw InputError("--timeseries", "", "a path that can be written in full", "'" + path_ + "': write failed");
+  }
 
  private:
+  std::string path_;
   std::ofstream out_;
   int64_t num_blocks_;
 };
@@ -87,7 +90,7 @@ int cmd_simulate(const Args& args) {
   add_output_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\n";
+    std::cout << desc << "\n" << kListHelp;
     return 0;
   }
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
@@ -122,6 +125,17 @@ int cmd_simulate(const Args& args) {
   }
   if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
   so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
+  if (r.workload.arrivals_at_one_instant() && (vm.count("rate") || vm["find-max-rate"].as<bool>()))
+    throw InputError(r.workload.trace_file, "arrival_s",
+                     "arrivals spread over time (--rate and --find-max-rate scale the trace's arrival rate)",
+                     "every arrival at one instant");
+  // Past its last row a trace replays one mean gap later; a burst has no gap to replay at.
+  if (r.workload.arrivals_at_one_instant() &&
+      std::cmp_greater(so.requests.value_or(r.workload.requests), r.workload.trace->size()))
+    throw InputError(r.workload.trace_file, "requests",
+                     "at most the trace's " + std::to_string(r.workload.trace->size()) +
+                         " rows (its arrivals share one instant, so it cannot be replayed at a rate)",
+                     std::to_string(so.requests.value_or(r.workload.requests)));
   if (vm.count("num-gpu-blocks-override"))
     so.num_blocks = parse_int_option(vm["num-gpu-blocks-override"].as<std::string>(), "--num-gpu-blocks-override");
   if (vm.count("rate"))
@@ -143,6 +157,8 @@ int cmd_simulate(const Args& args) {
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   r.max_num_batched_tokens = simulator.max_num_batched_tokens(so.scheduler);
   r.max_model_len = simulator.max_model_len();
+  refuse_same_path(vm, "output", "timeseries");
+  if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   std::optional<TimeSeries> series;
   if (vm.count("timeseries")) {
     series.emplace(vm["timeseries"].as<std::string>(), vm.count("force") && vm["force"].as<bool>(),
@@ -151,6 +167,7 @@ int cmd_simulate(const Args& args) {
   }
   r.result = simulator.run(r.workload, so);
   so.on_step = nullptr;
+  if (series) series->close();
   if (vm["find-max-rate"].as<bool>()) {
     sim::MaxRateOptions mo;
     mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -18,19 +16,6 @@
 #include "size/size.h"
 
 namespace kvplan::cli {
-
-namespace {
-
-void write_file(const std::string& path, const std::string& text, bool force) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !force)
-    throw InputError("--report", "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError("--report", "", "a writable path", "'" + path + "'");
-  out << text;
-}
-
-}  // namespace
 
 int cmd_size(const Args& args) {
   po::options_description desc(
@@ -53,10 +38,10 @@ int cmd_size(const Args& args) {
   add_buy_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
-    std::cout << desc << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
+    std::cout << desc << "\n" << kListHelp << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
                          "--kv-cache-dtype auto,fp8,int4,int2 (int4/int2 with --kv-quant kvquant: what-ifs, searched\n"
                          "only with --what-if; docs/engines.md lists what each engine runs); --pp 1.\n"
-                         "Engine limits are searched when given as lists, e.g. --max-num-seqs 64,256\n"
+                         "Engine limits are searched when given as lists, e.g. --max-num-seqs 256,1024\n"
                          "--max-num-batched-tokens 2048,8192 --scheduler continuous,chunked.\n";
     return 0;
   }
@@ -82,6 +67,9 @@ int cmd_size(const Args& args) {
   }
   space.what_if = vm["what-if"].as<bool>();
   const sim::Workload workload = io::load_workload(vm["workload"].as<std::string>());
+  if (workload.arrivals_at_one_instant())
+    throw InputError(workload.trace_file, "arrival_s", "arrivals spread over time (size searches arrival rates)",
+                     "every arrival at one instant");
 
   size::SizeOptions opt;
   opt.threads = vm.count("threads") ? static_cast<int>(parse_int_option(vm["threads"].as<std::string>(), "--threads")) : 0;
@@ -95,12 +83,9 @@ int cmd_size(const Args& args) {
     throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
   }
   const bool force = vm.count("force") && vm["force"].as<bool>();
-  if (vm.count("report")) {
-    const std::string path = vm["report"].as<std::string>();
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec) && !force)
-      throw InputError("--report", "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
-  }
+  refuse_same_path(vm, "output", "report");
+  if (vm.count("report")) check_output_path("--report", vm["report"].as<std::string>(), force);
+  if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), force);
 
   const bool bar = isatty(STDERR_FILENO) != 0;
   if (bar)
@@ -119,7 +104,7 @@ int cmd_size(const Args& args) {
   if (vm.count("report")) {
     std::string page = reports::size_html(result);
     if (buy) page = reports::with_section(std::move(page), reports::buy_html(result, *buy));
-    write_file(vm["report"].as<std::string>(), page, force);
+    write_output("--report", vm["report"].as<std::string>(), page, force);
   }
 
   std::string text;

@@ -5,6 +5,7 @@
 // ...} (docs/validate.md), written by gv::report_json for both backends. Exit 0 when
 // every check passes, 1 when one fails, 2 on bad input (including --backend cuda where
 // no harness or no GPU is found).
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -61,6 +62,18 @@ reports::Table to_table(const gv::Report& r) {
     t.rows.push_back({c.group, c.name, num(c.predicted), num(c.measured), c.unit, err, tol,
                       c.compare == gv::Compare::info ? "info" : (c.pass ? "PASS" : "FAIL")});
   }
+  return t;
+}
+
+//! The same checks for machines (CSV): raw numbers; the error as a fraction.
+reports::Table to_table_raw(const gv::Report& r) {
+  reports::Table t;
+  t.header = {"group", "check", "predicted", "measured", "unit", "error_fraction", "compare", "tolerance", "pass"};
+  t.right_align.assign(t.header.size(), false);
+  const auto x = [](double v) { return fmt::format("{:.9g}", v); };
+  for (const gv::Check& c : r.checks)
+    t.rows.push_back({c.group, c.name, x(c.predicted), x(c.measured), c.unit, x(c.error), std::string(gv::to_string(c.compare)),
+                      x(c.tolerance), c.compare == gv::Compare::info ? "" : (c.pass ? "true" : "false")});
   return t;
 }
 
@@ -198,6 +211,15 @@ int cmd_validate(const Args& args) {
   else if (backend == "cuda") o.backend = gv::Backend::cuda;
   else throw InputError("command line", "--backend", "cpu or cuda", "'" + backend + "'");
   o.quick = vm["quick"].as<bool>();
+  // A FIFO would block the .npy reader's open forever: regular files only.
+  for (const char* key : {"npy-k", "npy-v"}) {
+    if (!vm.count(key)) continue;
+    const std::string path = vm[key].as<std::string>();
+    std::error_code ec;
+    const auto st = fs::status(path, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st))
+      throw InputError(path, "", "a regular .npy file", "a directory, device, FIFO or other special file");
+  }
   if (vm.count("npy-k")) o.npy_k = vm["npy-k"].as<std::string>();
   if (vm.count("npy-v")) {
     if (o.npy_k.empty()) throw InputError("command line", "--npy-v", "--npy-k as well", "--npy-v alone");
@@ -208,6 +230,10 @@ int cmd_validate(const Args& args) {
   if (vm.count("datasheet-flops"))
     o.datasheet_peak_flops_per_s = parse_num_option(vm["datasheet-flops"].as<std::string>(), "--datasheet-flops", 1e6, 1e19);
   const std::string calib_path = vm.count("calibration-out") ? vm["calibration-out"].as<std::string>() : "";
+  const bool force = vm["force"].as<bool>();
+  refuse_same_path(vm, "output", "calibration-out");
+  if (!calib_path.empty()) check_output_path("--calibration-out", calib_path, force);
+  if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), force);
 
   gv::Report r;
   if (o.backend == gv::Backend::cuda) {
@@ -230,11 +256,7 @@ int cmd_validate(const Args& args) {
       throw;
     }
     if (!calib_path.empty()) {
-      std::ofstream out(calib_path, std::ios::trunc);
-      if (!out) throw InputError("--calibration-out", "", "a writable path", "'" + calib_path + "'");
-      out << gv::calibration_json(r.calibration);
-      out.close();
-      if (!out) throw InputError("--calibration-out", "", "a writable path", "'" + calib_path + "' (write failed)");
+      write_output("--calibration-out", calib_path, gv::calibration_json(r.calibration), force);
     }
   }
 
@@ -242,7 +264,7 @@ int cmd_validate(const Args& args) {
   switch (format) {
     case Format::json: text = gv::report_json(r); break;
     case Format::md: text = reports::render(to_table(r), reports::TextFormat::md); break;
-    case Format::csv: text = reports::render(to_table(r), reports::TextFormat::csv); break;
+    case Format::csv: text = reports::render(to_table_raw(r), reports::TextFormat::csv); break;
     case Format::table: {
       text = "backend " + std::string(gv::to_string(r.backend)) + ", device " + r.device + "\n";
       text += reports::render(to_table(r), reports::TextFormat::table);

@@ -1,4 +1,6 @@
 // kvplan: capacity planning for LLM serving. `kvplan <command> --help` for each command.
+#include <fmt/format.h>
+
 #include <exception>
 #include <iostream>
 #include <string>
@@ -22,6 +24,47 @@ Units: GB = 1e9 bytes, GiB = 2^30 bytes; FLOPs count 2 per multiply-add.
 Exit codes: 0 success, 2 bad input, 1 internal failure.
 )";
 
+//! The message with control characters and bytes that are not UTF-8 escaped as \xNN, so
+//! that a binary file quoted in an error cannot garble the terminal. Valid UTF-8
+//! sequences (×, ≥) and newlines stay as they are.
+std::string printable(const std::string& s) {
+  std::string out;
+  const auto cont = [&](size_t i) { return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;  // length of a valid UTF-8 sequence starting here (0: escape the byte)
+    if (c == '\n' || (c >= 0x20 && c < 0x7F)) n = 1;
+    else if (c >= 0xC2 && c <= 0xDF && cont(i + 1)) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF && cont(i + 1) && cont(i + 2)) n = 3;
+    else if (c >= 0xF0 && c <= 0xF4 && cont(i + 1) && cont(i + 2) && cont(i + 3)) n = 4;
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+int run(const std::string& cmd, const kvplan::cli::Args& args) {
+  using namespace kvplan::cli;
+  if (cmd == "plan") return cmd_plan(args);
+  if (cmd == "simulate") return cmd_simulate(args);
+  if (cmd == "size") return cmd_size(args);
+  if (cmd == "validate") return cmd_validate(args);
+  if (cmd == "calibrate") return cmd_calibrate(args);
+  if (cmd == "models") return cmd_models(args);
+  if (cmd == "gpus") return cmd_gpus(args);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "kvplan: unknown command '" << printable(cmd) << "'\n" << kUsage;
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -32,25 +75,21 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   const Args args(argv + 2, argv + argc);
+  int code = 2;
   try {
-    if (cmd == "plan") return cmd_plan(args);
-    if (cmd == "simulate") return cmd_simulate(args);
-    if (cmd == "size") return cmd_size(args);
-    if (cmd == "validate") return cmd_validate(args);
-    if (cmd == "calibrate") return cmd_calibrate(args);
-    if (cmd == "models") return cmd_models(args);
-    if (cmd == "gpus") return cmd_gpus(args);
-    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    std::cerr << "kvplan: unknown command '" << cmd << "'\n" << kUsage;
-    return 2;
+    code = run(cmd, args);
   } catch (const kvplan::InputError& e) {
-    std::cerr << "kvplan: error: " << e.what() << "\n";
+    std::cerr << "kvplan: error: " << printable(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "kvplan: internal error: " << e.what() << "\n";
+    std::cerr << "kvplan: internal error: " << printable(e.what()) << "\n";
     return 1;
   }
+  // `kvplan plan > /dev/full` fails only when stdout is flushed: a lost output is an error.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "kvplan: error: writing to standard output failed (disk full or closed pipe?)\n";
+    return 1;
+  }
+  return code;
 }

@@ -1,6 +1,10 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <string_view>
+#include <tuple>
 #include <fstream>
 #include <iostream>
 #include <unistd.h>
@@ -29,6 +33,14 @@ T parse_enum(const std::string& s, const std::string& option, const std::string&
 }
 }  // namespace
 
+const char* const kListHelp =
+    "Lists: comma-separated values (--tp 1,2 --kv-cache-dtype fp16,int4) expand to one row or\n"
+    "candidate per combination (simulate takes one value each); each value may be given once.\n"
+    "Numbers: 4096 or 4_096; 4,096 only in an option that takes one value. In a list, a comma\n"
+    "between 1-3 digits and exactly 3 digits (4,096 or 64,256) reads both as a thousands\n"
+    "separator and as a list, and is refused: write 4096 for the number or '64, 256' (a space\n"
+    "after the comma) for the list.\n";
+
 Format parse_format(const std::string& s) {
   if (s == "table") return Format::table;
   if (s == "json") return Format::json;
@@ -37,31 +49,72 @@ Format parse_format(const std::string& s) {
   throw InputError(kWhere, "--format", "table, json, md or csv", "'" + s + "'");
 }
 
-std::vector<std::string> split_list(const std::string& s, const std::string& option) {
-  std::vector<std::string> out;
+namespace {
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+//! "4,096" or "4_096": 1-3 digits, then groups of exactly three after one separator kind.
+std::optional<std::string> ungroup(const std::string& s, char sep) {
+  if (s.find(sep) == std::string::npos) return std::nullopt;
+  std::string digits;
   size_t start = 0;
-  while (true) {
+  for (bool first = true;; first = false) {
+    const size_t at = s.find(sep, start);
+    const std::string_view group = std::string_view(s).substr(start, at == std::string::npos ? std::string::npos : at - start);
+    if (!all_digits(group) || (first ? group.size() > 3 : group.size() != 3)) return std::nullopt;
+    digits += group;
+    if (at == std::string::npos) return digits;
+    start = at + 1;
+  }
+}
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& s, const std::string& option) {
+  // "4,096" reads as 4096 with a thousands separator (kvplan prints numbers that way) and
+  // as the list 4, 96: refuse rather than guess. A comma is ambiguous when 1-3 bare digits
+  // precede it and exactly three bare digits follow it up to the next comma or the end.
+  std::vector<std::string_view> raw;
+  for (size_t start = 0;;) {
     const size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    raw.push_back(std::string_view(s).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (size_t i = 1; i < raw.size(); ++i)
+    if (all_digits(raw[i - 1]) && raw[i - 1].size() <= 3 && all_digits(raw[i]) && raw[i].size() == 3)
+      throw InputError(kWhere, option,
+                       std::string(raw[i - 1]) + std::string(raw[i]) + " or " + std::string(raw[i - 1]) + "_" +
+                           std::string(raw[i]) + " for one number, or '" + std::string(raw[i - 1]) + ", " +
+                           std::string(raw[i]) + "' (a space after the comma) for a list",
+                       "'" + s + "', which reads both as one number and as a list");
+  std::vector<std::string> out;
+  for (const auto r : raw) {
+    std::string item(r);
     const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
     item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
     if (item.empty()) throw InputError(kWhere, option, "a value or a comma-separated list of values", "'" + s + "'");
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw InputError(kWhere, option, "each value once", "'" + item + "' twice in '" + s + "'");
     out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }
 
 int64_t parse_int_option(const std::string& s, const std::string& option, int64_t min_value) {
+  // Digit grouping is accepted where it cannot be a list: "4_096" always, "4,096" in an
+  // option that takes one value (a list option has split it, or refused it, already).
+  std::string text = s;
+  if (auto d = ungroup(s, '_')) text = *d;
+  else if (auto c = ungroup(s, ',')) text = *c;
   size_t used = 0;
   long long v = 0;
   try {
-    v = std::stoll(s, &used);
+    v = std::stoll(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != s.size() || s.empty() || v < min_value)
+  if (used != text.size() || text.empty() || !all_digits(text.substr(text[0] == '-' ? 1 : 0)) || v < min_value)
     throw InputError(kWhere, option, "an integer >= " + std::to_string(min_value), "'" + s + "'");
   return v;
 }
@@ -91,9 +144,9 @@ void add_serving_options(po::options_description& desc) {
       ("kv-group", s(), "quantization group size (per-token: 128, kivi: 32)")
       ("kv-residual", s(), "fp16 residual tokens (kivi: 128)")
       ("block-size", s(), "paged KV block size in tokens (16)")
-      ("gpu-memory-utilization", s(), "fraction of GPU memory the engine may use (0.9)")
+      ("gpu-memory-utilization", s(), "fraction of GPU memory the engine may use (0.9; --engine sglang: SGLang's own default)")
       ("max-model-len", s(), "longest request, tokens")
-      ("max-num-seqs", s(), "most sequences in one batch (256)")
+      ("max-num-seqs", s(), "most sequences in one batch (256; --engine vllm: vLLM's default, 1024 on >= 70 GiB GPUs other than A100)")
       ("max-num-batched-tokens", s(), "most tokens in one step (engine default)")
       ("engine", s(), "memory accounting: ideal|vllm|sglang|trtllm, optionally @VERSION (vllm@0.10)")
       ("entry-point", s(), "vLLM entry point whose defaults apply: server (vllm serve) or llm (offline LLM())")
@@ -105,8 +158,8 @@ void add_serving_options(po::options_description& desc) {
 
 void add_output_options(po::options_description& desc) {
   desc.add_options()
-      ("format", po::value<std::string>(), "table|json|md|csv (table on a terminal)")
-      ("output,o", po::value<std::string>(), "write to FILE instead of stdout")
+      ("format", po::value<std::string>(), "table|json|md|csv (default table; CSV and JSON carry raw numbers, units in the names)")
+      ("output,o", po::value<std::string>(), "write to FILE instead of stdout (a failed write exits 2)")
       ("force", po::bool_switch(), "overwrite the -o file if it exists");
 }
 
@@ -185,7 +238,34 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     o.offline_entry = v == "llm";
   });
   expand("kv-heads", [](ServingOptions& o, const std::string& v) { o.kv_heads = parse_int_option(v, "--kv-heads"); });
-  return rows;
+  // `--kv-cache-dtype fp16,int4 --kv-quant raw,kivi`: on the fp16 cache both schemes are
+  // the same row; print it once.
+  std::vector<ServingOptions> out;
+  for (const auto& r : rows) {
+    const ServingOptions o = r.kv_cache_dtype ? without_kv_scheme(r, *r.kv_cache_dtype) : r;
+    if (std::none_of(out.begin(), out.end(), [&](const ServingOptions& x) { return same_options(x, o); }))
+      out.push_back(o);
+  }
+  return out;
+}
+
+ServingOptions without_kv_scheme(const ServingOptions& o, DType kv) {
+  if (dtype_bits(kv) < 16) return o;
+  ServingOptions n = o;
+  const ServingOptions defaults;
+  n.kv_quant = defaults.kv_quant;
+  n.kv_group = defaults.kv_group;
+  n.kv_residual = defaults.kv_residual;
+  return n;
+}
+
+bool same_options(const ServingOptions& a, const ServingOptions& b) {
+  const auto key = [](const ServingOptions& o) {
+    return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
+                    o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
+                    o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache);
+  };
+  return key(a) == key(b);
 }
 
 po::variables_map parse(const Args& args, const po::options_description& desc) {
@@ -200,19 +280,39 @@ po::variables_map parse(const Args& args, const po::options_description& desc) {
   return vm;
 }
 
+void check_output_path(const std::string& option, const std::string& path, bool force) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !force)
+    throw InputError(option, "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(option, "", "a file path", "'" + path + "', a directory");
+}
+
+void refuse_same_path(const po::variables_map& vm, const std::string& a, const std::string& b) {
+  if (!vm.count(a) || !vm.count(b)) return;
+  std::error_code ec1, ec2;
+  const auto pa = std::filesystem::weakly_canonical(vm[a].as<std::string>(), ec1);
+  const auto pb = std::filesystem::weakly_canonical(vm[b].as<std::string>(), ec2);
+  if (!ec1 && !ec2 && pa == pb)
+    throw InputError(kWhere, "--" + b, "a path other than --" + a + "'s (one would overwrite the other)",
+                     "'" + vm[b].as<std::string>() + "'");
+}
+
+void write_output(const std::string& option, const std::string& path, const std::string& text, bool force) {
+  check_output_path(option, path, force);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(option, "", "a writable path", "'" + path + "', which cannot be opened for writing");
+  out << text;
+  out.close();
+  // A full disk or /dev/full fails only when the buffer is flushed: check after close.
+  if (out.fail()) throw InputError(option, "", "a path that can be written in full", "'" + path + "': write failed");
+}
+
 void emit(const po::variables_map& vm, const std::string& text) {
   if (!vm.count("output")) {
     std::cout << text;
     return;
   }
-  const std::string path = vm["output"].as<std::string>();
-  std::error_code ec;
-  const bool force = vm.count("force") && vm["force"].as<bool>();
-  if (std::filesystem::exists(path, ec) && !force)
-    throw InputError("--output", "", "a file that does not exist yet (or --force to overwrite it)", "'" + path + "' exists");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError("--output", "", "a writable path", "'" + path + "'");
-  out << text;
+  write_output("--output", vm["output"].as<std::string>(), text, vm.count("force") && vm["force"].as<bool>());
 }
 
 }  // namespace kvplan::cli

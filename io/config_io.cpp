@@ -3,11 +3,13 @@
 #include "io/calibration_io.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "io/yaml_util.h"
 #include "planner/checked.h"
@@ -118,14 +120,35 @@ fs::path resolve(const std::string& kind, const std::string& name_or_path) {
                    "a file or a catalog " + singular + " name (" + known + ")", "'" + name_or_path + "'");
 }
 
-std::string read_file(const fs::path& path) {
+std::string read_file(const fs::path& path, int64_t max_bytes) {
+  // Checked before opening: a FIFO would block the open, /dev/zero would never end.
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError(path.string(), "", "a file", "a directory");
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw InputError(path.string(), "", "a readable file", "no such file");
+  if (fs::is_directory(st)) throw InputError(path.string(), "", "a file", "a directory");
+  if (!fs::is_regular_file(st))
+    throw InputError(path.string(), "", "a regular file",
+                     fs::is_fifo(st) ? "a named pipe" : fs::is_character_file(st) ? "a character device"
+                                     : fs::is_block_file(st)   ? "a block device"
+                                     : fs::is_socket(st)       ? "a socket"
+                                                               : "a special file");
+  const auto too_big = [&] {
+    return InputError(path.string(), "", "a file of at most " + std::to_string(max_bytes >> 20) + " MiB", "a larger file");
+  };
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > static_cast<uintmax_t>(max_bytes)) throw too_big();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), "", "a readable file", "cannot open it");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  // Chunks up to the cap, not the size seen above: the file may grow while it is read.
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  while (in) {
+    in.read(chunk.data(), chunk.size());
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (std::cmp_greater(text.size(), max_bytes)) throw too_big();
+  }
+  if (in.bad()) throw InputError(path.string(), "", "a readable file", "a read error");
+  return text;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // Every error is an InputError naming the file, the key and what was expected.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -39,7 +40,11 @@ GpuSpec parse_gpu(const std::string& text, const std::string& file);
 //! A calibration file written by gpu_validate (JSON or YAML).
 Calibration load_calibration(const std::string& path);
 
-//! Reads a whole file; InputError when it is missing, a directory or unreadable.
-std::string read_file(const std::filesystem::path& path);
+//! Model, GPU, workload and calibration files are a few KiB; 64 MiB leaves room for any
+//! real one while refusing a wrong path (a disk image, a log) before it fills memory.
+constexpr int64_t kMaxConfigBytes = int64_t{64} << 20;
+//! Reads a whole regular file of at most max_bytes; InputError when it is missing, a
+//! directory, a FIFO, a device or another special file, larger, or unreadable.
+std::string read_file(const std::filesystem::path& path, int64_t max_bytes = kMaxConfigBytes);
 
 }  // namespace kvplan::io

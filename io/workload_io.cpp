@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <string_view>
 #include <system_error>
 
 #include "io/config_io.h"
@@ -73,6 +74,14 @@ sim::LengthDist length_dist(const YAML::Node& root, const std::string& key, cons
     if (d.max < d.min)
       throw InputError(file, key + ".max", "at least " + key + ".min (" + std::to_string(d.min) + ")",
                        std::to_string(d.max));
+    // Draws are clipped to [min, max]: a mean outside it cannot be the lengths' mean (a
+    // min above the mean would make nearly every request min tokens long).
+    if (static_cast<double>(d.min) > d.mean)
+      throw InputError(file, key + ".min", "at most " + key + ".mean (" + n[key + ".mean"].Scalar() + ")",
+                       std::to_string(d.min));
+    if (static_cast<double>(d.max) < d.mean)
+      throw InputError(file, key + ".max", "at least " + key + ".mean (" + n[key + ".mean"].Scalar() + ")",
+                       std::to_string(d.max));
   } else if (dist == "trace") {
     d.kind = sim::LengthKind::trace;
   } else {
@@ -117,6 +126,9 @@ std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::strin
   size_t pos = 0;
   int64_t line_no = 0;
   bool header = false;
+  // Spreadsheet programs save UTF-8 CSV with a byte-order mark; it is not part of the header.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (std::string_view(text).substr(0, kBom.size()) == kBom) pos = kBom.size();
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
@@ -167,7 +179,7 @@ std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::strin
 }
 
 std::shared_ptr<const std::vector<sim::TraceRow>> load_trace(const fs::path& path) {
-  return std::make_shared<const std::vector<sim::TraceRow>>(parse_trace(read_file(path), path.string()));
+  return std::make_shared<const std::vector<sim::TraceRow>>(parse_trace(read_file(path, kMaxTraceBytes), path.string()));
 }
 
 sim::Workload parse_workload(const std::string& text, const std::string& file) {

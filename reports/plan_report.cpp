@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
+
 namespace kvplan::reports {
 
 namespace {
@@ -42,6 +45,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
         {"batch", p.batch},
         {"kv_dtype", std::string(to_string(p.kv_dtype))},
         {"kv_quant", std::string(to_string(o.kv_quant))},
+        {"kv_heads", r.kv_heads},
         {"weight_dtype", p.weight_format},
         {"engine", std::string(to_string(o.engine))},
         {"what_if", r.what_if.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.what_if)},
@@ -120,6 +124,40 @@ Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
                       base > 0 ? fmt::format("{:.2f}×", ratio) : "-", seconds(p.prefill_time.time_s),
                       seconds(p.decode_time.time_s) + (p.fits || !mark_no_fit ? "" : " (no fit)"),
                       std::string(to_string(p.decode_time.bound))});
+  }
+  // --kv-heads rows differ only in the head count: show it beside the KV dtype.
+  if (std::any_of(rows.begin(), rows.end(), [](const PlanRow& r) { return r.options.kv_heads.has_value(); })) {
+    const auto at = static_cast<std::ptrdiff_t>(9);  // after "kv quant"
+    t.header.insert(t.header.begin() + at, "kv heads");
+    t.right_align.insert(t.right_align.begin() + at, true);
+    for (size_t i = 0; i < rows.size(); ++i) t.rows[i].insert(t.rows[i].begin() + at, std::to_string(rows[i].kv_heads));
+  }
+  return t;
+}
+
+Table plan_table_raw(const std::vector<PlanRow>& rows) {
+  Table t;
+  t.header = {"model", "gpu", "tp", "pp", "context_tokens", "batch", "weight_dtype", "kv_dtype", "kv_quant",
+              "kv_heads", "engine", "kv_bytes_per_token", "kv_bytes_per_request", "weights_bytes_per_gpu",
+              "kv_pool_bytes_per_gpu", "max_kv_tokens", "max_requests", "requests_ratio_to_first_row",
+              "prefill_s", "decode_step_s", "bound"};
+  t.right_align.assign(t.header.size(), false);
+  const double base = rows.empty() ? 0 : static_cast<double>(rows.front().plan.capacity.max_concurrent_requests);
+  for (const auto& r : rows) {
+    const Plan& p = r.plan;
+    const ServingOptions& o = r.options;
+    const std::string weights = o.quantization == WeightQuant::none ? std::string(to_string(p.weight_dtype))
+                                                                    : std::string(to_string(o.quantization));
+    const auto i = [](int64_t v) { return std::to_string(v); };
+    const auto x = [](double v) { return fmt::format("{:.9g}", v); };
+    t.rows.push_back({r.model, r.gpu, i(o.tp), i(o.pp), i(p.context_tokens), i(p.batch), weights,
+                      o.kv_cache ? std::string(to_string(p.kv_dtype)) : "none",
+                      dtype_bits(p.kv_dtype) >= 16 ? "" : std::string(to_string(o.kv_quant)), i(r.kv_heads),
+                      std::string(to_string(o.engine)), i(p.kv_bytes_per_token), i(p.kv_bytes_per_request),
+                      i(p.memory.weights_bytes), i(p.memory.kv_budget_bytes), i(p.capacity.max_kv_tokens),
+                      i(p.capacity.max_concurrent_requests),
+                      base > 0 ? x(static_cast<double>(p.capacity.max_concurrent_requests) / base) : "",
+                      x(p.prefill_time.time_s), x(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
   }
   return t;
 }

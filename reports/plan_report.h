@@ -18,6 +18,8 @@ struct PlanRow {
   Plan plan;
   std::string engine_log;  // what the engine would print about its KV cache, if known
   std::string what_if;     // non-empty: no engine runs this row (planner/support.h), why
+  ServingOptions requested;  // as given, before engine defaults (rows with equal ones are duplicates)
+  int64_t kv_heads = 0;      // KV heads planned (the model's, or --kv-heads)
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);
@@ -28,6 +30,8 @@ Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit = false);
 //! What a reader must know about rows the table cannot say: what-ifs no engine runs, and
 //! batches that do not fit (their decode step is computed anyway), one line each.
 std::vector<std::string> plan_warnings(const std::vector<PlanRow>& rows);
+//! The same rows for machines (CSV): raw numbers, units in the column names.
+Table plan_table_raw(const std::vector<PlanRow>& rows);
 //! The memory, FLOP and latency breakdown of one row, with units, for a reader.
 std::string plan_detail(const PlanRow& row);
 

@@ -72,7 +72,9 @@ nlohmann::json sim_json(const SimReport& r) {
   j["pp"] = r.options.pp;
   j["max_num_seqs"] = r.options.max_num_seqs;
   j["max_num_batched_tokens"] = r.max_num_batched_tokens;
-  j["arrival_rate_per_s"] = r.workload.base_rate_per_s() * r.sim.rate_scale;
+  j["arrival_rate_per_s"] = r.workload.arrivals_at_one_instant()
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json(r.workload.base_rate_per_s() * r.sim.rate_scale);
   j["requests"] = {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
                    {"preemptions", s.preemptions}, {"truncated", s.truncated},
                    {"rejected_max_model_len", s.rejected_max_model_len}, {"rejected_pool", s.rejected_pool}};
@@ -128,8 +130,11 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   const sim::SimResult& s = r.result;
   std::vector<std::pair<std::string, std::string>> rows = {
       {"model / GPU", fmt::format("{} on {} (TP {}, PP {})", r.model, r.gpu, r.options.tp, r.options.pp)},
-      {"workload", fmt::format("{}: {} requests at {} requests/s", r.workload.name,
-                               count(s.arrived), num(r.workload.base_rate_per_s() * r.sim.rate_scale))},
+      {"workload", r.workload.arrivals_at_one_instant()
+                       ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",
+                                     r.workload.name, count(s.arrived))
+                       : fmt::format("{}: {} requests at {} requests/s", r.workload.name, count(s.arrived),
+                                     num(r.workload.base_rate_per_s() * r.sim.rate_scale))},
       {"scheduler", fmt::format("{} (max {} seqs, {} batched tokens), preempt by {}, seed {}",
                                 sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
                                 count(r.max_num_batched_tokens),
@@ -183,6 +188,22 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                             num(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
   }
   return rows;
+}
+
+Table sim_csv_record(const SimReport& r) {
+  Table t;
+  t.rows.emplace_back();
+  const auto walk = [&](const auto& self, const nlohmann::json& v, const std::string& path) -> void {
+    if (v.is_object()) {
+      for (const auto& [k, child] : v.items()) self(self, child, path.empty() ? k : path + "." + k);
+      return;
+    }
+    t.header.push_back(path);
+    t.rows.back().push_back(v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump());
+  };
+  walk(walk, sim_json(r), "");
+  t.right_align.assign(t.header.size(), false);
+  return t;
 }
 
 std::string sim_text(const SimReport& r, TextFormat f) {

@@ -35,6 +35,9 @@ nlohmann::json sim_json(const SimReport& r);
 //! The summary as (quantity, value) rows: the text table, Markdown and CSV all use it;
 //! it names the calibration the step times came from.
 std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r);
+//! The JSON as one CSV record for machines: a column per leaf, named by its dotted path
+//! ("latency.ttft_s.p99"), raw numbers (units are in the names), null as an empty field.
+Table sim_csv_record(const SimReport& r);
 //! The summary as a text table (with a title and a units line), Markdown or CSV.
 std::string sim_text(const SimReport& r, TextFormat f);
 

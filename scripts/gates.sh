@@ -72,7 +72,7 @@ EOF
 stage_fuzz() {
   command -v clang++ >/dev/null || { echo "gates: clang++ not found (apt-get install clang libclang-rt-dev)" >&2; return 1; }
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-    -DKVPLAN_FUZZ=ON -DKVPLAN_TESTS=OFF -DKVPLAN_BENCH=OFF -DKVPLAN_CUDA=OFF >/dev/null
+    -DKVPLAN_FUZZ=ON -DKVPLAN_TESTS=OFF -DKVPLAN_BENCH=OFF -DKVPLAN_CUDA=OFF -DKVPLAN_WERROR=ON >/dev/null
   cmake --build build-fuzz -j "$JOBS" --target fuzz_model fuzz_gpu fuzz_workload
   local t seeds
   for t in model gpu workload; do

@@ -87,6 +87,9 @@ RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale
       throw InputError(file, key, "a lognormal with mean > 0 and sigma >= 0");
     if ((d->kind == LengthKind::uniform || d->kind == LengthKind::lognormal) && (d->min < 1 || d->max < d->min))
       throw InputError(file, key, "1 <= min <= max");
+    if (d->kind == LengthKind::lognormal &&
+        (static_cast<double>(d->min) > d->mean || static_cast<double>(d->max) < d->mean))
+      throw InputError(file, key, "a lognormal whose mean lies within [min, max] (draws are clipped to it)");
     if (d->kind == LengthKind::fixed && d->value < 1) throw InputError(file, key + ".value", "an integer >= 1");
   }
   for (const Stage& st : w.arrival.stages)

@@ -92,6 +92,13 @@ struct Workload {
   std::string trace_file;    // resolved path, for messages
   Slo slo;
 
+  //! A trace whose arrivals all share one instant (or a single row): a burst with no
+  //! arrival rate to report or scale; base_rate_per_s's 1 request/s is only a stand-in.
+  bool arrivals_at_one_instant() const {
+    return arrival.process == ArrivalProcess::trace && trace && !trace->empty() &&
+           trace->back().arrival_s == trace->front().arrival_s;
+  }
+
   //! Mean arrival rate before any --rate scaling: rate_per_s, or for a trace its
   //! rows / span (a trace of one row, or of zero span, counts as 1 request/s).
   double base_rate_per_s() const {

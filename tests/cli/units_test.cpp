@@ -1,7 +1,7 @@
 // Numbers are never printed ambiguously: every human-readable size says its unit (B, KiB,
 // GB, GiB, ...), every rate its unit per second, every time its unit, and a count is a
 // plain integer. Checked on `kvplan plan`, `kvplan models` and `kvplan gpus` as a user
-// runs them: the CSV tables column by column (every column must be classified here, so a
+// runs them: the Markdown tables column by column (every column must be classified here, so a
 // new column cannot slip in unchecked), and the plan's detail text number by number.
 #include <doctest/doctest.h>
 
@@ -36,33 +36,6 @@ std::string kvplan_out(const std::string& args) {
   return out;
 }
 
-// RFC 4180 CSV: quoted fields may hold commas; "" is a quote.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<std::string> row{""};
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        row.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        row.emplace_back();
-      } else {
-        row.back() += c;
-      }
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 const std::string kNum = R"((\d+(\.\d+)?|\d(\.\d+)?e[+-]\d+))";
 const std::string kSize = "^" + kNum + " (B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)$";
 const std::string kByteRate = "^" + kNum + " (KB|MB|GB|TB)/s$";
@@ -80,7 +53,8 @@ const std::map<std::string, std::string>& column_kinds() {
       {"batch", kCount}, {"weights", kText}, {"kv", kText}, {"kv quant", kText}, {"engine", kText},
       {"KV/token", kSize}, {"KV/request", kSize}, {"weights/GPU", kSize}, {"KV pool/GPU", kSize},
       {"max KV tokens", kCount}, {"max requests", kCount}, {"requests ×", kRatio},
-      {"prefill", kTime}, {"decode step", kTime}, {"bound", "^(memory|compute)$"},
+      // A batch that does not fit is marked (issue 11 item 9); the time still has its unit.
+      {"prefill", kTime}, {"decode step", "^" + kNum + " (ns|us|µs|ms|s|min|h)( \\(no fit\\))?$"}, {"bound", "^(memory|compute)$"},
       // models (parameter counts are in billions, "B" as the footer defines it)
       {"name", kText}, {"type", kText}, {"layers", kCount}, {"hidden", R"(^\d+$)"}, {"heads", kCount},
       {"kv heads", kCount}, {"attention", kText}, {"params (computed)", R"(^\d+\.\d\d B$)"},
@@ -93,9 +67,31 @@ const std::map<std::string, std::string>& column_kinds() {
   return kinds;
 }
 
+// A Markdown table's rows (the separator line and text around the table left out).
+std::vector<std::vector<std::string>> parse_md(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::vector<std::string> row;
+    for (size_t at = 2; at < line.size();) {
+      size_t end = line.find(" | ", at);
+      if (end == std::string::npos) end = line.size() - 2;  // before the closing " |"
+      std::string cell = line.substr(at, end - at);
+      const auto b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
+      row.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+      at = end + 3;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 void check_table(const std::string& args) {
   CAPTURE(args);
-  const auto rows = parse_csv(kvplan_out(args + " --format csv"));
+  // Markdown is for readers, with units on every number (CSV is raw numbers: cli/hygiene_test.cpp).
+  const auto rows = parse_md(kvplan_out(args + " --format md"));
   REQUIRE(rows.size() >= 2);
   const auto& header = rows.front();
   for (size_t c = 0; c < header.size(); ++c) {
