@@ -9,6 +9,8 @@
 // embed a library's wording or a catalog listing that grows).
 #include <doctest/doctest.h>
 
+#include "tests/run_kvplan.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -69,30 +71,10 @@ std::vector<Case> load_cases() {
   return cases;
 }
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
+using kvplan_test::Run;
 
-// Runs kvplan from the repository root; stderr goes to a file of this process's own.
-Run kvplan(const std::string& args) {
-  const fs::path err_path = fs::temp_directory_path() / ("kvplan_bad_inputs_" + std::to_string(getpid()) + ".err");
-  const std::string cmd = "cd '" + kRepo.string() + "' && " + KVPLAN_BINARY + " " + args + " 2>'" +
-                          err_path.string() + "' </dev/null";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::error_code ec;
-  fs::remove(err_path, ec);
-  return r;
-}
+// Runs kvplan from the repository root.
+Run kvplan(const std::string& args) { return kvplan_test::run_kvplan(args, kRepo); }
 
 }  // namespace
 

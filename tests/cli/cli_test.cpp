@@ -1,6 +1,8 @@
 // The kvplan binary as a user runs it: output, exit codes and error messages.
 #include <doctest/doctest.h>
 
+#include "tests/run_kvplan.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -14,27 +16,9 @@
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
+using kvplan_test::Run;
 
-Run kvplan(const std::string& args) {
-  // One file per test process: ctest runs the cases of this file in parallel.
-  const auto err_path = std::filesystem::temp_directory_path() / ("kvplan_cli_test." + std::to_string(getpid()) + ".err");
-  const std::string cmd = std::string(KVPLAN_BINARY) + " " + args + " 2>" + err_path.string();
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  return r;
-}
+Run kvplan(const std::string& args) { return kvplan_test::run_kvplan(args); }
 
 }  // namespace
 

@@ -4,6 +4,8 @@
 // byte-order mark or a single arrival instant are read and described correctly.
 #include <doctest/doctest.h>
 
+#include "tests/run_kvplan.h"
+
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -23,29 +25,11 @@ namespace {
 
 const fs::path kRepo = fs::path(KVPLAN_TEST_DATA_DIR).parent_path().parent_path();
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
+using kvplan_test::Run;
 
-// Runs kvplan from the repository root, stdin closed; `redirect` may replace stdout.
+// Runs kvplan from the repository root; `redirect` may replace stdout.
 Run kvplan(const std::string& args, const std::string& redirect = "") {
-  const fs::path err_path = fs::temp_directory_path() / ("kvplan_hygiene_" + std::to_string(getpid()) + ".err");
-  const std::string cmd = "cd '" + kRepo.string() + "' && timeout 60 " + KVPLAN_BINARY + " " + args + " 2>'" +
-                          err_path.string() + "' </dev/null " + redirect;
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::error_code ec;
-  fs::remove(err_path, ec);
-  return r;
+  return kvplan_test::run_kvplan(args, kRepo, redirect, 60);
 }
 
 // A scratch folder of this test process's own (ctest runs cases in parallel).

@@ -2,6 +2,8 @@
 // and CSV carrying the buy figures in the objective's order.
 #include <doctest/doctest.h>
 
+#include "tests/run_kvplan.h"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -13,27 +15,9 @@
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
+using kvplan_test::Run;
 
-Run kvplan(const std::string& args) {
-  const auto err_path = std::filesystem::temp_directory_path() / ("kvplan_buy_test." + std::to_string(getpid()) + ".err");
-  const std::string cmd = std::string(KVPLAN_BINARY) + " " + args + " 2>" + err_path.string();
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::filesystem::remove(err_path);
-  return r;
-}
+Run kvplan(const std::string& args) { return kvplan_test::run_kvplan(args); }
 
 // The planner evaluator keeps these runs to a fraction of a second.
 const std::string kSize = "size --model llama-3-8b --workload chat --gpus h100-sxm,l40s --evaluator planner ";
