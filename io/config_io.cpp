@@ -851,9 +851,11 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   const std::string& lm_file = file;
   for (const Wrapper& w : kWrappers) {
     if (m.model_type != w.model_type) continue;
-    lm.reset(root[w.text_key]);
-    if (!lm.IsDefined() || !lm.IsMap())
+    // A missing key yields an invalid node, which reset() would throw on: check first.
+    const YAML::Node nested = root[w.text_key];
+    if (!nested.IsDefined() || !nested.IsMap())
       throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
+    lm.reset(nested);
     m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
     if (m.model_type == "llama4_text" || m.model_type == "gemma3_text" || family_by_type(m.model_type)) break;
     throw InputError(file, std::string(w.text_key) + ".model_type",
