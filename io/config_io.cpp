@@ -500,7 +500,7 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
     else if (strategy == "group" || strategy == "tensor_group") q.group = req_int(w, "group_size", file, 1);
     else if (strategy == "block") {
       const YAML::Node bs = w["block_structure"];
-      if (!bs.IsSequence() || bs.size() != 2) throw InputError(file, where + ".weights.block_structure", "[rows, cols]", "");
+      if (!bs.IsDefined() || !bs.IsSequence() || bs.size() != 2) throw InputError(file, where + ".weights.block_structure", "[rows, cols]", "");
       q.block_rows = bs[0].as<int64_t>();
       q.group = bs[1].as<int64_t>();
     } else {
@@ -663,8 +663,10 @@ void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
       // lists MoE (1) and dense (0) layers.
       r.use({"hybrid_layer_pattern", "moe_layer_freq", "sliding_window_size", "attention_chunk_size"});
       const YAML::Node pat = r.n["hybrid_layer_pattern"], moe = r.n["moe_layer_freq"];
-      if (!pat.IsSequence() || pat.size() != L) throw InputError(file, "hybrid_layer_pattern", std::to_string(L) + " entries", "");
-      if (!moe.IsSequence() || moe.size() != L) throw InputError(file, "moe_layer_freq", std::to_string(L) + " entries", "");
+      if (!pat.IsDefined() || !pat.IsSequence() || pat.size() != L)
+        throw InputError(file, "hybrid_layer_pattern", "a list of " + std::to_string(L) + " entries", "");
+      if (!moe.IsDefined() || !moe.IsSequence() || moe.size() != L)
+        throw InputError(file, "moe_layer_freq", "a list of " + std::to_string(L) + " entries", "");
       const int64_t window = r.req("sliding_window");
       m.swa_num_heads = r.req("swa_num_attention_heads");
       m.swa_num_kv_heads = r.req("swa_num_key_value_heads");
@@ -838,7 +840,8 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
 
 }  // namespace
 
-ModelConfig parse_model(const std::string& text, const std::string& file) {
+namespace {
+ModelConfig parse_model_unguarded(const std::string& text, const std::string& file) {
   const YAML::Node root = parse_yaml_mapping(text, file);
   ModelConfig m;
   m.name = opt_str(root, "name", file).value_or(fs::path(file).stem().string());
@@ -897,6 +900,17 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
     throw InputError(file, "", "a model whose parameter count fits in 64 bits (below 9.2e18)", "an overflow");
   }
   return m;
+}
+}  // namespace
+
+ModelConfig parse_model(const std::string& text, const std::string& file) {
+  // yaml-cpp throws its own exceptions for a key read as a list that is absent and for a
+  // value of the wrong type deep inside a family's keys: bad input, named by yaml-cpp.
+  try {
+    return parse_model_unguarded(text, file);
+  } catch (const YAML::Exception& e) {
+    throw InputError(file, "", "keys of the types the model's family uses", e.what());
+  }
 }
 
 ModelConfig load_model(const std::string& name_or_path) {
