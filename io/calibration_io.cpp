@@ -209,6 +209,10 @@ Calibration to_calibration(const CalibrationFile& c, const std::string& file) {
   out.source = c.source;
   out.file = file;
   out.measured = true;
+  if (!c.gpu.empty()) {
+    out.gpu = c.gpu;
+    out.gpu_interconnect_bytes_per_s = load_gpu(c.gpu).interconnect_bytes_per_s;
+  }
   return out;
 }
 

@@ -115,7 +115,7 @@ fs::path resolve(const std::string& kind, const std::string& name_or_path) {
   }
   std::string known;
   for (const auto& n : catalog(kind)) known += (known.empty() ? "" : ", ") + n;
-  const std::string singular = kind == "gpus" ? "GPU" : kind.substr(0, kind.size() - 1);
+  const std::string singular = kind == "gpus" ? "GPU" : kind == "calibration" ? kind : kind.substr(0, kind.size() - 1);
   throw InputError("--" + (kind == "gpus" ? std::string("gpu") : singular), "",
                    "a file or a catalog " + singular + " name (" + known + ")", "'" + name_or_path + "'");
 }
@@ -953,8 +953,13 @@ GpuSpec load_gpu(const std::string& name_or_path) {
   return parse_gpu(read_file(p), p.string());
 }
 
-Calibration load_calibration(const std::string& path) {
-  const std::string text = read_file(path);
+Calibration load_calibration(const std::string& name_or_path) {
+  const fs::path resolved = resolve("calibration", name_or_path);
+  // A catalog profile is named relative to the data folder, so reports read the same
+  // wherever kvplan is installed.
+  const std::string path =
+      resolved == fs::path(name_or_path) ? name_or_path : (fs::path("configs") / "calibration" / resolved.filename()).string();
+  const std::string text = read_file(resolved);
   // /2 files are JSON and may carry thousands of measurement rows: parsed as JSON.
   if (text.find("\"kvplan.calibration/2\"") != std::string::npos) {
     CalibrationFile f = parse_calibration_v2(text, path);

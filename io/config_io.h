@@ -37,8 +37,13 @@ ModelConfig parse_model(const std::string& text, const std::string& file);
 GpuSpec load_gpu(const std::string& name_or_path);
 GpuSpec parse_gpu(const std::string& text, const std::string& file);
 
-//! A calibration file written by gpu_validate (JSON or YAML).
-Calibration load_calibration(const std::string& path);
+//! A calibration file (kvplan.calibration/1 or /2) or a catalog name under
+//! configs/calibration/.
+Calibration load_calibration(const std::string& name_or_path);
+//! The profile the CLI's time model uses when no --calibration is given: vLLM 0.15.1 on
+//! H100 SXM, fitted on measurements (docs/calibration.md); on other GPUs its
+//! efficiencies and host overheads transfer (planner/types.h Calibration::gpu).
+inline constexpr const char* kDefaultCalibration = "h100-sxm-vllm";
 
 //! Model, GPU, workload and calibration files are a few KiB; 64 MiB leaves room for any
 //! real one while refusing a wrong path (a disk image, a log) before it fills memory.

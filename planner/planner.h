@@ -271,6 +271,7 @@ class StepTimeModel {
   double allreduce_bytes_per_token_;
   // The calibrated model (Calibration: gemm_* > 0): additive per-kernel costs.
   bool refined_ = false;
+  bool custom_allreduce_ = false;  // vLLM's custom all-reduce at its measured H100 cost
   double gemm_flops_per_s_ = 0, gemm_bytes_per_s_ = 0, elementwise_bytes_per_s_ = 0;
   double kernel_floor_s_ = 0, kernels_per_step_ = 0, elementwise_bytes_per_token_ = 0;
   double attn_flops_per_s_ = 0;

@@ -128,9 +128,16 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   step_overhead_s_ = c.step_overhead_s;
   step_overhead_per_seq_s_ = c.step_overhead_per_seq_s;
   allreduce_latency_s_ = c.allreduce_latency_s > 0 ? c.allreduce_latency_s : kCollectiveLatencyS;
+  // A calibration fitted on another GPU: its all-reduce bus bandwidth is a figure of that
+  // GPU's link (H100 NVLink), so it scales with the datasheet link; vLLM's custom
+  // all-reduce, measured over H100 NVLink 4, is kept only where the link is the same.
+  const bool same_link = c.gpu.empty() || c.gpu == g.name || c.gpu_interconnect_bytes_per_s == g.interconnect_bytes_per_s;
+  const double link_scale =
+      same_link || c.gpu_interconnect_bytes_per_s <= 0 ? 1.0 : g.interconnect_bytes_per_s / c.gpu_interconnect_bytes_per_s;
   // nccl-tests' bus bandwidth: a ring all-reduce moves 2 (n-1)/n of the message per GPU.
-  allreduce_bus_bytes_per_s_ = c.allreduce_bus_bytes_per_s > 0 ? c.allreduce_bus_bytes_per_s : link_bytes_per_s_;
+  allreduce_bus_bytes_per_s_ = c.allreduce_bus_bytes_per_s > 0 ? c.allreduce_bus_bytes_per_s * link_scale : link_bytes_per_s_;
   refined_ = c.gemm_flops_efficiency > 0 && c.gemm_bandwidth_efficiency > 0;
+  custom_allreduce_ = refined_ && same_link;
   if (refined_) {
     gemm_flops_per_s_ = peak_flops_per_gpu_ * c.gemm_flops_efficiency;
     gemm_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.gemm_bandwidth_efficiency;
@@ -206,7 +213,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     const double message_bytes = tokens * allreduce_bytes_per_token_;
     double per_allreduce = 2 * (tp - 1) / tp * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
     // The custom all-reduce is vLLM's; only the calibrated (engine-measured) model has it.
-    if (refined_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
+    if (custom_allreduce_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
       const CustomArCost c = custom_ar_cost(tp_);
       per_allreduce = c.latency_s + message_bytes * c.s_per_byte;
     }

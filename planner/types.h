@@ -212,6 +212,13 @@ struct Calibration {
   double allreduce_bus_bytes_per_s = 0;  // NCCL bus bandwidth; 0 = the GPU's link
   std::string source;                  // the calibration file's provenance, for reports
   std::string file;                    // where it was loaded from
+  //! The catalog GPU the parameters were fitted on, and its datasheet link. On another
+  //! GPU the efficiencies (fractions of the datasheet) and the host-side overheads
+  //! transfer; the all-reduce terms, absolute figures of that GPU's link, are scaled by
+  //! the link ratio and vLLM's custom all-reduce (measured on H100) is not assumed
+  //! (roofline.cpp). Empty: a /1 file or a hand-made calibration, applied as is.
+  std::string gpu;
+  double gpu_interconnect_bytes_per_s = 0;
 };
 
 //! What the engine is asked to do; names follow vLLM's flags.

@@ -223,12 +223,12 @@ std::string plan_detail(const PlanRow& r) {
       "  the seed's convention (QKV projections only, d×d, 1 FLOP per multiply-add): {} for naive generation\n",
       flops(p.seed_naive_projection_flops));
   const auto step = [&](const char* what, const StepTime& t) {
-    s += fmt::format("  {:<12} {:>10}  (compute {}, memory {}, communication {}; {}-bound)\n", what, seconds(t.time_s),
-                     seconds(t.compute_s), seconds(t.memory_s), seconds(t.communication_s), to_string(t.bound));
+    s += fmt::format("  {:<12} {:>10}  (compute {}, memory {}, communication {}, overheads {}; {}-bound)\n", what,
+                     seconds(t.time_s), seconds(t.compute_s), seconds(t.memory_s), seconds(t.communication_s),
+                     seconds(t.overhead_s), to_string(t.bound));
   };
   s += "Roofline latency";
-  s += r.options.calibration.measured ? " (calibrated on " + r.options.calibration.device + ")\n"
-                                      : " (default efficiencies: 80% bandwidth, 70% prefill / 50% decode FLOP/s)\n";
+  s += " (calibration: " + calibration_label(r.options.calibration, r.gpu) + ")\n";
   step("prefill", p.prefill_time);
   step("decode step", p.decode_time);
   return s;

@@ -101,6 +101,7 @@ nlohmann::json sim_json(const SimReport& r) {
   const Calibration& c = r.options.calibration;
   j["calibration"] = {{"file", c.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.file)},
                       {"device", c.device},
+                      {"fitted_on_gpu", c.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.gpu)},
                       {"source", c.source}};
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
@@ -139,9 +140,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                 sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
                                 count(r.max_num_batched_tokens),
                                 r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed)},
-      {"calibration", r.options.calibration.file.empty()
-                          ? std::string("none: datasheet roofline (80 % bandwidth, 70 %/50 % of peak FLOP/s)")
-                          : fmt::format("{} ({})", r.options.calibration.file, r.options.calibration.device)},
+      {"calibration", calibration_label(r.options.calibration, r.gpu)},
       {"prefix cache", r.options.enable_prefix_caching.value_or(true)
                            ? fmt::format("on, {} prompt tokens served from it", count(s.cached_prompt_tokens))
                            : std::string("off")},

@@ -116,4 +116,12 @@ std::string count(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+std::string calibration_label(const Calibration& c, const std::string& gpu) {
+  if (c.file.empty() && !c.measured) return "none: datasheet roofline (80 % bandwidth, 70 %/50 % of peak FLOP/s)";
+  std::string s = fmt::format("{} ({})", c.file.empty() ? std::string("measured") : c.file, c.device);
+  if (!c.gpu.empty() && c.gpu != gpu)
+    s += fmt::format("; fitted on {}, on {} its efficiencies and host overheads, all-reduce scaled to the link", c.gpu, gpu);
+  return s;
+}
+
 }  // namespace kvplan::reports

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/types.h"
 #include "planner/units.h"
 
 namespace kvplan::reports {
@@ -33,5 +34,8 @@ std::string flops(double f);
 std::string seconds(double s);
 //! Integers with thousands separators: 1,234,567.
 std::string count(int64_t n);
+//! Which time model a result used, for a run on catalog GPU `gpu`: the calibration file
+//! and the device it was measured on, and what carried over when that is another GPU.
+std::string calibration_label(const Calibration& c, const std::string& gpu);
 
 }  // namespace kvplan::reports

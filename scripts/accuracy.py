@@ -99,8 +99,7 @@ def simulate(kvplan, run, calibration, tmp):
            "--format", "json"]
     if run["precision"] == "FP8":
         cmd += ["--quantization", "fp8"]
-    if calibration:
-        cmd += ["--calibration", calibration]
+    cmd += ["--calibration", calibration or "none"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"run {run['id']}: {' '.join(cmd)}\n{p.stderr}")

@@ -272,3 +272,30 @@ TEST_CASE("plan marks what-ifs no engine runs and batches that do not fit") {
         std::string::npos);
   CHECK(b.out.find("batch 16, KV fp16): at most") == std::string::npos);
 }
+
+TEST_CASE("the shipped H100 vLLM profile is the default time model; --calibration none is the roofline") {
+  Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --format json");
+  REQUIRE(r.code == 0);
+  auto cal = nlohmann::json::parse(r.out)["calibration"];
+  CHECK(cal["file"] == "configs/calibration/h100-sxm-vllm.json");
+  CHECK(cal["device"] == "NVIDIA H100 80GB HBM3");
+  CHECK(cal["fitted_on_gpu"] == "h100-sxm");
+
+  // The catalog name and the path are the same profile.
+  r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --calibration h100-sxm-vllm");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("calibration                 configs/calibration/h100-sxm-vllm.json (NVIDIA H100 80GB HBM3)\n") !=
+        std::string::npos);
+
+  // On another GPU the report says what carried over.
+  r = kvplan("simulate --model llama-3-8b --gpu l40s --workload chat --requests 50");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("fitted on h100-sxm, on l40s its efficiencies and host overheads, all-reduce scaled to the link") !=
+        std::string::npos);
+
+  r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --calibration none --format json");
+  REQUIRE(r.code == 0);
+  cal = nlohmann::json::parse(r.out)["calibration"];
+  CHECK(cal["file"].is_null());
+  CHECK(cal["fitted_on_gpu"].is_null());
+}

@@ -124,6 +124,20 @@ TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones
     CHECK(stm.decode(10, 100).communication_s ==
           doctest::Approx(4 * (20e-6 + 2.0 * 2 / 3 * 20480 / 5e11)).scale(0));
   }
+  SUBCASE("fitted on another GPU: the NCCL bandwidth scales with the datasheet link, no custom all-reduce") {
+    ServingOptions o = calibrated(2);
+    o.calibration.gpu = "fitted-elsewhere";
+    o.calibration.gpu_interconnect_bytes_per_s = 4 * g.interconnect_bytes_per_s;
+    const StepTimeModel stm(m, g, o);
+    // Bus bandwidth 5e11 measured over a link 4x this GPU's -> 1.25e11 B/s here. TP 2,
+    // 10 tokens: 20 us + 2 (2-1)/2 x 20,480 B / 1.25e11 B/s, 2 layers x 2 all-reduces.
+    CHECK(stm.decode(10, 100).communication_s == doctest::Approx(4 * (20e-6 + 20480 / 1.25e11)).scale(0));
+    // Same link figure (H100 -> H200: both NVLink 4): the fit and vLLM's custom
+    // all-reduce carry over unchanged.
+    o.calibration.gpu_interconnect_bytes_per_s = g.interconnect_bytes_per_s;
+    const StepTimeModel same(m, g, o);
+    CHECK(same.decode(10, 100).communication_s == doctest::Approx(4 * (8.7e-6 + 20480 * 13.7e-6 / 3145728)).scale(0));
+  }
   SUBCASE("the uncalibrated roofline keeps its ring model with 5 us per collective") {
     ServingOptions o;
     o.tp = 2;
