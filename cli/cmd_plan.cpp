@@ -28,7 +28,9 @@ int cmd_plan(const Args& args) {
       ("model", po::value<std::string>(), "catalog name(s) or file(s): HF config.json or YAML")
       ("gpu", po::value<std::string>(), "catalog name(s) or file(s)")
       ("context", po::value<std::string>()->default_value("2048"), "tokens per request (prompt + output)")
-      ("batch", po::value<std::string>()->default_value("1"), "concurrent sequences for the decode step");
+      ("batch", po::value<std::string>()->default_value("1"), "concurrent sequences for the decode step")
+      ("shared-prefix-tokens", po::value<std::string>(),
+       "capacity when every request starts with the same N tokens (a system prompt), held once by the prefix cache");
   add_serving_options(desc);
   add_output_options(desc);
   const auto vm = parse(args, desc);
@@ -50,6 +52,9 @@ int cmd_plan(const Args& args) {
   for (const auto& c : split_list(vm["context"].as<std::string>(), "--context")) contexts.push_back(parse_int_option(c, "--context"));
   for (const auto& b : split_list(vm["batch"].as<std::string>(), "--batch")) batches.push_back(parse_int_option(b, "--batch"));
   const auto options = expand_serving_options(vm);
+  const bool shared_prefix_given = vm.count("shared-prefix-tokens") > 0;
+  const int64_t shared_prefix =
+      shared_prefix_given ? parse_int_option(vm["shared-prefix-tokens"].as<std::string>(), "--shared-prefix-tokens") : 0;
 
   std::vector<reports::PlanRow> rows;
   for (const auto& m : models)
@@ -71,8 +76,9 @@ int cmd_plan(const Args& args) {
                          same_options(r.requested, o1);
                 }))
               continue;
-            const Plan p = make_plan(m, g, o1, ctx, b);
+            Plan p = make_plan(m, g, o1, ctx, b);
             const ServingOptions used = with_engine_defaults(g, o1);
+            if (shared_prefix_given) p.shared_prefix = shared_prefix_capacity(m, used, p.capacity, ctx, shared_prefix);
             const ModelConfig planned = apply_what_if(m, used);
             // An engine that cannot allocate this cache would log nothing about it.
             std::string what_if = what_if_reason(m, used).value_or("");

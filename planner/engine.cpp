@@ -160,4 +160,28 @@ Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBud
   return c;
 }
 
+SharedPrefixCapacity shared_prefix_capacity(const ModelConfig& m, const ServingOptions& o, const Capacity& c,
+                                            int64_t context_tokens, int64_t prefix_tokens) {
+  constexpr const char* kKey = "--shared-prefix-tokens";
+  if (prefix_tokens < 1 || prefix_tokens >= context_tokens)
+    throw InputError("command line", kKey,
+                     "a prefix of at least 1 token and shorter than --context (" + std::to_string(context_tokens) + ")",
+                     std::to_string(prefix_tokens));
+  if (!o.enable_prefix_caching.value_or(true) || !o.kv_cache)
+    throw InputError("command line", kKey, "prefix caching on (a shared prefix is held once only when it is cached)",
+                     "--enable-prefix-caching off");
+  if (std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; }) || m.has_state_layers())
+    throw InputError("command line", kKey,
+                     "a model whose layers all keep full attention (" + m.name +
+                         " has sliding-window or state layers, whose caches do not hold a prefix whole: not modelled)",
+                     std::to_string(prefix_tokens));
+  SharedPrefixCapacity s;
+  s.prefix_tokens = prefix_tokens;
+  s.shared_blocks = prefix_tokens / o.block_size;
+  s.blocks_per_request = kv_blocks_per_request(m, o, context_tokens) - s.shared_blocks;
+  const int64_t free_blocks = c.num_blocks - s.shared_blocks;
+  s.max_concurrent_requests = free_blocks > 0 && s.blocks_per_request > 0 ? free_blocks / s.blocks_per_request : 0;
+  return s;
+}
+
 }  // namespace kvplan

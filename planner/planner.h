@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,22 @@ struct Capacity {
 };
 Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
                   int64_t context_tokens);
+//! Capacity when every request begins with the same `prefix_tokens` (a system prompt) and
+//! prefix caching is on: the prefix's full blocks are held once for all requests (vLLM's
+//! automatic prefix caching hashes full blocks only; SGLang's radix cache shares token
+//! cells, counted here at block granularity), each request holds its other blocks,
+//! including the prefix's partial last block.
+struct SharedPrefixCapacity {
+  int64_t prefix_tokens = 0;
+  int64_t shared_blocks = 0;           // held once: floor(prefix / block_size)
+  int64_t blocks_per_request = 0;      // each request's own blocks
+  int64_t max_concurrent_requests = 0; // (pool - shared) / own, 0 when the pool cannot hold them
+};
+//! Throws InputError (key --shared-prefix-tokens) when the prefix is not shorter than the
+//! context, prefix caching is off, or the model has sliding-window or state layers (their
+//! caches keep only a window / a fixed state, so a shared prefix is not held as a whole).
+SharedPrefixCapacity shared_prefix_capacity(const ModelConfig& m, const ServingOptions& o, const Capacity& c,
+                                            int64_t context_tokens, int64_t prefix_tokens);
 //! The options with the engine's own defaults filled in where the user gave none
 //! (vLLM: max_num_seqs 1024 on GPUs of >= 70 GiB other than A100s, else 256).
 ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o);
@@ -297,6 +314,7 @@ struct Plan {
   double seed_naive_projection_flops = 0;
   StepTime prefill_time, decode_time;  // decode_time: `batch` sequences at the context
   bool fits = false;                   // weights fit and `batch` requests fit
+  std::optional<SharedPrefixCapacity> shared_prefix;  // --shared-prefix-tokens
   std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
 };
 

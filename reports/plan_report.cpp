@@ -71,7 +71,13 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
           {"max_kv_tokens", p.capacity.max_kv_tokens},
           {"num_blocks", p.capacity.num_blocks},
           {"limited_by", p.capacity.limited_by},
-          {"fits", p.fits}}},
+          {"fits", p.fits},
+          {"shared_prefix", p.shared_prefix ? nlohmann::json{{"prefix_tokens", p.shared_prefix->prefix_tokens},
+                                                             {"shared_blocks", p.shared_prefix->shared_blocks},
+                                                             {"blocks_per_request", p.shared_prefix->blocks_per_request},
+                                                             {"max_concurrent_requests",
+                                                              p.shared_prefix->max_concurrent_requests}}
+                                            : nlohmann::json(nullptr)}}},
         {"flops",
          {{"prefill", p.prefill.total()},
           {"decode_step", p.decode_step.total()},
@@ -170,6 +176,12 @@ std::vector<std::string> plan_warnings(const std::vector<PlanRow>& rows) {
                                           count(p.context_tokens), count(p.batch), to_string(p.kv_dtype)) +
                               (kv_quant_label(r) == "-" ? "" : " " + kv_quant_label(r));
     if (!r.what_if.empty()) out.push_back("what-if (" + which + "): " + r.what_if);
+    if (p.shared_prefix)
+      out.push_back(fmt::format("shared prefix ({}): {} tokens held once ({} blocks); at most {} requests of {} tokens fit "
+                                "({} without sharing)",
+                                which, count(p.shared_prefix->prefix_tokens), count(p.shared_prefix->shared_blocks),
+                                count(p.shared_prefix->max_concurrent_requests), count(p.context_tokens),
+                                count(p.capacity.max_concurrent_requests)));
     if (!p.fits && p.capacity.max_concurrent_requests > 0)
       out.push_back(fmt::format("no fit ({}): at most {} requests of {} tokens fit (limited by {}); the decode step is "
                                 "what batch {} would take if it did",

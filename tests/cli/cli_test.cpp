@@ -299,3 +299,21 @@ TEST_CASE("the shipped H100 vLLM profile is the default time model; --calibratio
   CHECK(cal["file"].is_null());
   CHECK(cal["fitted_on_gpu"].is_null());
 }
+
+TEST_CASE("plan --shared-prefix-tokens: the prefix's full blocks are held once for all requests") {
+  // Llama-3-8B bf16: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B per token, a
+  // 16-token block 2 MiB; the H100 pool of 28,096 blocks (README) holds 28,096 / 128 = 219
+  // requests of 2,048 tokens. A 1,000-token system prompt fills 62 whole blocks (the 8
+  // tokens of the 63rd are each request's own): (28,096 - 62) / (128 - 62) = 424.8 -> 424.
+  const Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --context 2048 --shared-prefix-tokens 1000 --format json");
+  REQUIRE(r.code == 0);
+  const auto c = nlohmann::json::parse(r.out)["rows"][0]["capacity"];
+  CHECK(c["num_blocks"] == 28096);
+  CHECK(c["max_concurrent_requests"] == 219);
+  CHECK(c["shared_prefix"]["shared_blocks"] == 62);
+  CHECK(c["shared_prefix"]["blocks_per_request"] == 66);
+  CHECK(c["shared_prefix"]["max_concurrent_requests"] == 424);
+  const Run t = kvplan("plan --model llama-3-8b --gpu h100-sxm --context 2048 --shared-prefix-tokens 1000");
+  CHECK(t.out.find("1,000 tokens held once (62 blocks); at most 424 requests of 2,048 tokens fit (219 without sharing)") !=
+        std::string::npos);
+}
