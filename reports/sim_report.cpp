@@ -93,15 +93,17 @@ nlohmann::json replica_json(size_t index, const sim::SimResult& s) {
                    {"tokens_simulated", s.tokens_simulated}}}};
 }
 
-//! "2,500 requests (2,500 completed), TTFT p99 217 ms, ...": one replica's row.
+//! One replica's row: "1,040 requests, TTFT p99 13.5 ms, ..." (rejections, preemptions
+//! and requests left unfinished only when there are any).
 std::string replica_row(const sim::SimResult& s) {
-  std::string out = fmt::format("{} requests ({} completed, {} rejected, {} preemptions)", count(s.arrived),
-                                count(s.completed), count(s.rejected), count(s.preemptions));
+  std::string out = fmt::format("{} requests", count(s.arrived));
+  if (s.rejected > 0) out += fmt::format(", {} rejected", count(s.rejected));
+  if (s.preemptions > 0) out += fmt::format(", {} preemptions", count(s.preemptions));
   if (s.completed > 0)
     out += fmt::format(", TTFT p99 {}, TPOT p99 {}", seconds(s.ttft_s.p99),
                        s.tpot_s.p99 == 0 ? std::string("none") : seconds(s.tpot_s.p99));
-  return out + fmt::format(", KV peak {}, {} prompt tokens from the prefix cache, busy {} s",
-                           pct(s.peak_kv_utilization), count(s.cached_prompt_tokens), num(s.busy_s));
+  return out + fmt::format(", KV peak {}, {} prompt tokens cached, busy {} s", pct(s.peak_kv_utilization),
+                           count(s.cached_prompt_tokens), num(s.busy_s));
 }
 
 }  // namespace
@@ -179,8 +181,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"model / GPU", fmt::format("{} on {} (TP {}, PP {})", r.model, r.gpu, r.options.tp, r.options.pp)},
   };
   if (r.fleet)
-    rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: the fleet's figures below (KV pool and "
-                                              "peak per replica), then each replica's",
+    rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: fleet totals below, then each replica",
                                               r.fleet->replicas, sim::to_string(r.fleet->router),
                                               count(r.fleet->replicas * r.options.tp * r.options.pp)));
   const std::vector<std::pair<std::string, std::string>> main_rows = {
