@@ -142,7 +142,10 @@ TEST_CASE("simulate --replicas adds the fleet's keys to kvplan.sim/1 and leaves 
   const auto a = nlohmann::json::parse(one.out);
   const auto f = nlohmann::json::parse(fleet.out);
   CHECK_FALSE(a.contains("fleet"));
-  for (const auto& [k, v] : a.items()) CHECK_MESSAGE(f.contains(k), k);  // new keys only
+  for (const auto& item : a.items()) {  // new keys only
+    const std::string key = item.key();
+    CHECK_MESSAGE(f.contains(key), key);
+  }
   CHECK(f["fleet"]["replicas"] == 3);
   CHECK(f["fleet"]["router"] == "round-robin");
   CHECK(f["fleet"]["gpus"] == 3);
