@@ -28,7 +28,9 @@ namespace kvplan::sim {
 //! `least_outstanding`: fewest requests routed there and not yet finished (waiting,
 //! running or preempted), ties to the lowest index.
 //! `least_kv`: lowest KV use (blocks in use / pool), ties by least outstanding, then index;
-//! blocks are taken at admission, so a request routed but not yet admitted adds none.
+//! blocks are taken at admission, so a request routed but not yet admitted adds none;
+//! cached blocks no request holds count as free, as in vLLM V1's KV usage
+//! (vllm/v1/core/block_pool.py get_usage: 1 - free blocks / pool, cached ones free).
 //! `prefix_aware`: the replica whose prefix cache holds the longest run of the request's
 //! leading prompt blocks (vLLM's block hashing, sim.cpp PrefixCache), ties and no hit
 //! anywhere by least outstanding, then index. Modelled on SGLang's cache-aware router
