@@ -2,7 +2,11 @@
 // Llama-3-8B / H100 SXM near saturation, vLLM continuous batching, on one thread.
 // First measures the saturated throughput (20,000 requests arriving 1000x faster than the
 // engine serves them), then runs N requests with Poisson arrivals at `load` x that rate.
+// With `replicas` > 1, the N requests go to that many replicas behind `router`
+// (sim/fleet.h) at replicas x the rate, so each replica carries the same load as the lone
+// engine of the run without it: the same requests, the same total work, one event loop.
 // Usage: build/bench/sim_bench [requests=1000000] [load=0.95] [scheduler=continuous]
+//                              [replicas=1] [router=round-robin]
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -11,6 +15,7 @@
 
 #include "io/config_io.h"
 #include "io/workload_io.h"
+#include "sim/fleet.h"
 #include "sim/sim.h"
 
 using namespace kvplan;
@@ -20,8 +25,11 @@ int main(int argc, char** argv) {
     const int64_t requests = argc > 1 ? std::atoll(argv[1]) : 1000000;
     const double load = argc > 2 ? std::atof(argv[2]) : 0.95;
     const auto scheduler = sim::parse_scheduler(argc > 3 ? argv[3] : "continuous");
-    if (requests < 1 || !(load > 0) || !scheduler) {
-      std::fprintf(stderr, "usage: sim_bench [requests] [load] [continuous|chunked|static]\n");
+    const int64_t replicas = argc > 4 ? std::atoll(argv[4]) : 1;
+    const auto router = sim::parse_router(argc > 5 ? argv[5] : "round-robin");
+    if (requests < 1 || !(load > 0) || !scheduler || replicas < 1 || !router) {
+      std::fprintf(stderr, "usage: sim_bench [requests] [load] [continuous|chunked|static] [replicas] "
+                   "[round-robin|least-outstanding|least-kv|prefix-aware]\n");
       return 2;
     }
     const ModelConfig m = io::load_model("llama-3-8b");
@@ -35,18 +43,20 @@ int main(int argc, char** argv) {
     so.requests = 20000;
     so.rate_scale = 1000;
     const sim::SimResult sat = s.run(w, so);
-    const double rate = load * sat.requests_per_s;
+    const double rate = load * sat.requests_per_s * static_cast<double>(replicas);
     std::printf("saturated: %.2f requests/s, %.0f output tokens/s, batch mean %.1f (pool %lld blocks)\n",
                 sat.requests_per_s, sat.output_tokens_per_s, sat.batch_mean,
                 static_cast<long long>(sat.num_blocks));
 
     so.requests = requests;
     so.rate_scale = rate / w.base_rate_per_s();
-    const sim::SimResult r = s.run(w, so);
+    const sim::SimResult r = replicas == 1 ? s.run(w, so)
+                                           : sim::simulate_fleet(s, w, so, sim::FleetOptions{replicas, *router, {}, {}}).fleet;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::printf("run: %lld requests at %.2f /s (%.0f %% of saturation), scheduler %s\n",
-                static_cast<long long>(requests), rate, 100 * load, std::string(to_string(*scheduler)).c_str());
+    std::printf("run: %lld requests at %.2f /s (%.0f %% of saturation), scheduler %s, %lld replica(s), router %s\n",
+                static_cast<long long>(requests), rate, 100 * load, std::string(to_string(*scheduler)).c_str(),
+                static_cast<long long>(replicas), std::string(to_string(*router)).c_str());
     std::printf("  simulated %.0f s: %lld steps, %lld events, %.3g tokens (prompt + decode)\n",
                 r.duration_s, static_cast<long long>(r.steps), static_cast<long long>(r.events),
                 static_cast<double>(r.tokens_simulated));

@@ -18,11 +18,16 @@
 #include "io/workload_io.h"
 #include "planner/planner.h"
 #include "reports/sim_report.h"
+#include "sim/fleet.h"
 #include "sim/sim.h"
 
 namespace kvplan::cli {
 
 namespace {
+
+//! A fleet steps every replica in one thread: 1,024 replicas is beyond any fleet the
+//! catalog prices, and the cap keeps a typo (--replicas 1000000) from running for hours.
+constexpr int64_t kMaxReplicas = 1024;
 
 std::string render(const reports::SimReport& r, Format f) {
   switch (f) {
@@ -34,14 +39,21 @@ std::string render(const reports::SimReport& r, Format f) {
   return reports::sim_text(r, reports::TextFormat::table);
 }
 
-//! Streams one CSV row per engine step to `path` (refusing to overwrite unless --force).
+//! Streams one CSV row per engine step to `path` (refusing to overwrite unless --force);
+//! a fleet's rows lead with the replica's index.
 class TimeSeries {
  public:
-  TimeSeries(const std::string& path, bool force, int64_t num_blocks) : path_(path), num_blocks_(num_blocks) {
+  TimeSeries(const std::string& path, bool force, int64_t num_blocks, bool fleet)
+      : path_(path), num_blocks_(num_blocks) {
     check_output_path("--timeseries", path, force);
     out_.open(path, std::ios::binary | std::ios::trunc);
     if (!out_) throw InputError("--timeseries", "", "a writable path", "'" + path + "', which cannot be opened for writing");
-    out_ << "time_s,step_s,batch,prefill_tokens,decode_seqs,kv_blocks_used,kv_utilization,queue,running\n";
+    out_ << (fleet ? "replica," : "")
+         << "time_s,step_s,batch,prefill_tokens,decode_seqs,kv_blocks_used,kv_utilization,queue,running\n";
+  }
+  void add(int64_t replica, const sim::StepSample& s) {
+    out_ << replica << ',';
+    add(s);
   }
   void add(const sim::StepSample& s) {
     out_ << fmt::format("{:.6f},{:.6g},{},{},{},{},{:.4f},{},{}\n", s.time_s, s.duration_s, s.batch,
@@ -85,7 +97,11 @@ int cmd_simulate(const Args& args) {
       ("max-rate-requests", po::value<std::string>()->default_value("4000"),
        "requests per run of the --find-max-rate search (at least 1,000)")
       ("max-rate-seeds", po::value<std::string>()->default_value("3"),
-       "seeds --find-max-rate runs, for the range of its answer");
+       "seeds --find-max-rate runs, for the range of its answer")
+      ("replicas", po::value<std::string>(),
+       "simulate N identical replicas behind a router (the rows are then the fleet's, with one per replica)")
+      ("router", po::value<std::string>(),
+       "round-robin (default) | least-outstanding | least-kv | prefix-aware: how --replicas share the requests");
   add_serving_options(desc);
   add_output_options(desc);
   const auto vm = parse(args, desc);
@@ -141,6 +157,24 @@ int cmd_simulate(const Args& args) {
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
+  if (vm.count("router") && !vm.count("replicas"))
+    throw InputError("command line", "--router", "--replicas N alongside it (a router picks among replicas)",
+                     "'" + vm["router"].as<std::string>() + "' alone");
+  if (vm.count("replicas")) {
+    sim::FleetOptions f;
+    f.replicas = parse_int_option(vm["replicas"].as<std::string>(), "--replicas");
+    if (f.replicas > kMaxReplicas)
+      throw InputError("command line", "--replicas", "at most " + std::to_string(kMaxReplicas) + " replicas",
+                       std::to_string(f.replicas));
+    if (vm.count("router")) {
+      const auto router = sim::parse_router(vm["router"].as<std::string>());
+      if (!router)
+        throw InputError("command line", "--router", "round-robin, least-outstanding, least-kv or prefix-aware",
+                         "'" + vm["router"].as<std::string>() + "'");
+      f.router = *router;
+    }
+    r.fleet = f;
+  }
   if (vm["find-max-rate"].as<bool>()) {
     const int64_t per_run = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
     const int64_t least = sim::min_requests_for_percentile(0.99);
@@ -162,20 +196,32 @@ int cmd_simulate(const Args& args) {
   std::optional<TimeSeries> series;
   if (vm.count("timeseries")) {
     series.emplace(vm["timeseries"].as<std::string>(), vm.count("force") && vm["force"].as<bool>(),
-                   so.num_blocks.value_or(simulator.num_blocks()));
+                   so.num_blocks.value_or(simulator.num_blocks()), r.fleet.has_value());
     so.on_step = [&series](const sim::StepSample& s) { series->add(s); };
   }
-  r.result = simulator.run(r.workload, so);
+  if (r.fleet) {
+    sim::FleetOptions f = *r.fleet;
+    if (series) f.on_step = [&series](int64_t i, const sim::StepSample& s) { series->add(i, s); };
+    sim::FleetResult fr = sim::simulate_fleet(simulator, r.workload, so, f);
+    r.result = fr.fleet;
+    r.replica_results = std::move(fr.replicas);
+  } else {
+    r.result = simulator.run(r.workload, so);
+  }
   so.on_step = nullptr;
   if (series) series->close();
   if (vm["find-max-rate"].as<bool>()) {
     sim::MaxRateOptions mo;
     mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
     r.max_rate_requests = mo.requests;
-    r.max_rate = sim::find_max_rate(simulator, r.workload, so, mo);
+    // With --replicas the search is over the fleet's arrival rate, the same router.
+    const sim::RunWorkload run = [&](const sim::Workload& w, const sim::SimOptions& o) {
+      return r.fleet ? sim::simulate_fleet(simulator, w, o, *r.fleet).fleet : simulator.run(w, o);
+    };
+    r.max_rate = sim::find_max_rate(run, r.workload, so, mo);
     const auto seeds = parse_int_option(vm["max-rate-seeds"].as<std::string>(), "--max-rate-seeds");
     if (seeds > 20) throw InputError("command line", "--max-rate-seeds", "an integer from 1 to 20", std::to_string(seeds));
-    r.max_rate_range = sim::max_rate_range(simulator, r.workload, so, mo, *r.max_rate, static_cast<int>(seeds));
+    r.max_rate_range = sim::max_rate_range(run, r.workload, so, mo, *r.max_rate, static_cast<int>(seeds));
   }
   emit(vm, render(r, format));
   return 0;

@@ -56,6 +56,56 @@ std::string slo_verdict(const sim::SimResult& s) {
   return "missed";
 }
 
+nlohmann::json requests_json(const sim::SimResult& s) {
+  return {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
+          {"preemptions", s.preemptions}, {"truncated", s.truncated},
+          {"rejected_max_model_len", s.rejected_max_model_len}, {"rejected_pool", s.rejected_pool}};
+}
+
+nlohmann::json throughput_json(const sim::SimResult& s) {
+  return {{"requests_per_s", s.requests_per_s},
+          {"output_tokens_per_s", s.output_tokens_per_s},
+          {"prompt_tokens_per_s", s.prompt_tokens_per_s},
+          {"goodput_requests_per_s", s.goodput_requests_per_s}};
+}
+
+nlohmann::json latency_json(const sim::SimResult& s) {
+  return {{"ttft_s", percentiles_json(s.ttft_s)},
+          {"tpot_s", percentiles_json(s.tpot_s)},
+          {"e2e_s", percentiles_json(s.e2e_s)},
+          {"queue_s", percentiles_json(s.queue_s)},
+          {"queue_growth_s", s.queue_growth_s}};
+}
+
+//! One replica of a fleet: what differs between replicas (the pool is the same).
+nlohmann::json replica_json(size_t index, const sim::SimResult& s) {
+  return {{"replica", index},
+          {"requests", requests_json(s)},
+          {"throughput", throughput_json(s)},
+          {"latency", latency_json(s)},
+          {"slo", {{"attainment", s.slo_attainment}, {"meets", s.meets_slo}}},
+          {"batch", {{"mean", s.batch_mean}, {"max", s.batch_max}}},
+          {"kv", {{"peak_blocks", s.peak_blocks},
+                  {"peak_utilization", s.peak_kv_utilization},
+                  {"mean_utilization", s.mean_kv_utilization}}},
+          {"prefix_cache", {{"cached_prompt_tokens", s.cached_prompt_tokens}}},
+          {"sim", {{"events", s.events}, {"steps", s.steps}, {"simulated_s", s.duration_s}, {"busy_s", s.busy_s},
+                   {"tokens_simulated", s.tokens_simulated}}}};
+}
+
+//! One replica's row: "1,040 requests, TTFT p99 13.5 ms, ..." (rejections, preemptions
+//! and requests left unfinished only when there are any).
+std::string replica_row(const sim::SimResult& s) {
+  std::string out = fmt::format("{} requests", count(s.arrived));
+  if (s.rejected > 0) out += fmt::format(", {} rejected", count(s.rejected));
+  if (s.preemptions > 0) out += fmt::format(", {} preemptions", count(s.preemptions));
+  if (s.completed > 0)
+    out += fmt::format(", TTFT p99 {}, TPOT p99 {}", seconds(s.ttft_s.p99),
+                       s.tpot_s.p99 == 0 ? std::string("none") : seconds(s.tpot_s.p99));
+  return out + fmt::format(", KV peak {}, {} prompt tokens cached, busy {} s", pct(s.peak_kv_utilization),
+                           count(s.cached_prompt_tokens), num(s.busy_s));
+}
+
 }  // namespace
 
 nlohmann::json sim_json(const SimReport& r) {
@@ -75,22 +125,13 @@ nlohmann::json sim_json(const SimReport& r) {
   j["arrival_rate_per_s"] = r.workload.arrivals_at_one_instant()
                                 ? nlohmann::json(nullptr)
                                 : nlohmann::json(r.workload.base_rate_per_s() * r.sim.rate_scale);
-  j["requests"] = {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
-                   {"preemptions", s.preemptions}, {"truncated", s.truncated},
-                   {"rejected_max_model_len", s.rejected_max_model_len}, {"rejected_pool", s.rejected_pool}};
-  j["throughput"] = {{"requests_per_s", s.requests_per_s},
-                     {"output_tokens_per_s", s.output_tokens_per_s},
-                     {"prompt_tokens_per_s", s.prompt_tokens_per_s},
-                     {"goodput_requests_per_s", s.goodput_requests_per_s}};
+  j["requests"] = requests_json(s);
+  j["throughput"] = throughput_json(s);
   j["slo"] = {{"ttft_p99_s", s.slo.ttft_p99_s},
               {"tpot_p99_s", s.slo.tpot_p99_s},
               {"attainment", s.slo_attainment},
               {"meets", s.meets_slo}};
-  j["latency"] = {{"ttft_s", percentiles_json(s.ttft_s)},
-                  {"tpot_s", percentiles_json(s.tpot_s)},
-                  {"e2e_s", percentiles_json(s.e2e_s)},
-                  {"queue_s", percentiles_json(s.queue_s)},
-                  {"queue_growth_s", s.queue_growth_s}};
+  j["latency"] = latency_json(s);
   j["batch"] = {{"mean", s.batch_mean}, {"max", s.batch_max}};
   j["kv"] = {{"num_blocks", s.num_blocks},
              {"block_size", s.block_size},
@@ -124,6 +165,14 @@ nlohmann::json sim_json(const SimReport& r) {
                      {"ttft_p99_s", r.max_rate->at_max.ttft_s.p99},
                      {"tpot_p99_s", r.max_rate->at_max.tpot_s.p99}};
   }
+  if (r.fleet) {
+    nlohmann::json per = nlohmann::json::array();
+    for (size_t i = 0; i < r.replica_results.size(); ++i) per.push_back(replica_json(i, r.replica_results[i]));
+    j["fleet"] = {{"replicas", r.fleet->replicas},
+                  {"router", std::string(sim::to_string(r.fleet->router))},
+                  {"gpus", r.fleet->replicas * r.options.tp * r.options.pp},
+                  {"per_replica", per}};
+  }
   return j;
 }
 
@@ -131,6 +180,12 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   const sim::SimResult& s = r.result;
   std::vector<std::pair<std::string, std::string>> rows = {
       {"model / GPU", fmt::format("{} on {} (TP {}, PP {})", r.model, r.gpu, r.options.tp, r.options.pp)},
+  };
+  if (r.fleet)
+    rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: fleet totals below, then each replica",
+                                              r.fleet->replicas, sim::to_string(r.fleet->router),
+                                              count(r.fleet->replicas * r.options.tp * r.options.pp)));
+  const std::vector<std::pair<std::string, std::string>> main_rows = {
       {"workload", r.workload.arrivals_at_one_instant()
                        ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",
                                      r.workload.name, count(s.arrived))
@@ -172,6 +227,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"wall", fmt::format("{}, {} simulated tokens/s of wall time", seconds(s.wall_s),
                            num(s.tokens_per_wall_s))},
   };
+  rows.insert(rows.end(), main_rows.begin(), main_rows.end());
   if (r.max_rate) {
     const sim::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",
@@ -186,6 +242,8 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                               : fmt::format("none: the SLO is missed even at {} requests/s ({} runs)",
                                             num(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
   }
+  for (size_t i = 0; i < r.replica_results.size(); ++i)
+    rows.emplace_back(fmt::format("replica {}", i), replica_row(r.replica_results[i]));
   return rows;
 }
 
@@ -195,6 +253,10 @@ Table sim_csv_record(const SimReport& r) {
   const auto walk = [&](const auto& self, const nlohmann::json& v, const std::string& path) -> void {
     if (v.is_object()) {
       for (const auto& [k, child] : v.items()) self(self, child, path.empty() ? k : path + "." + k);
+      return;
+    }
+    if (v.is_array()) {  // a fleet's replicas: fleet.per_replica.0.requests.arrived, ...
+      for (size_t i = 0; i < v.size(); ++i) self(self, v[i], path + "." + std::to_string(i));
       return;
     }
     t.header.push_back(path);

@@ -13,6 +13,7 @@
 
 #include "planner/types.h"
 #include "reports/table.h"
+#include "sim/fleet.h"
 #include "sim/sim.h"
 
 namespace kvplan::reports {
@@ -29,6 +30,10 @@ struct SimReport {
   sim::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;
   int64_t max_model_len = 0;
+  //! A fleet run (simulate --replicas): `result` is then the fleet's, and each replica's
+  //! own follows in replica_results. Absent: one engine, reported as before fleets existed.
+  std::optional<sim::FleetOptions> fleet;
+  std::vector<sim::SimResult> replica_results;
 };
 
 nlohmann::json sim_json(const SimReport& r);

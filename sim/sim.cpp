@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/replica.h"
 #include "sim/sim.h"
 
 namespace kvplan::sim {
@@ -256,7 +257,94 @@ double p99_failing(const std::vector<double>& v, int64_t failed) {
   return percentiles(all).p99;
 }
 
-class Run {
+//! The raw figures a run's metrics come from. A fleet (sim/fleet.h) adds its replicas'
+//! tallies and summarizes once, so that its percentiles are over every request rather
+//! than averages of the replicas' percentiles.
+struct Tally {
+  SimResult res_;
+  std::vector<double> ttft_, tpot_, e2e_, queue_;
+  int64_t good_ = 0;
+  double queue_first_half_s_ = 0, queue_last_quarter_s_ = 0;
+  int64_t n_first_half_ = 0, n_last_quarter_ = 0;
+  double first_arrival_s_ = 0, last_finish_s_ = 0;
+  bool any_arrival_ = false;
+  double batch_time_ = 0, blocks_time_ = 0;
+  int64_t peak_blocks_ = 0;
+
+  //! Adds another replica's figures: counts and times summed, peaks as the larger, the
+  //! span from the earliest arrival to the latest finish.
+  void add(const Tally& o) {
+    SimResult& r = res_;
+    const SimResult& x = o.res_;
+    r.arrived += x.arrived;
+    r.completed += x.completed;
+    r.rejected += x.rejected;
+    r.rejected_max_model_len += x.rejected_max_model_len;
+    r.rejected_pool += x.rejected_pool;
+    r.preemptions += x.preemptions;
+    r.truncated += x.truncated;
+    r.output_tokens += x.output_tokens;
+    r.prompt_tokens += x.prompt_tokens;
+    r.cached_prompt_tokens += x.cached_prompt_tokens;
+    r.batch_max = std::max(r.batch_max, x.batch_max);
+    r.busy_s += x.busy_s;
+    r.steps += x.steps;
+    r.events += x.events;
+    r.tokens_simulated += x.tokens_simulated;
+    ttft_.insert(ttft_.end(), o.ttft_.begin(), o.ttft_.end());
+    tpot_.insert(tpot_.end(), o.tpot_.begin(), o.tpot_.end());
+    e2e_.insert(e2e_.end(), o.e2e_.begin(), o.e2e_.end());
+    queue_.insert(queue_.end(), o.queue_.begin(), o.queue_.end());
+    good_ += o.good_;
+    queue_first_half_s_ += o.queue_first_half_s_;
+    queue_last_quarter_s_ += o.queue_last_quarter_s_;
+    n_first_half_ += o.n_first_half_;
+    n_last_quarter_ += o.n_last_quarter_;
+    if (o.any_arrival_) first_arrival_s_ = any_arrival_ ? std::min(first_arrival_s_, o.first_arrival_s_) : o.first_arrival_s_;
+    any_arrival_ = any_arrival_ || o.any_arrival_;
+    last_finish_s_ = std::max(last_finish_s_, o.last_finish_s_);
+    batch_time_ += o.batch_time_;
+    blocks_time_ += o.blocks_time_;
+    peak_blocks_ = std::max(peak_blocks_, o.peak_blocks_);
+  }
+};
+
+//! The metrics of a tally (sorts its latency vectors in place). `busy_s` and the two
+//! time-weighted means are over the summed busy time of every replica in the tally.
+SimResult summarize(Tally& t, const Slo& slo, int64_t num_blocks, int64_t block_size) {
+  SimResult r = t.res_;
+  r.slo = slo;
+  r.num_blocks = num_blocks;
+  r.block_size = block_size;
+  r.peak_blocks = t.peak_blocks_;
+  r.peak_kv_utilization = static_cast<double>(t.peak_blocks_) / static_cast<double>(num_blocks);
+  if (r.busy_s > 0) {
+    r.batch_mean = t.batch_time_ / r.busy_s;
+    r.mean_kv_utilization = t.blocks_time_ / r.busy_s / static_cast<double>(num_blocks);
+  }
+  r.duration_s = r.completed > 0 ? t.last_finish_s_ - t.first_arrival_s_ : 0;
+  if (r.duration_s > 0) {
+    r.requests_per_s = static_cast<double>(r.completed) / r.duration_s;
+    r.output_tokens_per_s = static_cast<double>(r.output_tokens) / r.duration_s;
+    r.prompt_tokens_per_s = static_cast<double>(r.prompt_tokens) / r.duration_s;
+    r.goodput_requests_per_s = static_cast<double>(t.good_) / r.duration_s;
+  }
+  const int64_t judged = r.completed + r.rejected;
+  r.slo_attainment = judged > 0 ? static_cast<double>(t.good_) / static_cast<double>(judged) : 0;
+  r.ttft_s = percentiles(t.ttft_);
+  r.tpot_s = percentiles(t.tpot_);
+  r.e2e_s = percentiles(t.e2e_);
+  r.queue_s = percentiles(t.queue_);
+  if (t.n_first_half_ > 0 && t.n_last_quarter_ > 0)
+    r.queue_growth_s = t.queue_last_quarter_s_ / static_cast<double>(t.n_last_quarter_) -
+                       t.queue_first_half_s_ / static_cast<double>(t.n_first_half_);
+  r.meets_slo = r.completed > 0 && slo.given() &&
+                (slo.ttft_p99_s <= 0 || p99_failing(t.ttft_, r.rejected) <= slo.ttft_p99_s) &&
+                (slo.tpot_p99_s <= 0 || p99_failing(t.tpot_, r.rejected) <= slo.tpot_p99_s);
+  return r;
+}
+
+class Run : Tally {
  public:
   Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o)
       : e_(e), w_(w), o_(o),
@@ -284,7 +372,30 @@ class Run {
 
   SimResult go();
 
+  // ---- driven by a fleet (sim/replica.h): arrivals come routed, not from the stream
+  void route(const detail::GeneratedRequest& g) {
+    inbox_.push_back(g);
+    ++routed_;
+  }
+  int64_t outstanding() const { return routed_ - res_.completed - res_.rejected; }
+  int64_t blocks_used() const { return blocks_used_; }
+  int64_t pool_blocks() const { return num_blocks_; }
+  int64_t cached_prefix_blocks(const detail::GeneratedRequest& g) const;
+  double schedule_at(double t);
+  double end_step(double dt) {
+    after_step(dt);
+    return now_;
+  }
+  bool has_work() const { return !idle() || !inbox_.empty(); }
+  const Tally& tally() const { return *this; }
+  //! The metrics of `t`, a tally of this run or of a fleet of runs like it.
+  SimResult summary(Tally& t) const { return summarize(t, w_.slo, num_blocks_, e_.block_size); }
+
  private:
+  bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
+  //! Composes the step at now_ and returns its duration, or 0 when nothing can run.
+  double compose_step();
+
   // ---- request slots
   int32_t alloc_slot() {
     if (!free_slots_.empty()) {
@@ -398,7 +509,9 @@ class Run {
   const Workload& w_;
   const SimOptions& o_;
   int64_t count_;
-  detail::RequestStream stream_;
+  detail::RequestStream stream_;  // go()'s arrivals (a fleet routes its own instead)
+  std::vector<detail::GeneratedRequest> inbox_;  // routed, to enter at the next scheduling point
+  int64_t routed_ = 0;
   int64_t num_blocks_, max_seqs_, budget_;
   bool caching_;
   int64_t watermark_blocks_;  // continuous (V0) admission reserve
@@ -422,20 +535,10 @@ class Run {
   int64_t D_ = 0;        // decode steps run
   int64_t n_dec_ = 0;    // decoding requests
   int64_t ctx_sum_ = 0;  // sum of their contexts in decode step D_
-  int64_t blocks_used_ = 0, peak_blocks_ = 0;
+  int64_t blocks_used_ = 0;
   bool preempted_this_step_ = false;
   bool decode_step_ = false;  // whether the running decoders take part in this step
   double swap_s_ = 0;    // swap traffic of the step being composed
-
-  // metrics
-  SimResult res_;
-  std::vector<double> ttft_, tpot_, e2e_, queue_;
-  int64_t good_ = 0;
-  double queue_first_half_s_ = 0, queue_last_quarter_s_ = 0;
-  int64_t n_first_half_ = 0, n_last_quarter_ = 0;
-  double first_arrival_s_ = 0, last_finish_s_ = 0;
-  bool any_arrival_ = false;
-  double batch_time_ = 0, blocks_time_ = 0;
 };
 
 void Run::arrive(const detail::GeneratedRequest& g) {
@@ -822,82 +925,80 @@ void Run::check() const {
   if (n_running_ > max_seqs_) throw std::logic_error("simulator: more than max_num_seqs running");
 }
 
+double Run::compose_step() {
+  preempted_this_step_ = false;
+  decode_step_ = false;
+  swap_s_ = 0;
+  switch (o_.scheduler) {
+    case Scheduler::continuous: compose_continuous(); break;
+    case Scheduler::chunked: compose_chunked(); break;
+    case Scheduler::static_batch: compose_static(); break;
+  }
+  const int64_t n_dec = decode_step_ ? n_dec_ : 0;
+  if (step_prefills_.empty() && n_dec == 0) return 0;
+  const StepTimeModel& stm = *e_.stm;
+  int64_t prefill_tokens = 0;
+  double pairs = 0;
+  const KvTraffic& kv = stm.kv_traffic();
+  for (int32_t s : step_prefills_) {
+    const Req& r = R(s);
+    pairs += kv.prefill_pairs(r.cached, r.chunk);
+    prefill_tokens += r.chunk;
+  }
+  const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
+  if (!(dt > 0) || !std::isfinite(dt))
+    throw std::logic_error("simulator: step time is not a positive number");
+  return dt;
+}
+
+double Run::schedule_at(double t) {
+  // Every routed request arrived at or before t (the fleet routes in time order).
+  now_ = std::max(now_, t);
+  for (const detail::GeneratedRequest& g : inbox_) arrive(g);
+  inbox_.clear();
+  if (o_.check_invariants) check();
+  return idle() ? 0 : compose_step();
+}
+
+int64_t Run::cached_prefix_blocks(const detail::GeneratedRequest& g) const {
+  if (!caching_ || (g.prompt_key == 0 && g.group_key == 0)) return 0;
+  Req r;
+  r.prompt = std::max<int64_t>(g.prompt_tokens, 1);
+  r.group_key = g.group_key;
+  r.prompt_key = g.prompt_key;
+  r.shared_tokens = g.shared_tokens;
+  // As lookup(): the full blocks of the first P - 1 tokens can hit.
+  return cache_.hits(r, (r.prompt - 1) / e_.block_size, e_.block_size);
+}
+
 SimResult Run::go() {
   const auto wall0 = std::chrono::steady_clock::now();
   std::optional<detail::GeneratedRequest> next = stream_.next();
-  const StepTimeModel& stm = *e_.stm;
   for (;;) {
     while (next && next->arrival_s <= now_) {
       arrive(*next);
       next = stream_.next();
     }
     if (o_.check_invariants) check();
-    if (n_running_ == 0 && waiting_.empty() && swapped_.empty()) {
+    if (idle()) {
       if (!next) break;
       now_ = next->arrival_s;
       continue;
     }
-    preempted_this_step_ = false;
-    decode_step_ = false;
-    swap_s_ = 0;
-    switch (o_.scheduler) {
-      case Scheduler::continuous: compose_continuous(); break;
-      case Scheduler::chunked: compose_chunked(); break;
-      case Scheduler::static_batch: compose_static(); break;
-    }
-    const int64_t n_dec = decode_step_ ? n_dec_ : 0;
-    if (step_prefills_.empty() && n_dec == 0) {
+    const double dt = compose_step();
+    if (!(dt > 0)) {
       // Nothing can run until something arrives (cannot happen with an idle engine:
       // every request that was not rejected fits the empty pool).
       if (!next) throw std::logic_error("simulator: stalled with requests waiting");
       now_ = std::max(now_, next->arrival_s);
       continue;
     }
-    int64_t prefill_tokens = 0;
-    double pairs = 0;
-    const KvTraffic& kv = stm.kv_traffic();
-    for (int32_t s : step_prefills_) {
-      const Req& r = R(s);
-      pairs += kv.prefill_pairs(r.cached, r.chunk);
-      prefill_tokens += r.chunk;
-    }
-    const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
-    if (!(dt > 0) || !std::isfinite(dt))
-      throw std::logic_error("simulator: step time is not a positive number");
     after_step(dt);
   }
   if (o_.check_invariants && blocks_used_ != 0)
     throw std::logic_error("simulator: blocks still in use at the end");
 
-  SimResult& r = res_;
-  r.slo = w_.slo;
-  r.num_blocks = num_blocks_;
-  r.block_size = e_.block_size;
-  r.peak_blocks = peak_blocks_;
-  r.peak_kv_utilization = static_cast<double>(peak_blocks_) / static_cast<double>(num_blocks_);
-  if (r.busy_s > 0) {
-    r.batch_mean = batch_time_ / r.busy_s;
-    r.mean_kv_utilization = blocks_time_ / r.busy_s / static_cast<double>(num_blocks_);
-  }
-  r.duration_s = r.completed > 0 ? last_finish_s_ - first_arrival_s_ : 0;
-  if (r.duration_s > 0) {
-    r.requests_per_s = static_cast<double>(r.completed) / r.duration_s;
-    r.output_tokens_per_s = static_cast<double>(r.output_tokens) / r.duration_s;
-    r.prompt_tokens_per_s = static_cast<double>(r.prompt_tokens) / r.duration_s;
-    r.goodput_requests_per_s = static_cast<double>(good_) / r.duration_s;
-  }
-  const int64_t judged = r.completed + r.rejected;
-  r.slo_attainment = judged > 0 ? static_cast<double>(good_) / static_cast<double>(judged) : 0;
-  r.ttft_s = percentiles(ttft_);
-  r.tpot_s = percentiles(tpot_);
-  r.e2e_s = percentiles(e2e_);
-  r.queue_s = percentiles(queue_);
-  if (n_first_half_ > 0 && n_last_quarter_ > 0)
-    r.queue_growth_s = queue_last_quarter_s_ / static_cast<double>(n_last_quarter_) -
-                       queue_first_half_s_ / static_cast<double>(n_first_half_);
-  r.meets_slo = r.completed > 0 && w_.slo.given() &&
-                (w_.slo.ttft_p99_s <= 0 || p99_failing(ttft_, r.rejected) <= w_.slo.ttft_p99_s) &&
-                (w_.slo.tpot_p99_s <= 0 || p99_failing(tpot_, r.rejected) <= w_.slo.tpot_p99_s);
+  SimResult r = summarize(*this, w_.slo, num_blocks_, e_.block_size);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
   return r;
@@ -908,6 +1009,39 @@ SimResult Run::go() {
 SimResult Simulator::run(const Workload& w, const SimOptions& opt) const {
   Run run(*impl_, *this, w, opt);
   return run.go();
+}
+
+// ------------------------------------------------------------------------- one replica of a fleet
+
+struct detail::Replica::Impl {
+  Impl(const Simulator& s, const Workload& w, const SimOptions& o) : run(*s.impl_, s, w, o) {}
+  Run run;
+};
+
+detail::Replica::Replica(const Simulator& s, const Workload& w, const SimOptions& o)
+    : impl_(std::make_unique<Impl>(s, w, o)) {}
+detail::Replica::~Replica() = default;
+detail::Replica::Replica(Replica&&) noexcept = default;
+void detail::Replica::route(const GeneratedRequest& g) { impl_->run.route(g); }
+int64_t detail::Replica::outstanding() const { return impl_->run.outstanding(); }
+int64_t detail::Replica::kv_blocks_used() const { return impl_->run.blocks_used(); }
+int64_t detail::Replica::kv_pool_blocks() const { return impl_->run.pool_blocks(); }
+int64_t detail::Replica::cached_prefix_blocks(const GeneratedRequest& g) const {
+  return impl_->run.cached_prefix_blocks(g);
+}
+double detail::Replica::schedule(double t) { return impl_->run.schedule_at(t); }
+double detail::Replica::end_step(double dt) { return impl_->run.end_step(dt); }
+bool detail::Replica::has_work() const { return impl_->run.has_work(); }
+SimResult detail::Replica::result() const {
+  Tally t = impl_->run.tally();
+  return impl_->run.summary(t);
+}
+
+SimResult detail::Replica::combine(const std::vector<Replica>& replicas) {
+  if (replicas.empty()) return {};
+  Tally all;
+  for (const Replica& r : replicas) all.add(r.impl_->run.tally());
+  return replicas.front().impl_->run.summary(all);
 }
 
 SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
@@ -927,6 +1061,11 @@ int64_t min_requests_for_percentile(double p) {
 }
 
 MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
+                      const MaxRateOptions& mo) {
+  return find_max_rate([&s](const Workload& wl, const SimOptions& o) { return s.run(wl, o); }, w, opt, mo);
+}
+
+MaxRate find_max_rate(const RunWorkload& run, const Workload& w, const SimOptions& opt,
                       const MaxRateOptions& mo) {
   if (!w.slo.given())
     throw InputError(w.file.empty() ? "workload" : w.file, "slo",
@@ -949,7 +1088,7 @@ MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& o
   SimResult lo_res, last;
   auto trial = [&](double scale) {
     o.rate_scale = scale;
-    last = s.run(w, o);
+    last = run(w, o);
     ++out.runs;
     const bool ok = last.meets_slo && (w.slo.ttft_p99_s <= 0 ||
                                        last.queue_growth_s <= mo.max_queue_growth * w.slo.ttft_p99_s);
@@ -986,13 +1125,19 @@ MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& o
 
 MaxRateRange max_rate_range(const Simulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo,
                             const MaxRate& first, int seeds) {
+  return max_rate_range([&s](const Workload& wl, const SimOptions& o) { return s.run(wl, o); }, w, opt, mo, first,
+                        seeds);
+}
+
+MaxRateRange max_rate_range(const RunWorkload& run, const Workload& w, const SimOptions& opt,
+                            const MaxRateOptions& mo, const MaxRate& first, int seeds) {
   MaxRateRange r;
   r.seeds = std::max(1, seeds);
   r.min_per_s = r.max_per_s = first.found ? first.max_rate_per_s : 0;
   for (int k = 1; k < r.seeds; ++k) {
     SimOptions o = opt;
     o.seed = opt.seed + static_cast<uint64_t>(k);
-    const MaxRate m = find_max_rate(s, w, o, mo);
+    const MaxRate m = find_max_rate(run, w, o, mo);
     const double rate = m.found ? m.max_rate_per_s : 0;
     r.min_per_s = std::min(r.min_per_s, rate);
     r.max_per_s = std::max(r.max_per_s, rate);

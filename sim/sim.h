@@ -176,6 +176,10 @@ struct SimResult {
   double tokens_per_wall_s = 0;
 };
 
+namespace detail {
+class Replica;
+}
+
 //! The engine for one (model, GPU, serving options): pool size from memory_budget() and
 //! capacity(), blocks per request from kv_blocks_per_request(), step times from
 //! StepTimeModel. Built once, run many times (find_max_rate); run() is const and
@@ -208,6 +212,7 @@ class Simulator {
   struct Impl;  //!< opaque (sim.cpp)
 
  private:
+  friend class detail::Replica;  // a fleet's replicas run this engine (sim/replica.h)
   std::unique_ptr<Impl> impl_;
 };
 
@@ -259,6 +264,12 @@ struct MaxRate {
 //! in `opt` are ignored.
 MaxRate find_max_rate(const Simulator& s, const Workload& w, const SimOptions& opt,
                       const MaxRateOptions& mo = {});
+//! Any way of running a workload: one engine (Simulator::run) or a fleet (sim/fleet.h).
+using RunWorkload = std::function<SimResult(const Workload&, const SimOptions&)>;
+//! find_max_rate with `run` in place of one engine's runs (a fleet's max rate is its
+//! total arrival rate).
+MaxRate find_max_rate(const RunWorkload& run, const Workload& w, const SimOptions& opt,
+                      const MaxRateOptions& mo = {});
 
 //! The max rate's range over seeds opt.seed .. opt.seed + seeds - 1 (different requests,
 //! same workload): `first` is find_max_rate's answer for opt.seed, the others are found
@@ -269,6 +280,8 @@ struct MaxRateRange {
 };
 MaxRateRange max_rate_range(const Simulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo,
                             const MaxRate& first, int seeds);
+MaxRateRange max_rate_range(const RunWorkload& run, const Workload& w, const SimOptions& opt,
+                            const MaxRateOptions& mo, const MaxRate& first, int seeds);
 
 namespace detail {
 //! The project's own random numbers, identical on every standard library.

@@ -132,6 +132,59 @@ TEST_CASE("simulate --format json follows the kvplan.sim/1 contract and complete
   CHECK(j["sim"]["events"].get<int64_t>() > 0);
 }
 
+TEST_CASE("simulate --replicas adds the fleet's keys to kvplan.sim/1 and leaves the rest as they were") {
+  // 300 requests round-robin over 3 replicas: request i to replica i mod 3, 100 each.
+  const std::string base = "simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 300 --format json";
+  const Run one = kvplan(base);
+  const Run fleet = kvplan(base + " --replicas 3 --router round-robin");
+  REQUIRE(one.code == 0);
+  REQUIRE(fleet.code == 0);
+  const auto a = nlohmann::json::parse(one.out);
+  const auto f = nlohmann::json::parse(fleet.out);
+  CHECK_FALSE(a.contains("fleet"));
+  for (const auto& item : a.items()) {  // new keys only
+    const std::string key = item.key();
+    CHECK_MESSAGE(f.contains(key), key);
+  }
+  CHECK(f["fleet"]["replicas"] == 3);
+  CHECK(f["fleet"]["router"] == "round-robin");
+  CHECK(f["fleet"]["gpus"] == 3);
+  REQUIRE(f["fleet"]["per_replica"].size() == 3);
+  for (const auto& r : f["fleet"]["per_replica"]) CHECK(r["requests"]["arrived"] == 100);
+  CHECK(f["requests"]["arrived"] == 300);
+  // The same stream at the same total rate: a fleet of one replica is the lone engine.
+  const auto f1 = nlohmann::json::parse(kvplan(base + " --replicas 1").out);
+  CHECK(f1["latency"] == a["latency"]);
+  CHECK(f1["requests"] == a["requests"]);
+  // CSV: one column per leaf, the replicas' by index.
+  const Run csv = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --format csv "
+                         "--replicas 2 --router least-kv");
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.find("fleet.per_replica.1.requests.arrived") != std::string::npos);
+  CHECK(csv.out.find("fleet.router") != std::string::npos);
+}
+
+TEST_CASE("simulate --replicas --timeseries leads each row with the replica") {
+  const auto path = std::filesystem::temp_directory_path() / ("kvplan_fleet_ts_" + std::to_string(getpid()) + ".csv");
+  std::filesystem::remove(path);
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 40 --replicas 2 "
+                       "--router least-outstanding --timeseries " + path.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(path);
+  std::string header, row;
+  std::getline(in, header);
+  CHECK(header.rfind("replica,time_s,", 0) == 0);
+  bool seen[2] = {false, false};
+  while (std::getline(in, row)) {
+    const std::string replica = row.substr(0, row.find(','));
+    REQUIRE((replica == "0" || replica == "1"));
+    seen[replica == "1"] = true;
+  }
+  CHECK(seen[0]);
+  CHECK(seen[1]);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("validate --backend cpu passes every check but the timed ones and follows the kvplan.validate/1 contract") {
   const Run r = kvplan("validate --backend cpu --format json");
   REQUIRE((r.code == 0 || r.code == 1));  // 1: some check failed
