@@ -10,6 +10,8 @@ settings (TP, max_num_batched_tokens, max_num_seqs 128, max_model_len 4096,
 gpu_memory_utilization 0.9, chunked prefill, prefix caching on).
 
   scripts/accuracy.py [--kvplan build/kvplan] [--calibration FILE] [--runs 0,2,4]
+  scripts/accuracy.py --leave-one-out
+      each run predicted by the serving overheads fitted on the other 12.
   scripts/accuracy.py --fit 0,2,4,6,8,10,12 --write-parameters OUT.json
       fits the serving overheads (step_overhead_s, request_overhead_s,
       output_lag_steps) on the runs at those indices by least squares on the relative
@@ -182,6 +184,8 @@ def main():
     ap.add_argument("--fit", help="run indices to fit the serving overheads on")
     ap.add_argument("--write-parameters", help="with --fit: write the fitted overheads here")
     ap.add_argument("--held-out", help="run indices to mark as held out in the table")
+    ap.add_argument("--leave-one-out", action="store_true",
+                    help="fit the serving overheads on all runs but one and predict that one, for each run")
     args = ap.parse_args()
     runs = list(csv.DictReader(open(os.path.join(DATA, "runs.csv"))))
     cal = args.calibration if args.calibration != "none" else None
@@ -200,6 +204,24 @@ def main():
             if args.write_parameters:
                 open(args.write_parameters, "w").write(text)
             print(text)
+            return
+        if args.leave_one_out:
+            # Each run predicted by overheads fitted on the other 12: every run is held out
+            # once, so the figure does not depend on which half was fitted.
+            errs = {"ttft": [], "itl": [], "e2e": []}
+            print(f"leave-one-out over {len(runs)} runs (kernel terms from {os.path.relpath(cal, ROOT) if cal else 'none'})")
+            for i, r in enumerate(runs):
+                params = fit(args.kvplan, [x for j, x in enumerate(runs) if j != i], cal, tmp)
+                s = simulate(args.kvplan, r, with_params(cal, params, tmp), tmp)
+                m = measured(r)
+                e = {k: (s[k] - m[k]) / m[k] for k in errs}
+                for k in errs:
+                    errs[k].append(abs(e[k]))
+                print(f"{i:>2} {r['id']:<16} {r['model'].split('/')[-1][:28]:<28} TTFT {e['ttft']:>+6.0%}  "
+                      f"ITL {e['itl']:>+6.0%}  E2E {e['e2e']:>+6.0%}  (step {params['step_overhead_s'] * 1e3:.2f} ms, "
+                      f"request {params['request_overhead_s'] * 1e3:.2f} ms, lag {params['output_lag_steps']:.2f})")
+            print(f"leave-one-out: |error| median / p90 (nearest rank) over {len(runs)} runs: " + ", ".join(
+                f"{k.upper()} {statistics.median(v):.1%} / {pctl(v, 0.9):.1%}" for k, v in errs.items()))
             return
         sel = [int(i) for i in args.runs.split(",")] if args.runs else range(len(runs))
         held = set(int(i) for i in args.held_out.split(",")) if args.held_out else set()
