@@ -85,7 +85,12 @@ int cmd_simulate(const Args& args) {
       ("max-rate-requests", po::value<std::string>()->default_value("4000"),
        "requests per run of the --find-max-rate search (at least 1,000)")
       ("max-rate-seeds", po::value<std::string>()->default_value("3"),
-       "seeds --find-max-rate runs, for the range of its answer");
+       "seeds --find-max-rate runs, for the range of its answer")
+      ("disagg", po::bool_switch(), "disaggregated prefill/decode: --prefill-pool and --decode-pool in place of --gpu")
+      ("prefill-pool", po::value<std::string>(), "with --disagg: GPU[:tpN][:ppN][:xN], e.g. h100-sxm:tp2:x3")
+      ("decode-pool", po::value<std::string>(), "with --disagg: GPU[:tpN][:ppN][:xN], e.g. l40s:tp1:x4")
+      ("kv-link", po::value<std::string>(),
+       "with --disagg: nvlink|pcie|rdma|ethernet (default: by whether the pools share a node)");
   add_serving_options(desc);
   add_output_options(desc);
   const auto vm = parse(args, desc);
@@ -93,6 +98,11 @@ int cmd_simulate(const Args& args) {
     std::cout << desc << "\n" << kListHelp;
     return 0;
   }
+  if (vm["disagg"].as<bool>()) return cmd_simulate_disagg(vm);
+  for (const char* flag : {"prefill-pool", "decode-pool", "kv-link"})
+    if (vm.count(flag))
+      throw InputError("command line", std::string("--") + flag, "--disagg with it (pools are for disaggregated serving)",
+                       "no --disagg");
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
   if (!vm.count("gpu")) throw InputError("command line", "--gpu", "a GPU name or file (see `kvplan gpus`)", "nothing");
   if (!vm.count("workload"))

@@ -148,6 +148,7 @@ struct Req {
   int64_t blocks = 0;      // KV blocks held on the GPU
   int64_t x0 = 0;          // decoding: context in decode step D is x0 + D
   int64_t chunk = 0;       // tokens of its prefill chunk in the step being composed
+  int64_t preloaded = 0;   // prompt tokens whose KV arrived from another instance (Instance::submit)
   // prefix caching (GeneratedRequest): content keys, and how many of its leading prompt
   // blocks it holds a reference on in the cache
   uint64_t group_key = 0, prompt_key = 0;
@@ -258,10 +259,12 @@ double p99_failing(const std::vector<double>& v, int64_t failed) {
 
 class Run {
  public:
-  Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o)
+  //! `external`: requests come from submit() (Instance), this many in all, not from the workload.
+  Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o,
+      std::optional<int64_t> external = std::nullopt)
       : e_(e), w_(w), o_(o),
-        count_(o.requests.value_or(w.requests)),
-        stream_(w, o.seed, o.rate_scale, count_),
+        count_(external.value_or(o.requests.value_or(w.requests))),
+        stream_(w, o.seed, o.rate_scale, external ? 0 : count_),
         num_blocks_(o.num_blocks.value_or(e.num_blocks)),
         max_seqs_(e.opts.max_num_seqs),
         budget_(sim.max_num_batched_tokens(o.scheduler)),
@@ -283,6 +286,27 @@ class Run {
   }
 
   SimResult go();
+
+  // ---- driven from outside (Instance): one step at a time
+  bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
+  void submit(const detail::GeneratedRequest& g, int64_t preloaded) {
+    if ((idle() || stalled_) && now_ < g.arrival_s) now_ = g.arrival_s;
+    stalled_ = false;
+    arrive(g, preloaded);
+  }
+  double next_step_s() const {
+    return idle() || stalled_ ? std::numeric_limits<double>::infinity() : now_;
+  }
+  void step_external() {
+    if (o_.check_invariants) check();
+    if (!try_step()) stalled_ = true;
+  }
+  int64_t outstanding() const { return n_running_ + static_cast<int64_t>(waiting_.size() + swapped_.size()); }
+  SimResult result(std::chrono::steady_clock::time_point wall0) {
+    if (o_.check_invariants && blocks_used_ != 0)
+      throw std::logic_error("simulator: blocks still in use at the end");
+    return finalize(wall0);
+  }
 
  private:
   // ---- request slots
@@ -348,6 +372,11 @@ class Run {
   //! its cached leading blocks (vLLM recomputes at least the last prompt token, so a hit
   //! covers at most the full blocks of the first P - 1 tokens) and returns them.
   int64_t lookup(Req& r) {
+    // KV that arrived from a prefill instance covers all but the last prompt token, which
+    // the decode instance recomputes to sample the first output token (vLLM V1,
+    // Scheduler._update_waiting_for_remote_kv: "if num_computed_tokens == request.num_tokens:
+    // num_computed_tokens -= 1").
+    if (r.preloaded > 0) return r.cached = r.preloaded;
     if (!caching_ || (r.prompt_key == 0 && r.group_key == 0)) return 0;
     const int64_t hit = cache_.hits(r, (r.prompt - 1) / e_.block_size, e_.block_size);
     r.cached = hit * e_.block_size;
@@ -355,7 +384,7 @@ class Run {
   }
   //! References the hit blocks of an admitted request (lookup() set r.cached).
   void ref_hits(Req& r) {
-    if (!caching_) return;
+    if (!caching_ || r.preloaded > 0) return;
     const int64_t hit = r.cached / e_.block_size;
     for (int64_t i = 0; i < hit; ++i) cache_.ref(PrefixCache::key(r, i, e_.block_size));
     r.cache_blocks = hit;
@@ -373,7 +402,7 @@ class Run {
   }
 
   // ---- lifecycle
-  void arrive(const detail::GeneratedRequest& g);
+  void arrive(const detail::GeneratedRequest& g, int64_t preloaded = 0);
   void admit(int32_t s, int64_t chunk);
   //! Makes s a decoder whose next step attends to P + g tokens. It holds the blocks of
   //! P + g - 1 tokens, or of P + g when `covers_next` (swapped in after the block phase).
@@ -383,6 +412,9 @@ class Run {
   //! Allocates n blocks to slot s, preempting the newest running requests while the pool
   //! is short; false when s itself was preempted.
   bool allocate(int32_t s, int64_t n);
+  //! Composes and runs one step at now_; false when nothing can run.
+  bool try_step();
+  SimResult finalize(std::chrono::steady_clock::time_point wall0);
 
   // ---- scheduling
   void grow_decoders();
@@ -425,6 +457,7 @@ class Run {
   int64_t blocks_used_ = 0, peak_blocks_ = 0;
   bool preempted_this_step_ = false;
   bool decode_step_ = false;  // whether the running decoders take part in this step
+  bool stalled_ = false;      // driven from outside: nothing could run until the next submit
   double swap_s_ = 0;    // swap traffic of the step being composed
 
   // metrics
@@ -438,7 +471,7 @@ class Run {
   double batch_time_ = 0, blocks_time_ = 0;
 };
 
-void Run::arrive(const detail::GeneratedRequest& g) {
+void Run::arrive(const detail::GeneratedRequest& g, int64_t preloaded) {
   ++res_.arrived;
   ++res_.events;
   if (!any_arrival_) {
@@ -457,6 +490,7 @@ void Run::arrive(const detail::GeneratedRequest& g) {
   r.group_key = g.group_key;
   r.prompt_key = g.prompt_key;
   r.shared_tokens = g.shared_tokens;
+  r.preloaded = std::clamp<int64_t>(preloaded, 0, r.prompt - 1);
   r.state = State::waiting;
   emit(RequestEventKind::arrived, r, r.arrival_s);
   // vLLM rejects prompts that leave no room for an output token and stops generation at
@@ -516,6 +550,7 @@ void Run::join_decoders(int32_t s, bool covers_next) {
 void Run::preempt(int32_t s) {
   Req& r = R(s);
   unlink_running(s);
+  r.preloaded = 0;  // its transferred KV is gone with its blocks: recomputed here
   if (r.state == State::decoding) {
     --n_dec_;
     ctx_sum_ -= r.x0 + D_;
@@ -825,50 +860,58 @@ void Run::check() const {
 SimResult Run::go() {
   const auto wall0 = std::chrono::steady_clock::now();
   std::optional<detail::GeneratedRequest> next = stream_.next();
-  const StepTimeModel& stm = *e_.stm;
   for (;;) {
     while (next && next->arrival_s <= now_) {
       arrive(*next);
       next = stream_.next();
     }
     if (o_.check_invariants) check();
-    if (n_running_ == 0 && waiting_.empty() && swapped_.empty()) {
+    if (idle()) {
       if (!next) break;
       now_ = next->arrival_s;
       continue;
     }
-    preempted_this_step_ = false;
-    decode_step_ = false;
-    swap_s_ = 0;
-    switch (o_.scheduler) {
-      case Scheduler::continuous: compose_continuous(); break;
-      case Scheduler::chunked: compose_chunked(); break;
-      case Scheduler::static_batch: compose_static(); break;
-    }
-    const int64_t n_dec = decode_step_ ? n_dec_ : 0;
-    if (step_prefills_.empty() && n_dec == 0) {
+    if (!try_step()) {
       // Nothing can run until something arrives (cannot happen with an idle engine:
       // every request that was not rejected fits the empty pool).
       if (!next) throw std::logic_error("simulator: stalled with requests waiting");
       now_ = std::max(now_, next->arrival_s);
       continue;
     }
-    int64_t prefill_tokens = 0;
-    double pairs = 0;
-    const KvTraffic& kv = stm.kv_traffic();
-    for (int32_t s : step_prefills_) {
-      const Req& r = R(s);
-      pairs += kv.prefill_pairs(r.cached, r.chunk);
-      prefill_tokens += r.chunk;
-    }
-    const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
-    if (!(dt > 0) || !std::isfinite(dt))
-      throw std::logic_error("simulator: step time is not a positive number");
-    after_step(dt);
   }
   if (o_.check_invariants && blocks_used_ != 0)
     throw std::logic_error("simulator: blocks still in use at the end");
+  return finalize(wall0);
+}
 
+bool Run::try_step() {
+  const StepTimeModel& stm = *e_.stm;
+  preempted_this_step_ = false;
+  decode_step_ = false;
+  swap_s_ = 0;
+  switch (o_.scheduler) {
+    case Scheduler::continuous: compose_continuous(); break;
+    case Scheduler::chunked: compose_chunked(); break;
+    case Scheduler::static_batch: compose_static(); break;
+  }
+  const int64_t n_dec = decode_step_ ? n_dec_ : 0;
+  if (step_prefills_.empty() && n_dec == 0) return false;
+  int64_t prefill_tokens = 0;
+  double pairs = 0;
+  const KvTraffic& kv = stm.kv_traffic();
+  for (int32_t s : step_prefills_) {
+    const Req& r = R(s);
+    pairs += kv.prefill_pairs(r.cached, r.chunk);
+    prefill_tokens += r.chunk;
+  }
+  const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
+  if (!(dt > 0) || !std::isfinite(dt))
+    throw std::logic_error("simulator: step time is not a positive number");
+  after_step(dt);
+  return true;
+}
+
+SimResult Run::finalize(std::chrono::steady_clock::time_point wall0) {
   SimResult& r = res_;
   r.slo = w_.slo;
   r.num_blocks = num_blocks_;
@@ -914,6 +957,29 @@ SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions&
                    const Workload& w, const SimOptions& opt) {
   return Simulator(m, g, o).run(w, opt);
 }
+
+// ------------------------------------------------------------------------- Instance
+
+struct Instance::Impl {
+  Impl(const Simulator& s, const Workload& w, const SimOptions& o, int64_t requests)
+      : opt(o), wall0(std::chrono::steady_clock::now()), run(*s.impl_, s, w, opt, requests) {}
+  SimOptions opt;  // before `run`, which keeps a reference to it
+  std::chrono::steady_clock::time_point wall0;
+  Run run;
+};
+
+Instance::Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests)
+    : impl_(std::make_unique<Impl>(s, w, opt, requests)) {}
+Instance::~Instance() = default;
+Instance::Instance(Instance&&) noexcept = default;
+Instance& Instance::operator=(Instance&&) noexcept = default;
+void Instance::submit(const detail::GeneratedRequest& g, int64_t preloaded_tokens) {
+  impl_->run.submit(g, preloaded_tokens);
+}
+double Instance::next_step_s() const { return impl_->run.next_step_s(); }
+void Instance::step() { impl_->run.step_external(); }
+int64_t Instance::outstanding() const { return impl_->run.outstanding(); }
+SimResult Instance::result() { return impl_->run.result(impl_->wall0); }
 
 // ------------------------------------------------------------------------- max rate
 
