@@ -67,16 +67,14 @@ sim::PoolSpec parse_pool(const std::string& spec, const std::string& option, con
 }  // namespace
 
 int cmd_simulate_disagg(const po::variables_map& vm) {
-  for (const char* flag : {"gpu", "tensor-parallel-size", "pipeline-parallel-size", "find-max-rate", "timeseries",
-                           "num-gpu-blocks-override"}) {
-    const bool given = std::string(flag) == "find-max-rate" ? vm[flag].as<bool>() : vm.count(flag) > 0;
-    if (given)
+  for (const char* flag : {"gpu", "tensor-parallel-size", "pipeline-parallel-size", "timeseries",
+                           "num-gpu-blocks-override"})
+    if (vm.count(flag))
       throw InputError("command line", std::string("--") + flag,
-                       "no --gpu, --tp, --pp, --num-gpu-blocks-override, --timeseries or --find-max-rate with --disagg "
+                       "no --gpu, --tp, --pp, --num-gpu-blocks-override or --timeseries with --disagg "
                        "(each pool names its GPU, TP and PP: --prefill-pool/--decode-pool " +
                            std::string(kPoolGrammar) + ")",
                        "--" + std::string(flag));
-  }
   for (const char* flag : {"prefill-pool", "decode-pool"})
     if (!vm.count(flag)) throw InputError("command line", std::string("--") + flag, kPoolGrammar, "nothing");
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
@@ -125,6 +123,26 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.base.workload.base_rate_per_s();
 
+  if (!vm["max-rate-seeds"].defaulted())
+    throw InputError("command line", "--max-rate-seeds",
+                     "no --max-rate-seeds with --disagg (its --find-max-rate runs one seed)", "--max-rate-seeds");
+  const bool max_rate = vm["find-max-rate"].as<bool>();
+  sim::MaxRateOptions mo;
+  if (max_rate) {
+    mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
+    const int64_t least = sim::min_requests_for_percentile(0.99);
+    if (mo.requests < least)
+      throw InputError("command line", "--max-rate-requests",
+                       "at least " + std::to_string(least) + " requests, so that 10 lie above the p99 the SLO is judged on",
+                       std::to_string(mo.requests));
+    if (!r.base.workload.slo.given())
+      throw InputError(r.base.workload.file, "slo", "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate "
+                       "measures the highest rate against it", "nothing");
+    if (r.base.workload.arrivals_at_one_instant())
+      throw InputError(r.base.workload.trace_file, "arrival_s",
+                       "arrivals spread over time (--find-max-rate scales the trace's arrival rate)",
+                       "every arrival at one instant");
+  }
   const sim::DisaggSimulator simulator(m, layout);
   r.layout = layout;
   r.base.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, layout.decode.options), layout.decode.options);
@@ -135,6 +153,14 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   r.result = simulator.run(r.base.workload, so);
   r.base.result = r.result.overall;
+  if (max_rate) {
+    // One seed: --max-rate-seeds applies to single-engine runs only.
+    r.base.max_rate = sim::find_max_rate(simulator, r.base.workload, so, mo);
+    r.base.max_rate_requests = mo.requests;
+    r.base.max_rate_range.seeds = 1;
+    r.base.max_rate_range.min_per_s = r.base.max_rate_range.max_per_s =
+        r.base.max_rate->found ? r.base.max_rate->max_rate_per_s : 0;
+  }
   std::string text;
   switch (format) {
     case Format::json: text = reports::disagg_json(r).dump(2) + "\n"; break;

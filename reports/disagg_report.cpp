@@ -42,9 +42,9 @@ nlohmann::json pool_json(const sim::PoolSpec& spec, const sim::PoolMetrics& m, i
 }
 
 std::string pool_row(const sim::PoolSpec& spec, const sim::PoolMetrics& m, int64_t block_bytes_per_gpu) {
-  return fmt::format("{}: {} GPUs, {} blocks of {} tokens = {} per GPU; busy {}, KV use mean / peak {} / {}, "
+  return fmt::format("{}: {} GPU{}, {} blocks of {} tokens = {} per GPU; busy {}, KV use mean / peak {} / {}, "
                      "batch mean / max {} / {}, wait p50 / p99 {} / {}, {} rejected, {} preemptions",
-                     pool_name(spec), m.gpus, count(m.num_blocks), m.block_size, gib(m.num_blocks * block_bytes_per_gpu),
+                     pool_name(spec), m.gpus, m.gpus == 1 ? "" : "s", count(m.num_blocks), m.block_size, gib(m.num_blocks * block_bytes_per_gpu),
                      pct(m.busy_fraction), pct(m.mean_kv_utilization), pct(m.peak_kv_utilization), num(m.batch_mean),
                      m.batch_max, seconds(m.wait_s.p50), seconds(m.wait_s.p99), count(m.rejected),
                      count(m.preemptions));

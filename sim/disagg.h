@@ -137,6 +137,13 @@ class DisaggSimulator {
   std::unique_ptr<Impl> impl_;
 };
 
+//! The highest arrival rate at which the layout meets w.slo at p99 (TTFT and TPOT as the
+//! user sees them, rejected requests failing) without a growing prefill queue: the same
+//! bracketing and bisection as find_max_rate() for one engine (sim.h), same seed at
+//! every rate. `at_max` is DisaggResult::overall of the run at the answer.
+MaxRate find_max_rate(const DisaggSimulator& s, const Workload& w, const SimOptions& opt,
+                      const MaxRateOptions& mo = {});
+
 //! For a search: `layout` serving `w` at `rate_per_s` (the workload's arrival shape and
 //! lengths), `requests` requests (0: the workload's), seed `seed`.
 DisaggResult simulate_disagg(const ModelConfig& m, const DisaggLayout& layout, const Workload& w,

@@ -52,7 +52,7 @@ SimOptions chunked() {
 
 // Llama-3-8B in bf16 keeps K and V for 32 layers x 8 KV heads x 128 dims x 2 bytes:
 // 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token (128 KiB).
-constexpr int64_t kKvBytesPerToken = 2 * 32 * 8 * 128 * 2;
+constexpr int64_t kKvBytesPerToken = int64_t{2} * 32 * 8 * 128 * 2;
 
 }  // namespace
 
@@ -192,4 +192,33 @@ TEST_CASE("bad layouts are input errors") {
   o.num_blocks = 10;
   CHECK_THROWS_AS(ds.run(burst(1, 10, 2), o), InputError);
   CHECK_THROWS_AS(simulate_disagg(m, l, burst(1, 10, 2), 0.0), InputError);
+}
+
+TEST_CASE("the max rate of a layout whose KV link is the bottleneck is the link's transfer rate") {
+  // 1P1D over Ethernet (two GPU types: no shared node; 'other' has no rdma figure):
+  // 1.5625 GB/s. A 1000-token prompt's KV is 131,072,000 bytes: 83.89 ms a transfer, so
+  // one prefill instance's link carries at most 1 / 83.89 ms = 11.92 requests/s. Fixed
+  // arrivals above it queue at the link without bound: after the 990th of 1,000 requests
+  // (the p99) the backlog is 990 x (83.89 ms - 1/rate), within the 5 s TTFT target only
+  // while 1/rate >= 83.89 - 4.9 / 990 x 1000 ms = 78.94 ms, i.e. rate <= 12.67/s.
+  // Below 11.92/s nothing queues (prefill ~20 ms and decode are far from their limits).
+  const ModelConfig m = llama3_8b();
+  GpuSpec other = h100_with_links("other");
+  other.kv_links->rdma.reset();
+  const DisaggLayout l{pool(h100_with_links(), 1, 1), pool(other, 1, 1), {}};
+  const DisaggSimulator ds(m, l);
+  CHECK(ds.link().kind == LinkKind::ethernet);
+  CHECK(ds.transfer_s(1000) == doctest::Approx(131072000 / 1.5625e9 + 15e-6));
+  Workload w = kvplan::sim::test::poisson(1000, 10, 1000, 2);
+  w.arrival.process = ArrivalProcess::fixed;
+  w.slo = Slo{5.0, 1.0};
+  MaxRateOptions mo;
+  mo.requests = 1000;
+  const MaxRate r = find_max_rate(ds, w, chunked(), mo);
+  REQUIRE(r.found);
+  CHECK(r.max_rate_per_s > 11.92 * (1 - mo.rel_tolerance));
+  CHECK(r.max_rate_per_s < 12.67);
+  // A TTFT target below one transfer is met at no rate.
+  w.slo = Slo{0.05, 1.0};
+  CHECK_FALSE(find_max_rate(ds, w, chunked(), mo).found);
 }
