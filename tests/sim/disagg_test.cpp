@@ -222,3 +222,34 @@ TEST_CASE("the max rate of a layout whose KV link is the bottleneck is the link'
   w.slo = Slo{0.05, 1.0};
   CHECK_FALSE(find_max_rate(ds, w, chunked(), mo).found);
 }
+
+TEST_CASE("each pool runs on its own GPU's step times, and the decode side's calibration overheads reach TTFT") {
+  // Decode on an H100 with half the memory bandwidth (1.675 TB/s; a made-up GPU, so its
+  // steps differ from the prefill GPU's) and a calibration that adds 50 ms per request
+  // and delivers tokens one step late. One request of 1000 prompt and 11 output tokens:
+  // TTFT = prefill (H100) + transfer + first decode-side step s1 (slow GPU)
+  //        + 50 ms + 1 x s1 (the output lag of the step that sampled it);
+  // e2e   = prefill + transfer + s1 + 10 decode steps (slow GPU) + 50 ms + the last
+  //        step's lag; TPOT = (e2e - TTFT) / 10.
+  const ModelConfig m = llama3_8b();
+  GpuSpec slow = h100_with_links("h100-slow");
+  slow.memory_bandwidth_bytes_per_s = 1.675e12;
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(slow, 1, 1), {}};
+  l.decode.options.calibration.request_overhead_s = 0.05;
+  l.decode.options.calibration.output_lag_steps = 1;
+  const StepTimeModel fast_stm(m, l.prefill.gpu, l.prefill.options);
+  const StepTimeModel slow_stm(m, l.decode.gpu, l.decode.options);
+  const double prefill_s = fast_stm.prefill(1000).time_s;
+  const double s1 = slow_stm.step(1, slow_stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s;
+  // The slower GPU's steps take longer: the test could not pass on the prefill GPU's.
+  CHECK(s1 > fast_stm.step(1, fast_stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s * 1.5);
+  double decode_s = 0, last_s = 0;
+  for (int64_t c = 1001; c <= 1010; ++c) decode_s += last_s = slow_stm.decode(1, c).time_s;
+  const double transfer_s = 1000.0 * kKvBytesPerToken / 50e9 + 15e-6;
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 1000, 11), chunked());
+  const double ttft = prefill_s + transfer_s + s1 + 0.05 + s1;
+  const double e2e = prefill_s + transfer_s + s1 + decode_s + 0.05 + last_s;
+  CHECK(r.overall.ttft_s.p50 == doctest::Approx(ttft).epsilon(1e-9));
+  CHECK(r.overall.e2e_s.p50 == doctest::Approx(e2e).epsilon(1e-9));
+  CHECK(r.overall.tpot_s.p50 == doctest::Approx((e2e - ttft) / 10).epsilon(1e-9));
+}
