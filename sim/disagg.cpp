@@ -183,11 +183,15 @@ struct Track {
   int32_t decode_instance = -1;
 };
 
+//! prefill_done: route to a decode instance, start the transfer; landed: the KV is in;
+//! decode_done: the request left its decode instance (the router's count drops).
+enum class EventKind : uint8_t { prefill_done, landed, decode_done };
+
 struct Event {
   double time_s;
   uint64_t seq;
   int64_t request;
-  bool landed;  // false: prefill ended (route, start the transfer); true: KV landed
+  EventKind kind;
   bool operator>(const Event& e) const { return time_s != e.time_s ? time_s > e.time_s : seq > e.seq; }
 };
 
@@ -257,26 +261,36 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
     ++all.rejected;
     ++(ev.prompt_tokens >= max_model_len ? rejected_mml : rejected_pool);
   };
+  // Least outstanding, as the router sees it: requests routed to an instance and not yet
+  // past it at the current time (an instance's own count runs ahead to its step's end).
+  std::vector<int64_t> routed_prefill(static_cast<size_t>(s.layout.prefill.instances), 0);
+  std::vector<int64_t> routed_decode(static_cast<size_t>(s.layout.decode.instances), 0);
+  const auto least = [](const std::vector<int64_t>& routed) {
+    return static_cast<size_t>(std::min_element(routed.begin(), routed.end()) - routed.begin());
+  };
   std::vector<Instance> prefill, decode;
   for (int64_t i = 0; i < s.layout.prefill.instances; ++i) {
     SimOptions o = opt;
     o.on_step = nullptr;
     o.num_blocks = s.layout.prefill.num_blocks;
-    o.on_request = [&, mml = s.prefill->max_model_len()](const RequestEvent& ev) {
+    o.on_request = [&, k = static_cast<size_t>(i), mml = s.prefill->max_model_len()](const RequestEvent& ev) {
       Track& t = tr[static_cast<size_t>(ev.request)];
       switch (ev.kind) {
         case RequestEventKind::scheduled:
           if (t.prefill_scheduled_s < 0) t.prefill_scheduled_s = ev.time_s;
           break;
-        case RequestEventKind::rejected: rejected(ev, mml); break;
+        case RequestEventKind::rejected:  // at its arrival
+          rejected(ev, mml);
+          --routed_prefill[k];
+          break;
         case RequestEventKind::finished:
           t.prefill_end_s = ev.time_s;
-          events.push(Event{ev.time_s, seq++, ev.request, false});
+          events.push(Event{ev.time_s, seq++, ev.request, EventKind::prefill_done});
           break;
         default: break;
       }
     };
-    prefill.emplace_back(*s.prefill, w, o, count);
+    prefill.emplace_back(*s.prefill, w, o, count, true);
   }
   for (int64_t i = 0; i < s.layout.decode.instances; ++i) {
     SimOptions o = opt;
@@ -295,9 +309,13 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
             decode_wait.push_back(ev.time_s - t.landed_s);
           }
           break;
-        case RequestEventKind::rejected: rejected(ev, mml); break;
+        case RequestEventKind::rejected:  // when its KV lands
+          rejected(ev, mml);
+          --routed_decode[k];
+          break;
         case RequestEventKind::first_token: t.first_token_s = ev.time_s + lag_steps * last_step_s[k]; break;
         case RequestEventKind::finished: {
+          events.push(Event{ev.time_s, seq++, ev.request, EventKind::decode_done});
           ++all.completed;
           t.output = ev.output_tokens;
           all.output_tokens += ev.output_tokens;
@@ -332,20 +350,6 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
   }
   // Transfers out of one prefill instance queue for its links.
   std::vector<double> link_free_s(prefill.size(), 0.0);
-  std::vector<int64_t> in_flight(decode.size(), 0);
-
-  const auto least = [](const std::vector<Instance>& pool, const std::vector<int64_t>* extra) {
-    size_t best = 0;
-    int64_t best_n = std::numeric_limits<int64_t>::max();
-    for (size_t i = 0; i < pool.size(); ++i) {
-      const int64_t k = pool[i].outstanding() + (extra ? (*extra)[i] : 0);
-      if (k < best_n) {
-        best_n = k;
-        best = i;
-      }
-    }
-    return best;
-  };
 
   detail::RequestStream stream(w, opt.seed, opt.rate_scale, count);
   std::optional<detail::GeneratedRequest> next = stream.next();
@@ -371,7 +375,8 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
       t.group_key = next->group_key;
       t.prompt_key = next->prompt_key;
       t.shared_tokens = next->shared_tokens;
-      const size_t i = least(prefill, nullptr);
+      const size_t i = least(routed_prefill);
+      ++routed_prefill[i];
       t.prefill_instance = static_cast<int32_t>(i);
       detail::GeneratedRequest g = *next;
       g.output_tokens = 1;  // the prefill instance samples one token, which the proxy drops
@@ -381,21 +386,24 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
       const Event ev = events.top();
       events.pop();
       Track& t = tr[static_cast<size_t>(ev.request)];
-      if (!ev.landed) {
-        const size_t d = least(decode, &in_flight);
-        t.decode_instance = static_cast<int32_t>(d);
-        ++in_flight[d];
+      if (ev.kind == EventKind::decode_done) {
+        --routed_decode[static_cast<size_t>(t.decode_instance)];
+      } else if (ev.kind == EventKind::prefill_done) {
         const auto p = static_cast<size_t>(t.prefill_instance);
+        --routed_prefill[p];
+        const size_t d = least(routed_decode);
+        ++routed_decode[d];
+        t.decode_instance = static_cast<int32_t>(d);
         const auto bytes = static_cast<double>(transfer_bytes(t.prompt));
         const double start = std::max(ev.time_s, link_free_s[p]);
         link_free_s[p] = start + bytes / s.link.bytes_per_s;
         t.landed_s = link_free_s[p] + s.link.latency_s;
         transfer.push_back(t.landed_s - ev.time_s);
         transfer_bytes_sum += bytes;
-        events.push(Event{t.landed_s, seq++, ev.request, true});
+        events.push(Event{t.landed_s, seq++, ev.request, EventKind::landed});
       } else {
         const auto d = static_cast<size_t>(t.decode_instance);
-        --in_flight[d];
+        prefill[static_cast<size_t>(t.prefill_instance)].release(ev.request, ev.time_s);
         detail::GeneratedRequest g;
         g.index = ev.request;
         g.arrival_s = t.landed_s;

@@ -3,26 +3,29 @@
 //
 // A request's life (the order vLLM's disaggregated serving and NVIDIA Dynamo follow):
 //  1. It arrives at the prefill pool and goes to the instance with the fewest outstanding
-//     requests (ties: the lowest index). That instance runs it like a request of one
-//     output token (the single-replica engine of sim.h, prefill steps only since nothing
-//     there decodes); the prefill's sampled token is not streamed (vLLM's proxy sends the
-//     prefill request with max_tokens = 1 and streams the decode instance's output).
+//     requests (routed to it and not yet through its prefill; ties: the lowest index).
+//     That instance runs it like a request of one output token (the single-replica
+//     engine of sim.h, prefill steps only since nothing there decodes); the prefill's
+//     sampled token is not streamed (vLLM's proxy sends the prefill request with
+//     max_tokens = 1 and streams the decode instance's output).
 //  2. When its prefill step ends it is routed to the decode instance with the fewest
-//     outstanding requests (in flight to it included), and its KV (the prompt's tokens,
-//     bytes from the planner's KV per token for the decode pool's layout, plus any
-//     Mamba/linear-attention state) moves over the link: latency + bytes / bandwidth,
-//     the bandwidth being the slower side's (TP GPUs each with their own link share).
-//     Transfers out of one prefill instance go one after another over its links.
+//     outstanding requests (routed to it, in flight included, not yet finished), and its
+//     KV (the prompt's tokens, bytes from the planner's KV per token for the decode
+//     pool's layout, plus any Mamba/linear-attention state) moves over the link:
+//     latency + bytes / bandwidth, the bandwidth being the slower side's (TP GPUs each
+//     with their own link share). Transfers out of one prefill instance go one after
+//     another over its links.
 //  3. When the KV has landed the request joins the decode instance's waiting queue. Its
 //     admission charges the blocks of the whole prompt (it waits while the pool is full)
 //     and computes the last prompt token to sample the first output token, as vLLM V1
 //     does with transferred KV (Scheduler._update_waiting_for_remote_kv). That token is
 //     the user's first token: TTFT = prefill queue + prefill + transfer + decode
 //     admission wait + that step (+ the calibration's per-request overhead and output lag).
-// Simplifications (docs/formats.md "Disaggregated serving"): the prefill instance frees a
-// request's blocks when its prefill ends (vLLM keeps them until the decode side has read
-// them); the decode side allocates on arrival of the KV (vLLM allocates before pulling);
-// receiving links are not shared between transfers.
+// The prefill instance keeps a request's blocks until its KV has landed (vLLM's
+// NixlConnector delays freeing them until the decode side has read them).
+// Simplifications (docs/formats.md "Disaggregated serving"): the decode side allocates on
+// arrival of the KV (vLLM allocates before pulling); receiving links are not shared
+// between transfers.
 #pragma once
 
 #include <cstdint>

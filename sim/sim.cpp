@@ -261,8 +261,8 @@ class Run {
  public:
   //! `external`: requests come from submit() (Instance), this many in all, not from the workload.
   Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o,
-      std::optional<int64_t> external = std::nullopt)
-      : e_(e), w_(w), o_(o),
+      std::optional<int64_t> external = std::nullopt, bool hold_finished = false)
+      : e_(e), w_(w), o_(o), hold_finished_(hold_finished),
         count_(external.value_or(o.requests.value_or(w.requests))),
         stream_(w, o.seed, o.rate_scale, external ? 0 : count_),
         num_blocks_(o.num_blocks.value_or(e.num_blocks)),
@@ -297,11 +297,22 @@ class Run {
   double next_step_s() const {
     return idle() || stalled_ ? std::numeric_limits<double>::infinity() : now_;
   }
+  //! Frees the blocks a finished request kept (hold_finished), at time t.
+  void release(int64_t request, double t) {
+    const auto it = held_.find(request);
+    if (it == held_.end()) throw std::logic_error("simulator: release of a request that holds no blocks");
+    if ((idle() || stalled_) && now_ < t) now_ = t;
+    stalled_ = false;
+    Req& r = R(it->second);
+    held_blocks_ -= r.blocks;
+    free_blocks(r);
+    free_slots_.push_back(it->second);
+    held_.erase(it);
+  }
   void step_external() {
     if (o_.check_invariants) check();
     if (!try_step()) stalled_ = true;
   }
-  int64_t outstanding() const { return n_running_ + static_cast<int64_t>(waiting_.size() + swapped_.size()); }
   SimResult result(std::chrono::steady_clock::time_point wall0) {
     if (o_.check_invariants && blocks_used_ != 0)
       throw std::logic_error("simulator: blocks still in use at the end");
@@ -429,6 +440,11 @@ class Run {
   const Simulator::Impl& e_;
   const Workload& w_;
   const SimOptions& o_;
+  // Driven from outside: a finished request keeps its blocks until release() (a prefill
+  // instance's KV until the decode side has read it).
+  bool hold_finished_ = false;
+  std::unordered_map<int64_t, int32_t> held_;  // request id -> slot
+  int64_t held_blocks_ = 0;
   int64_t count_;
   detail::RequestStream stream_;
   int64_t num_blocks_, max_seqs_, budget_;
@@ -457,7 +473,7 @@ class Run {
   int64_t blocks_used_ = 0, peak_blocks_ = 0;
   bool preempted_this_step_ = false;
   bool decode_step_ = false;  // whether the running decoders take part in this step
-  bool stalled_ = false;      // driven from outside: nothing could run until the next submit
+  bool stalled_ = false;      // driven from outside: nothing could run until a submit or release
   double swap_s_ = 0;    // swap traffic of the step being composed
 
   // metrics
@@ -588,11 +604,16 @@ void Run::finish(int32_t s) {
   } else if (r.state == State::prefilling) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
   }
-  free_blocks(r);
+  if (hold_finished_) {
+    held_blocks_ += r.blocks;
+    held_.emplace(r.id, s);
+  } else {
+    free_blocks(r);
+  }
   ++r.epoch;
   r.state = State::free;
   emit(RequestEventKind::finished, r);
-  free_slots_.push_back(s);
+  if (!hold_finished_) free_slots_.push_back(s);
   ++res_.completed;
   res_.output_tokens += r.output;
   res_.prompt_tokens += r.prompt;
@@ -850,7 +871,7 @@ void Run::check() const {
     if (r.state == State::prefilling && r.cached >= r.prompt + r.generated)
       throw std::logic_error("simulator: prefill already complete");
   }
-  if (n != n_running_ || n_dec != n_dec_ || ctx != ctx_sum_ || blocks != blocks_used_)
+  if (n != n_running_ || n_dec != n_dec_ || ctx != ctx_sum_ || blocks + held_blocks_ != blocks_used_)
     throw std::logic_error("simulator: aggregate bookkeeping disagrees with a recount");
   if (blocks_used_ > num_blocks_ || blocks_used_ < 0)
     throw std::logic_error("simulator: blocks in use outside [0, pool]");
@@ -961,15 +982,16 @@ SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions&
 // ------------------------------------------------------------------------- Instance
 
 struct Instance::Impl {
-  Impl(const Simulator& s, const Workload& w, const SimOptions& o, int64_t requests)
-      : opt(o), wall0(std::chrono::steady_clock::now()), run(*s.impl_, s, w, opt, requests) {}
+  Impl(const Simulator& s, const Workload& w, const SimOptions& o, int64_t requests, bool hold_finished)
+      : opt(o), wall0(std::chrono::steady_clock::now()), run(*s.impl_, s, w, opt, requests, hold_finished) {}
   SimOptions opt;  // before `run`, which keeps a reference to it
   std::chrono::steady_clock::time_point wall0;
   Run run;
 };
 
-Instance::Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests)
-    : impl_(std::make_unique<Impl>(s, w, opt, requests)) {}
+Instance::Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests,
+                   bool hold_finished)
+    : impl_(std::make_unique<Impl>(s, w, opt, requests, hold_finished)) {}
 Instance::~Instance() = default;
 Instance::Instance(Instance&&) noexcept = default;
 Instance& Instance::operator=(Instance&&) noexcept = default;
@@ -978,7 +1000,7 @@ void Instance::submit(const detail::GeneratedRequest& g, int64_t preloaded_token
 }
 double Instance::next_step_s() const { return impl_->run.next_step_s(); }
 void Instance::step() { impl_->run.step_external(); }
-int64_t Instance::outstanding() const { return impl_->run.outstanding(); }
+void Instance::release(int64_t request, double time_s) { impl_->run.release(request, time_s); }
 SimResult Instance::result() { return impl_->run.result(impl_->wall0); }
 
 // ------------------------------------------------------------------------- max rate

@@ -334,7 +334,9 @@ class RequestStream {
 class Instance {
  public:
   //! `requests`: how many the driver will submit in all (for queue_growth_s's halves).
-  Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests);
+  //! `hold_finished`: a finished request keeps its KV blocks until release().
+  Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests,
+           bool hold_finished = false);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -349,8 +351,8 @@ class Instance {
   double next_step_s() const;
   //! Composes and runs the step at next_step_s(); its events go to opt.on_request.
   void step();
-  //! Requests submitted and not yet finished or rejected (waiting, running, swapped).
-  int64_t outstanding() const;
+  //! Frees the blocks finished request `request` kept (hold_finished) at `time_s`.
+  void release(int64_t request, double time_s);
   //! Metrics of everything submitted so far (call once, at the end).
   SimResult result();
 

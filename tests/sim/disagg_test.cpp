@@ -253,3 +253,26 @@ TEST_CASE("each pool runs on its own GPU's step times, and the decode side's cal
   CHECK(r.overall.e2e_s.p50 == doctest::Approx(e2e).epsilon(1e-9));
   CHECK(r.overall.tpot_s.p50 == doctest::Approx((e2e - ttft) / 10).epsilon(1e-9));
 }
+
+TEST_CASE("a prefill instance keeps a request's KV until it has landed: a full prefill pool waits for the link") {
+  // A prefill pool of 2 blocks (32 tokens) and two 32-token prompts at t = 0: r0 takes
+  // both blocks, prefills alone (T = prefill of 32 tokens) and keeps them until its
+  // 4,194,304 bytes have crossed RDMA (83.886 us + 15 us): only then, at L0 = T + 98.886
+  // us, can r1 prefill; it lands at L1 = L0 + T + 98.886 us on the second decode
+  // instance (the first has r0), idle, so TTFT(r1) = L1 + s1 and its prefill wait is L0.
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 2), {}};
+  l.prefill.num_blocks = 2;
+  const StepTimeModel stm(m, l.prefill.gpu, l.prefill.options);
+  const double t = stm.prefill(32).time_s;
+  const double xfer = 32.0 * kKvBytesPerToken / 50e9 + 15e-6;
+  const double l0 = t + xfer;
+  const double l1 = l0 + t + xfer;
+  const double s1 = stm.step(1, stm.kv_traffic().prefill_pairs(31, 1), 0, 0).time_s;
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(2, 32, 2), chunked());
+  CHECK(r.overall.completed == 2);
+  CHECK(r.prefill.peak_kv_utilization == doctest::Approx(1.0));
+  CHECK(r.prefill.wait_s.p99 == doctest::Approx(l0).epsilon(1e-9));
+  CHECK(r.overall.ttft_s.p50 == doctest::Approx(l0 + s1).epsilon(1e-9));
+  CHECK(r.overall.ttft_s.p99 == doctest::Approx(l1 + s1).epsilon(1e-9));
+}
