@@ -73,6 +73,8 @@ int cmd_plan(const Args& args);
 int cmd_models(const Args& args);
 int cmd_gpus(const Args& args);
 int cmd_simulate(const Args& args);
+//! simulate --disagg (cmd_disagg.cpp), with simulate's parsed options.
+int cmd_simulate_disagg(const po::variables_map& vm);
 int cmd_size(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_calibrate(const Args& args);

@@ -101,7 +101,12 @@ int cmd_simulate(const Args& args) {
       ("replicas", po::value<std::string>(),
        "simulate N identical replicas behind a router (the rows are then the fleet's, with one per replica)")
       ("router", po::value<std::string>(),
-       "round-robin (default) | least-outstanding | least-kv | prefix-aware: how --replicas share the requests");
+       "round-robin (default) | least-outstanding | least-kv | prefix-aware: how --replicas share the requests")
+      ("disagg", po::bool_switch(), "disaggregated prefill/decode: --prefill-pool and --decode-pool in place of --gpu")
+      ("prefill-pool", po::value<std::string>(), "with --disagg: GPU[:tpN][:ppN][:xN], e.g. h100-sxm:tp2:x3")
+      ("decode-pool", po::value<std::string>(), "with --disagg: GPU[:tpN][:ppN][:xN], e.g. l40s:tp1:x4")
+      ("kv-link", po::value<std::string>(),
+       "with --disagg: nvlink|pcie|rdma|ethernet (default: by whether the pools share a node)");
   add_serving_options(desc);
   add_output_options(desc);
   const auto vm = parse(args, desc);
@@ -109,6 +114,19 @@ int cmd_simulate(const Args& args) {
     std::cout << desc << "\n" << kListHelp;
     return 0;
   }
+  if (vm["disagg"].as<bool>()) {
+    for (const char* flag : {"replicas", "router"})
+      if (vm.count(flag))
+        throw InputError("command line", std::string("--") + flag,
+                         "no --disagg alongside it (a disaggregated layout counts its instances in --prefill-pool and "
+                         "--decode-pool)",
+                         "both");
+    return cmd_simulate_disagg(vm);
+  }
+  for (const char* flag : {"prefill-pool", "decode-pool", "kv-link"})
+    if (vm.count(flag))
+      throw InputError("command line", std::string("--") + flag, "--disagg with it (pools are for disaggregated serving)",
+                       "no --disagg");
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
   if (!vm.count("gpu")) throw InputError("command line", "--gpu", "a GPU name or file (see `kvplan gpus`)", "nothing");
   if (!vm.count("workload"))

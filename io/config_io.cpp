@@ -918,6 +918,60 @@ ModelConfig load_model(const std::string& name_or_path) {
   return parse_model(read_file(p), p.string());
 }
 
+namespace {
+
+//! The `kv_links` block of a GPU file (docs/formats.md "GPU file"): every key known,
+//! each link a {bytes_per_s, latency_s} pair, at least one link.
+KvLinks parse_kv_links(const YAML::Node& n, const std::string& file) {
+  if (!n.IsMap()) throw InputError(file, "kv_links", "a mapping of links (nvlink, pcie, rdma, ethernet) and gpus_per_node", "not a mapping");
+  static const char* const kLinks[] = {"nvlink", "pcie", "rdma", "ethernet"};
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    if (k != "gpus_per_node" && std::find(std::begin(kLinks), std::end(kLinks), k) == std::end(kLinks))
+      throw InputError(file, "kv_links." + k, "one of the keys gpus_per_node, nvlink, pcie, rdma, ethernet", "an unknown key");
+  }
+  KvLinks links;
+  try {
+    links.gpus_per_node = req_int(n, "gpus_per_node", file);
+  } catch (const InputError&) {
+    const YAML::Node v = n["gpus_per_node"];
+    throw InputError(file, "kv_links.gpus_per_node", "an integer >= 1 (the key is required)",
+                     !v.IsDefined() ? "nothing" : v.IsScalar() ? "'" + v.Scalar() + "'" : "not an integer");
+  }
+  for (const char* name : kLinks) {
+    const YAML::Node l = n[name];
+    if (!l.IsDefined()) continue;
+    const std::string key = std::string("kv_links.") + name;
+    if (!l.IsMap()) throw InputError(file, key, "a mapping {bytes_per_s, latency_s}", "not a mapping");
+    for (const auto& kv : l) {
+      const std::string k = kv.first.as<std::string>();
+      if (k != "bytes_per_s" && k != "latency_s")
+        throw InputError(file, key + "." + k, "one of the keys bytes_per_s, latency_s", "an unknown key");
+    }
+    const auto number = [&](const char* k, double min_value) {
+      const YAML::Node v = l[k];
+      try {
+        return req_num(l, k, file, min_value);
+      } catch (const InputError&) {
+        throw InputError(file, key + "." + k,
+                         min_value > 0 ? "a positive finite number (the key is required)"
+                                       : "a finite number >= 0 (the key is required)",
+                         !v.IsDefined() ? "nothing" : v.IsScalar() ? "'" + v.Scalar() + "'" : "not a number");
+      }
+    };
+    const KvLink link{number("bytes_per_s", 1), number("latency_s", 0)};
+    if (std::string_view(name) == "nvlink") links.nvlink = link;
+    else if (std::string_view(name) == "pcie") links.pcie = link;
+    else if (std::string_view(name) == "rdma") links.rdma = link;
+    else links.ethernet = link;
+  }
+  if (!links.nvlink && !links.pcie && !links.rdma && !links.ethernet)
+    throw InputError(file, "kv_links", "at least one link (nvlink, pcie, rdma or ethernet)", "none");
+  return links;
+}
+
+}  // namespace
+
 GpuSpec parse_gpu(const std::string& text, const std::string& file) {
   const YAML::Node n = parse_yaml_mapping(text, file);
   GpuSpec g;
@@ -945,6 +999,7 @@ GpuSpec parse_gpu(const std::string& text, const std::string& file) {
   g.interconnect_bytes_per_s = req_num(n, "interconnect_bytes_per_s", file, 1);
   g.price_per_hour_usd = opt_num(n, "price_per_hour_usd", file, 0);
   g.source = opt_str(n, "source", file).value_or("");
+  if (const YAML::Node l = n["kv_links"]; l.IsDefined() && !l.IsNull()) g.kv_links = parse_kv_links(l, file);
   return g;
 }
 

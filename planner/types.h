@@ -180,6 +180,20 @@ struct PeakFlops {
   double for_dtype(DType d) const;
 };
 
+//! One link a serving instance can move KV cache over to another (simulate --disagg):
+//! what one GPU's share of it carries, per direction, and the fixed cost per transfer.
+struct KvLink {
+  double bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+//! The links of the usual server of a GPU type (the `kv_links` block of a GPU file):
+//! NVLink or PCIe within a node, RDMA (InfiniBand / RoCE) or plain Ethernet across nodes.
+struct KvLinks {
+  int64_t gpus_per_node = 0;
+  std::optional<KvLink> nvlink, pcie, rdma, ethernet;
+};
+
 struct GpuSpec {
   std::string name;
   int64_t memory_bytes = 0;                  // as CUDA reports it (cudaMemGetInfo total)
@@ -188,6 +202,7 @@ struct GpuSpec {
   double interconnect_bytes_per_s = 0;       // per direction per GPU
   std::optional<double> price_per_hour_usd;
   std::string source;
+  std::optional<KvLinks> kv_links;           // absent: the file gives no KV transfer links
 };
 
 //! Measured efficiencies (gpu_validate writes them; --calibration reads them).

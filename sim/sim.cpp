@@ -149,6 +149,7 @@ struct Req {
   int64_t blocks = 0;      // KV blocks held on the GPU
   int64_t x0 = 0;          // decoding: context in decode step D is x0 + D
   int64_t chunk = 0;       // tokens of its prefill chunk in the step being composed
+  int64_t preloaded = 0;   // prompt tokens whose KV arrived from another instance (Instance::submit)
   // prefix caching (GeneratedRequest): content keys, and how many of its leading prompt
   // blocks it holds a reference on in the cache
   uint64_t group_key = 0, prompt_key = 0;
@@ -346,10 +347,12 @@ SimResult summarize(Tally& t, const Slo& slo, int64_t num_blocks, int64_t block_
 
 class Run : Tally {
  public:
-  Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o)
-      : e_(e), w_(w), o_(o),
-        count_(o.requests.value_or(w.requests)),
-        stream_(w, o.seed, o.rate_scale, count_),
+  //! `external`: requests come from submit() (Instance), this many in all, not from the workload.
+  Run(const Simulator::Impl& e, const Simulator& sim, const Workload& w, const SimOptions& o,
+      std::optional<int64_t> external = std::nullopt, bool hold_finished = false)
+      : e_(e), w_(w), o_(o), hold_finished_(hold_finished),
+        count_(external.value_or(o.requests.value_or(w.requests))),
+        stream_(w, o.seed, o.rate_scale, external ? 0 : count_),
         num_blocks_(o.num_blocks.value_or(e.num_blocks)),
         max_seqs_(e.opts.max_num_seqs),
         budget_(sim.max_num_batched_tokens(o.scheduler)),
@@ -390,9 +393,39 @@ class Run : Tally {
   const Tally& tally() const { return *this; }
   //! The metrics of `t`, a tally of this run or of a fleet of runs like it.
   SimResult summary(Tally& t) const { return summarize(t, w_.slo, num_blocks_, e_.block_size); }
+  // ---- driven from outside (Instance): one step at a time
+  bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
+  void submit(const detail::GeneratedRequest& g, int64_t preloaded) {
+    if ((idle() || stalled_) && now_ < g.arrival_s) now_ = g.arrival_s;
+    stalled_ = false;
+    arrive(g, preloaded);
+  }
+  double next_step_s() const {
+    return idle() || stalled_ ? std::numeric_limits<double>::infinity() : now_;
+  }
+  //! Frees the blocks a finished request kept (hold_finished), at time t.
+  void release(int64_t request, double t) {
+    const auto it = held_.find(request);
+    if (it == held_.end()) throw std::logic_error("simulator: release of a request that holds no blocks");
+    if ((idle() || stalled_) && now_ < t) now_ = t;
+    stalled_ = false;
+    Req& r = R(it->second);
+    held_blocks_ -= r.blocks;
+    free_blocks(r);
+    free_slots_.push_back(it->second);
+    held_.erase(it);
+  }
+  void step_external() {
+    if (o_.check_invariants) check();
+    if (!try_step()) stalled_ = true;
+  }
+  SimResult result(std::chrono::steady_clock::time_point wall0) {
+    if (o_.check_invariants && blocks_used_ != 0)
+      throw std::logic_error("simulator: blocks still in use at the end");
+    return finalize(wall0);
+  }
 
  private:
-  bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
   //! Composes the step at now_ and returns its duration, or 0 when nothing can run.
   double compose_step();
 
@@ -459,6 +492,11 @@ class Run : Tally {
   //! its cached leading blocks (vLLM recomputes at least the last prompt token, so a hit
   //! covers at most the full blocks of the first P - 1 tokens) and returns them.
   int64_t lookup(Req& r) {
+    // KV that arrived from a prefill instance covers all but the last prompt token, which
+    // the decode instance recomputes to sample the first output token (vLLM V1,
+    // Scheduler._update_waiting_for_remote_kv: "if num_computed_tokens == request.num_tokens:
+    // num_computed_tokens -= 1").
+    if (r.preloaded > 0) return r.cached = r.preloaded;
     if (!caching_ || (r.prompt_key == 0 && r.group_key == 0)) return 0;
     const int64_t hit = cache_.hits(r, (r.prompt - 1) / e_.block_size, e_.block_size);
     r.cached = hit * e_.block_size;
@@ -466,7 +504,7 @@ class Run : Tally {
   }
   //! References the hit blocks of an admitted request (lookup() set r.cached).
   void ref_hits(Req& r) {
-    if (!caching_) return;
+    if (!caching_ || r.preloaded > 0) return;
     const int64_t hit = r.cached / e_.block_size;
     for (int64_t i = 0; i < hit; ++i) cache_.ref(PrefixCache::key(r, i, e_.block_size));
     r.cache_blocks = hit;
@@ -484,7 +522,7 @@ class Run : Tally {
   }
 
   // ---- lifecycle
-  void arrive(const detail::GeneratedRequest& g);
+  void arrive(const detail::GeneratedRequest& g, int64_t preloaded = 0);
   void admit(int32_t s, int64_t chunk);
   //! Makes s a decoder whose next step attends to P + g tokens. It holds the blocks of
   //! P + g - 1 tokens, or of P + g when `covers_next` (swapped in after the block phase).
@@ -494,6 +532,9 @@ class Run : Tally {
   //! Allocates n blocks to slot s, preempting the newest running requests while the pool
   //! is short; false when s itself was preempted.
   bool allocate(int32_t s, int64_t n);
+  //! Composes and runs one step at now_; false when nothing can run.
+  bool try_step();
+  SimResult finalize(std::chrono::steady_clock::time_point wall0);
 
   // ---- scheduling
   void grow_decoders();
@@ -508,6 +549,11 @@ class Run : Tally {
   const Simulator::Impl& e_;
   const Workload& w_;
   const SimOptions& o_;
+  // Driven from outside: a finished request keeps its blocks until release() (a prefill
+  // instance's KV until the decode side has read it).
+  bool hold_finished_ = false;
+  std::unordered_map<int64_t, int32_t> held_;  // request id -> slot
+  int64_t held_blocks_ = 0;
   int64_t count_;
   detail::RequestStream stream_;  // go()'s arrivals (a fleet routes its own instead)
   std::vector<detail::GeneratedRequest> inbox_;  // routed, to enter at the next scheduling point
@@ -538,10 +584,11 @@ class Run : Tally {
   int64_t blocks_used_ = 0;
   bool preempted_this_step_ = false;
   bool decode_step_ = false;  // whether the running decoders take part in this step
+  bool stalled_ = false;      // driven from outside: nothing could run until a submit or release
   double swap_s_ = 0;    // swap traffic of the step being composed
 };
 
-void Run::arrive(const detail::GeneratedRequest& g) {
+void Run::arrive(const detail::GeneratedRequest& g, int64_t preloaded) {
   ++res_.arrived;
   ++res_.events;
   if (!any_arrival_) {
@@ -560,6 +607,7 @@ void Run::arrive(const detail::GeneratedRequest& g) {
   r.group_key = g.group_key;
   r.prompt_key = g.prompt_key;
   r.shared_tokens = g.shared_tokens;
+  r.preloaded = std::clamp<int64_t>(preloaded, 0, r.prompt - 1);
   r.state = State::waiting;
   emit(RequestEventKind::arrived, r, r.arrival_s);
   // vLLM rejects prompts that leave no room for an output token and stops generation at
@@ -619,6 +667,7 @@ void Run::join_decoders(int32_t s, bool covers_next) {
 void Run::preempt(int32_t s) {
   Req& r = R(s);
   unlink_running(s);
+  r.preloaded = 0;  // its transferred KV is gone with its blocks: recomputed here
   if (r.state == State::decoding) {
     --n_dec_;
     ctx_sum_ -= r.x0 + D_;
@@ -656,11 +705,16 @@ void Run::finish(int32_t s) {
   } else if (r.state == State::prefilling) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
   }
-  free_blocks(r);
+  if (hold_finished_) {
+    held_blocks_ += r.blocks;
+    held_.emplace(r.id, s);
+  } else {
+    free_blocks(r);
+  }
   ++r.epoch;
   r.state = State::free;
   emit(RequestEventKind::finished, r);
-  free_slots_.push_back(s);
+  if (!hold_finished_) free_slots_.push_back(s);
   ++res_.completed;
   res_.output_tokens += r.output;
   res_.prompt_tokens += r.prompt;
@@ -918,7 +972,7 @@ void Run::check() const {
     if (r.state == State::prefilling && r.cached >= r.prompt + r.generated)
       throw std::logic_error("simulator: prefill already complete");
   }
-  if (n != n_running_ || n_dec != n_dec_ || ctx != ctx_sum_ || blocks != blocks_used_)
+  if (n != n_running_ || n_dec != n_dec_ || ctx != ctx_sum_ || blocks + held_blocks_ != blocks_used_)
     throw std::logic_error("simulator: aggregate bookkeeping disagrees with a recount");
   if (blocks_used_ > num_blocks_ || blocks_used_ < 0)
     throw std::logic_error("simulator: blocks in use outside [0, pool]");
@@ -997,7 +1051,17 @@ SimResult Run::go() {
   }
   if (o_.check_invariants && blocks_used_ != 0)
     throw std::logic_error("simulator: blocks still in use at the end");
+  return finalize(wall0);
+}
 
+bool Run::try_step() {
+  const double dt = compose_step();
+  if (!(dt > 0)) return false;
+  after_step(dt);
+  return true;
+}
+
+SimResult Run::finalize(std::chrono::steady_clock::time_point wall0) {
   SimResult r = summarize(*this, w_.slo, num_blocks_, e_.block_size);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
@@ -1048,6 +1112,30 @@ SimResult simulate(const ModelConfig& m, const GpuSpec& g, const ServingOptions&
                    const Workload& w, const SimOptions& opt) {
   return Simulator(m, g, o).run(w, opt);
 }
+
+// ------------------------------------------------------------------------- Instance
+
+struct Instance::Impl {
+  Impl(const Simulator& s, const Workload& w, const SimOptions& o, int64_t requests, bool hold_finished)
+      : opt(o), wall0(std::chrono::steady_clock::now()), run(*s.impl_, s, w, opt, requests, hold_finished) {}
+  SimOptions opt;  // before `run`, which keeps a reference to it
+  std::chrono::steady_clock::time_point wall0;
+  Run run;
+};
+
+Instance::Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests,
+                   bool hold_finished)
+    : impl_(std::make_unique<Impl>(s, w, opt, requests, hold_finished)) {}
+Instance::~Instance() = default;
+Instance::Instance(Instance&&) noexcept = default;
+Instance& Instance::operator=(Instance&&) noexcept = default;
+void Instance::submit(const detail::GeneratedRequest& g, int64_t preloaded_tokens) {
+  impl_->run.submit(g, preloaded_tokens);
+}
+double Instance::next_step_s() const { return impl_->run.next_step_s(); }
+void Instance::step() { impl_->run.step_external(); }
+void Instance::release(int64_t request, double time_s) { impl_->run.release(request, time_s); }
+SimResult Instance::result() { return impl_->run.result(impl_->wall0); }
 
 // ------------------------------------------------------------------------- max rate
 

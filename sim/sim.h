@@ -179,6 +179,7 @@ struct SimResult {
 namespace detail {
 class Replica;
 }
+class Instance;
 
 //! The engine for one (model, GPU, serving options): pool size from memory_budget() and
 //! capacity(), blocks per request from kv_blocks_per_request(), step times from
@@ -213,6 +214,7 @@ class Simulator {
 
  private:
   friend class detail::Replica;  // a fleet's replicas run this engine (sim/replica.h)
+  friend class Instance;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -334,5 +336,42 @@ class RequestStream {
   std::vector<int64_t> user_question_tokens_;  // shared_prefix: one question per user
 };
 }  // namespace detail
+
+//! One engine of a Simulator fed request by request and advanced one step at a time, for a
+//! driver that interleaves several engines on one clock (sim/disagg.h). Same engine, same
+//! step rules as Simulator::run(); a request submitted at time t enters the waiting queue
+//! at the engine's next scheduling point at or after t. The driver must submit every
+//! request with arrival_s <= next_step_s() before calling step(). Observers in `opt` are
+//! called as in run(). `w` (its SLO) must outlive the Instance.
+class Instance {
+ public:
+  //! `requests`: how many the driver will submit in all (for queue_growth_s's halves).
+  //! `hold_finished`: a finished request keeps its KV blocks until release().
+  Instance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests,
+           bool hold_finished = false);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  Instance(Instance&&) noexcept;
+  Instance& operator=(Instance&&) noexcept;
+
+  //! Enqueues `g` (index, arrival_s, lengths, prefix keys). `preloaded_tokens` > 0: that
+  //! many prompt tokens of KV arrived from another instance (admission charges the blocks
+  //! of the whole prompt, computes the rest: at least the last prompt token).
+  void submit(const detail::GeneratedRequest& g, int64_t preloaded_tokens = 0);
+  //! When the engine next schedules a step; +infinity when it has nothing it can run.
+  double next_step_s() const;
+  //! Composes and runs the step at next_step_s(); its events go to opt.on_request.
+  void step();
+  //! Frees the blocks finished request `request` kept (hold_finished) at `time_s`.
+  void release(int64_t request, double time_s);
+  //! Metrics of everything submitted so far (call once, at the end).
+  SimResult result();
+
+  struct Impl;  //!< opaque (sim.cpp)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace kvplan::sim

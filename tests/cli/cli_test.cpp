@@ -4,6 +4,7 @@
 #include "tests/run_kvplan.h"
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,37 @@ TEST_CASE("simulate --replicas --timeseries leads each row with the replica") {
   CHECK(seen[0]);
   CHECK(seen[1]);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("simulate --disagg: kvplan.sim/1 plus a disagg object, with the catalog's link figures") {
+  // Prefill on one H100 SXM, decode on two: 3 GPUs of one type fit an 8-GPU node, so the
+  // KV crosses NVLink 4 at 450 GB/s per direction (H100 datasheet: 900 GB/s total) with
+  // 14.1 us per transfer (NCCL's Simple-protocol latency, docs/gpus.md).
+  const Run r = kvplan("simulate --model llama-3-8b --workload configs/workloads/chat.yaml --disagg "
+                       "--prefill-pool h100-sxm --decode-pool h100-sxm:x2 --requests 300 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "kvplan.sim/1");
+  CHECK(j["requests"]["arrived"] == 300);
+  CHECK(j["requests"]["completed"].get<int>() + j["requests"]["rejected"].get<int>() == 300);
+  for (const char* k : {"ttft_s", "tpot_s", "e2e_s", "queue_s"})
+    for (const char* p : {"p50", "p90", "p99"}) CHECK_MESSAGE(j["latency"][k].contains(p), k << "." << p);
+  const auto& d = j["disagg"];
+  CHECK(d["link"]["kind"] == "nvlink");
+  CHECK(d["link"]["same_node"] == true);
+  CHECK(d["link"]["bytes_per_s"].get<double>() == doctest::Approx(450e9));
+  CHECK(d["link"]["latency_s"].get<double>() == doctest::Approx(14.1e-6));
+  CHECK(d["prefill"]["instances"] == 1);
+  CHECK(d["decode"]["instances"] == 2);
+  CHECK(d["decode"]["gpus"] == 2);
+  CHECK(d["transfer"]["count"] == j["requests"]["completed"]);
+  // Every request's TTFT includes its transfer: the smallest TTFT is above the smallest
+  // transfer (the p50s are ordered the same way).
+  CHECK(j["latency"]["ttft_s"]["p50"].get<double>() > d["transfer"]["time_s"]["p50"].get<double>());
+  // Llama-3-8B keeps 131,072 bytes of KV per token (2 x 32 layers x 8 heads x 128 x 2 B):
+  // the mean transfer is a whole number of tokens' worth.
+  const double tokens = d["transfer"]["bytes_mean"].get<double>() * d["transfer"]["count"].get<double>() / 131072.0;
+  CHECK(tokens == doctest::Approx(std::round(tokens)));
 }
 
 TEST_CASE("validate --backend cpu passes every check but the timed ones and follows the kvplan.validate/1 contract") {

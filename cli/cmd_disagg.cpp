@@ -1,0 +1,175 @@
+// kvplan simulate --disagg: a workload through disaggregated prefill and decode pools
+// (sim/disagg.h), each given as GPU[:tpN][:ppN][:xN].
+#include <fmt/format.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "io/config_io.h"
+#include "io/workload_io.h"
+#include "planner/planner.h"
+#include "reports/disagg_report.h"
+#include "sim/disagg.h"
+
+namespace kvplan::cli {
+
+namespace {
+
+constexpr const char* kPoolGrammar = "GPU[:tpN][:ppN][:xN] (a catalog GPU or file; TP, PP and instances default to 1), "
+                                     "e.g. h100-sxm:tp2:x3";
+
+//! "h100-sxm:tp2:x3" -> GPU h100-sxm, TP 2, 3 instances; the serving options of the
+//! command line (everything but TP and PP) apply to every pool.
+sim::PoolSpec parse_pool(const std::string& spec, const std::string& option, const ServingOptions& common) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  const auto bad = [&](const std::string& why) {
+    return InputError("command line", option, kPoolGrammar, "'" + spec + "'" + why);
+  };
+  if (parts.front().empty()) throw bad(" (no GPU)");
+  sim::PoolSpec p;
+  p.options = common;
+  bool tp = false, pp = false, x = false;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const size_t digits = part.find_first_of("0123456789");
+    const std::string key = part.substr(0, digits);
+    const std::string value = digits == std::string::npos ? "" : part.substr(digits);
+    bool* seen = key == "tp" ? &tp : key == "pp" ? &pp : key == "x" ? &x : nullptr;
+    if (seen == nullptr || value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
+      throw bad(fmt::format(" ('{}' is not tpN, ppN or xN)", part));
+    if (*seen) throw bad(fmt::format(" ({} given twice)", key));
+    *seen = true;
+    if (value.size() > 6 || std::stoll(value) < 1) throw bad(fmt::format(" ({} must be from 1 to 999,999)", key));
+    const int64_t n = std::stoll(value);
+    (key == "tp" ? p.options.tp : key == "pp" ? p.options.pp : p.instances) = n;
+  }
+  try {
+    p.gpu = io::load_gpu(parts.front());
+  } catch (const InputError& e) {
+    // The catalog lookup names --gpu; here the GPU came from this flag.
+    const std::string what = e.what(), prefix = "--gpu: expected ";
+    if (e.file() != "--gpu" || what.rfind(prefix, 0) != 0) throw;
+    throw InputError(option, "", what.substr(prefix.size()));
+  }
+  p.options = with_engine_defaults(p.gpu, p.options);
+  return p;
+}
+
+}  // namespace
+
+int cmd_simulate_disagg(const po::variables_map& vm) {
+  for (const char* flag : {"gpu", "tensor-parallel-size", "pipeline-parallel-size", "timeseries",
+                           "num-gpu-blocks-override"})
+    if (vm.count(flag))
+      throw InputError("command line", std::string("--") + flag,
+                       "no --gpu, --tp, --pp, --num-gpu-blocks-override or --timeseries with --disagg "
+                       "(each pool names its GPU, TP and PP: --prefill-pool/--decode-pool " +
+                           std::string(kPoolGrammar) + ")",
+                       "--" + std::string(flag));
+  for (const char* flag : {"prefill-pool", "decode-pool"})
+    if (!vm.count(flag)) throw InputError("command line", std::string("--") + flag, kPoolGrammar, "nothing");
+  if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
+  if (!vm.count("workload"))
+    throw InputError("command line", "--workload", "a workload name or file (configs/workloads)", "nothing");
+  const Format format = parse_format(vm.count("format") ? vm["format"].as<std::string>() : "table");
+  const auto all_options = expand_serving_options(vm);
+  if (all_options.size() != 1)
+    throw InputError("command line", "", "one value per serving option (simulate runs one configuration)",
+                     std::to_string(all_options.size()) + " combinations");
+  sim::DisaggLayout layout;
+  layout.prefill = parse_pool(vm["prefill-pool"].as<std::string>(), "--prefill-pool", all_options.front());
+  layout.decode = parse_pool(vm["decode-pool"].as<std::string>(), "--decode-pool", all_options.front());
+  if (vm.count("kv-link")) {
+    const auto k = sim::parse_link(vm["kv-link"].as<std::string>());
+    if (!k)
+      throw InputError("command line", "--kv-link", "nvlink, pcie, rdma or ethernet",
+                       "'" + vm["kv-link"].as<std::string>() + "'");
+    layout.link = *k;
+  }
+  const ModelConfig m = io::load_model(vm["model"].as<std::string>());
+  validate(m, layout.prefill.options, "--prefill-pool");
+  validate(m, layout.decode.options, "--decode-pool");
+
+  reports::DisaggReport r;
+  r.base.model = m.name;
+  r.base.gpu = layout.prefill.gpu.name + "+" + layout.decode.gpu.name;
+  r.base.options = layout.decode.options;
+  r.base.workload = io::load_workload(vm["workload"].as<std::string>());
+  sim::SimOptions& so = r.base.sim;
+  const auto scheduler = sim::parse_scheduler(vm["scheduler"].as<std::string>());
+  if (!scheduler)
+    throw InputError("command line", "--scheduler", "continuous or chunked", "'" + vm["scheduler"].as<std::string>() + "'");
+  so.scheduler = *scheduler;
+  so.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
+  if (vm.count("requests")) {
+    so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
+    if (*so.requests > 1'000'000'000)
+      throw InputError("command line", "--requests", "at most 1,000,000,000 requests", std::to_string(*so.requests));
+  }
+  if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
+  so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
+  if (r.base.workload.arrivals_at_one_instant() && vm.count("rate"))
+    throw InputError(r.base.workload.trace_file, "arrival_s",
+                     "arrivals spread over time (--rate scales the trace's arrival rate)", "every arrival at one instant");
+  if (vm.count("rate"))
+    so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.base.workload.base_rate_per_s();
+
+  if (!vm["max-rate-seeds"].defaulted())
+    throw InputError("command line", "--max-rate-seeds",
+                     "no --max-rate-seeds with --disagg (its --find-max-rate runs one seed)", "--max-rate-seeds");
+  const bool max_rate = vm["find-max-rate"].as<bool>();
+  sim::MaxRateOptions mo;
+  if (max_rate) {
+    mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
+    const int64_t least = sim::min_requests_for_percentile(0.99);
+    if (mo.requests < least)
+      throw InputError("command line", "--max-rate-requests",
+                       "at least " + std::to_string(least) + " requests, so that 10 lie above the p99 the SLO is judged on",
+                       std::to_string(mo.requests));
+    if (!r.base.workload.slo.given())
+      throw InputError(r.base.workload.file, "slo", "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate "
+                       "measures the highest rate against it", "nothing");
+    if (r.base.workload.arrivals_at_one_instant())
+      throw InputError(r.base.workload.trace_file, "arrival_s",
+                       "arrivals spread over time (--find-max-rate scales the trace's arrival rate)",
+                       "every arrival at one instant");
+  }
+  const sim::DisaggSimulator simulator(m, layout);
+  r.layout = layout;
+  r.base.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, layout.decode.options), layout.decode.options);
+  r.prefill_kv_block_bytes_per_gpu =
+      kv_block_bytes_per_gpu(apply_what_if(m, layout.prefill.options), layout.prefill.options);
+  r.base.max_num_batched_tokens = simulator.decode_engine().max_num_batched_tokens(so.scheduler);
+  r.base.max_model_len = simulator.decode_engine().max_model_len();
+  if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
+  r.result = simulator.run(r.base.workload, so);
+  r.base.result = r.result.overall;
+  if (max_rate) {
+    // One seed: --max-rate-seeds applies to single-engine runs only.
+    r.base.max_rate = sim::find_max_rate(simulator, r.base.workload, so, mo);
+    r.base.max_rate_requests = mo.requests;
+    r.base.max_rate_range.seeds = 1;
+    r.base.max_rate_range.min_per_s = r.base.max_rate_range.max_per_s =
+        r.base.max_rate->found ? r.base.max_rate->max_rate_per_s : 0;
+  }
+  std::string text;
+  switch (format) {
+    case Format::json: text = reports::disagg_json(r).dump(2) + "\n"; break;
+    case Format::md: text = reports::disagg_text(r, reports::TextFormat::md); break;
+    case Format::csv: text = reports::disagg_text(r, reports::TextFormat::csv); break;
+    case Format::table: text = reports::disagg_text(r, reports::TextFormat::table); break;
+  }
+  emit(vm, text);
+  return 0;
+}
+
+}  // namespace kvplan::cli

@@ -1,0 +1,278 @@
+// Tests of sim/disagg.h: closed forms worked by hand (KV bytes from the model's shapes,
+// transfer times from the link figures, step times from the planner's step-time model,
+// never from the disaggregated simulator's own output), the link rule, admission
+// waiting on a full decode pool, and bad layouts.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include "planner/planner.h"
+#include "sim/disagg.h"
+#include "tests/sim/fixtures.h"
+
+using namespace kvplan;
+using namespace kvplan::sim;
+using kvplan::sim::test::burst;
+using kvplan::sim::test::h100;
+using kvplan::sim::test::llama3_8b;
+
+namespace {
+
+//! The H100 SXM's links in configs/gpus/h100-sxm.yaml (docs/gpus.md "KV transfer
+//! links"): 8 GPUs a node, NVLink 450 GB/s per direction, one 400 Gb/s ConnectX-7 per
+//! GPU (50 GB/s), Ethernet 100 Gb/s shared by 8 GPUs (1.5625 GB/s); latencies from
+//! NCCL's tuning constants (14.1 us within a node, 15 us across).
+GpuSpec h100_with_links(const char* name = "h100-sxm") {
+  GpuSpec g = h100();
+  g.name = name;
+  KvLinks l;
+  l.gpus_per_node = 8;
+  l.nvlink = KvLink{450e9, 14.1e-6};
+  l.rdma = KvLink{50e9, 15.0e-6};
+  l.ethernet = KvLink{1.5625e9, 15.0e-6};
+  g.kv_links = l;
+  return g;
+}
+
+PoolSpec pool(const GpuSpec& g, int64_t tp, int64_t instances) {
+  PoolSpec p;
+  p.gpu = g;
+  p.options.tp = tp;
+  p.options.max_num_seqs = 256;
+  p.instances = instances;
+  return p;
+}
+
+SimOptions chunked() {
+  SimOptions o;
+  o.scheduler = Scheduler::chunked;
+  o.check_invariants = true;
+  return o;
+}
+
+// Llama-3-8B in bf16 keeps K and V for 32 layers x 8 KV heads x 128 dims x 2 bytes:
+// 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token (128 KiB).
+constexpr int64_t kKvBytesPerToken = int64_t{2} * 32 * 8 * 128 * 2;
+
+}  // namespace
+
+TEST_CASE("the link rule: one node over NVLink, different GPU types or too many GPUs over RDMA") {
+  DisaggLayout l{pool(h100_with_links(), 2, 1), pool(h100_with_links(), 2, 2), {}};
+  // 2 + 4 = 6 GPUs of one type fit a node of 8: NVLink; each side's TP 2 GPUs carry a
+  // share: min(2 x 450, 2 x 450) GB/s.
+  KvTransferLink k = choose_link(l);
+  CHECK(k.kind == LinkKind::nvlink);
+  CHECK(k.same_node);
+  CHECK(k.bytes_per_s == doctest::Approx(900e9));
+  CHECK(k.latency_s == doctest::Approx(14.1e-6));
+  // 2 + 4 x 2 = 10 GPUs exceed the node: RDMA, 2 x 50 GB/s on the prefill side and
+  // 1 x 50 on the decode side (TP 1): the slower side's 50 GB/s.
+  l.decode = pool(h100_with_links(), 1, 8);
+  k = choose_link(l);
+  CHECK(k.kind == LinkKind::rdma);
+  CHECK_FALSE(k.same_node);
+  CHECK(k.bytes_per_s == doctest::Approx(50e9));
+  CHECK(k.latency_s == doctest::Approx(15e-6));
+  // Different GPU types never share a node; without an rdma figure on one side: Ethernet.
+  GpuSpec other = h100_with_links("other");
+  other.kv_links->rdma.reset();
+  l.decode = pool(other, 1, 1);
+  k = choose_link(l);
+  CHECK(k.kind == LinkKind::ethernet);
+  CHECK(k.bytes_per_s == doctest::Approx(1.5625e9));
+  // Forcing a link one side lacks, or a GPU without links, is bad input.
+  l.link = LinkKind::rdma;
+  CHECK_THROWS_AS(choose_link(l), InputError);
+  l.link.reset();
+  l.decode.gpu.kv_links.reset();
+  CHECK_THROWS_AS(choose_link(l), InputError);
+}
+
+TEST_CASE("one request alone: TTFT = prefill + KV transfer + the decode instance's first step") {
+  // Prefill on one H100, decode on one H100 of another name (so another node): RDMA at
+  // 50 GB/s, 15 us. A 1000-token prompt: 1000 x 131,072 = 131,072,000 bytes of KV,
+  // 131,072,000 / 50e9 = 2.62144 ms on the link + 15 us = 2.63644 ms.
+  const ModelConfig m = llama3_8b();
+  const DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 1), {}};
+  const DisaggSimulator ds(m, l);
+  CHECK(ds.transfer_bytes(1000) == 1000 * kKvBytesPerToken);
+  CHECK(ds.transfer_s(1000) == doctest::Approx(2.63644e-3).epsilon(1e-9));
+  // The prefill instance computes the 1000 tokens in one step; the decode instance
+  // recomputes the last prompt token over 999 cached ones to sample the first output
+  // token (vLLM's transferred-KV rule), then decodes 100 more at contexts 1001..1100.
+  const StepTimeModel stm(m, l.prefill.gpu, l.prefill.options);
+  const double prefill_s = stm.prefill(1000).time_s;
+  const double first_s = stm.step(1, stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s;
+  double decode_s = 0;
+  for (int64_t c = 1001; c <= 1100; ++c) decode_s += stm.decode(1, c).time_s;
+  const DisaggResult r = ds.run(burst(1, 1000, 101), chunked());
+  CHECK(r.overall.completed == 1);
+  CHECK(r.transfers == 1);
+  CHECK(r.transfer_s.p50 == doctest::Approx(2.63644e-3).epsilon(1e-9));
+  CHECK(r.overall.ttft_s.p50 == doctest::Approx(prefill_s + 2.63644e-3 + first_s).epsilon(1e-9));
+  CHECK(r.overall.tpot_s.p50 == doctest::Approx(decode_s / 100).epsilon(1e-9));
+  CHECK(r.overall.e2e_s.p50 == doctest::Approx(prefill_s + 2.63644e-3 + first_s + decode_s).epsilon(1e-9));
+  CHECK(r.prefill.requests == 1);
+  CHECK(r.decode.requests == 1);
+  // The decode pool holds the request's prompt blocks on arrival and its last block at
+  // the end: 1000 + 101 - 1 = 1100 tokens = 69 blocks of 16.
+  CHECK(r.decode.peak_kv_utilization * static_cast<double>(r.decode.num_blocks) == doctest::Approx(69));
+}
+
+TEST_CASE("a full decode pool makes a transferred request wait for blocks, and the wait is in its TTFT") {
+  // Two requests of 32 prompt and 17 output tokens at t = 0; a decode pool of 3 blocks of
+  // 16 tokens. Both prefill in one step of 64 tokens (T1). Their transfers leave one
+  // prefill instance one after another: 32 x 131,072 = 4,194,304 bytes each, 83.886 us
+  // on the link, + 15 us: r0 lands at T1 + 98.886 us, r1 at T1 + 167.772 + 15 us.
+  // r0 takes 2 blocks (32 tokens), recomputes its last prompt token (step s1), then at
+  // context 33 takes its third block: the pool is full and r1 (needing 2) waits until r0
+  // has decoded its 16 tokens (contexts 33..48) and left.
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 1), {}};
+  l.decode.num_blocks = 3;
+  const DisaggSimulator ds(m, l);
+  const StepTimeModel stm(m, l.prefill.gpu, l.prefill.options);
+  const double t1 = stm.step(64, 2 * stm.kv_traffic().prefill_pairs(0, 32), 0, 0).time_s;
+  const double bytes = 32.0 * kKvBytesPerToken;
+  const double l0 = t1 + bytes / 50e9 + 15e-6;
+  const double l1 = t1 + 2 * bytes / 50e9 + 15e-6;
+  const double s1 = stm.step(1, stm.kv_traffic().prefill_pairs(31, 1), 0, 0).time_s;
+  double decode_s = 0;
+  for (int64_t c = 33; c <= 48; ++c) decode_s += stm.decode(1, c).time_s;
+  const double r0_done = l0 + s1 + decode_s;
+  const DisaggResult r = ds.run(burst(2, 32, 17), chunked());
+  CHECK(r.overall.completed == 2);
+  CHECK(r.decode.peak_kv_utilization == doctest::Approx(1.0));
+  // Nearest rank over two requests: p50 the first, p99 the second.
+  CHECK(r.overall.ttft_s.p50 == doctest::Approx(l0 + s1).epsilon(1e-9));
+  CHECK(r.overall.ttft_s.p99 == doctest::Approx(r0_done + s1).epsilon(1e-9));
+  CHECK(r.decode.wait_s.p99 == doctest::Approx(r0_done - l1).epsilon(1e-9));
+  CHECK(r.overall.e2e_s.p99 == doctest::Approx(r0_done + s1 + decode_s).epsilon(1e-9));
+}
+
+TEST_CASE("a request longer than the decode pool is rejected there and fails the SLO") {
+  // 3 blocks hold 48 tokens; 40 + 17 - 1 = 56 tokens need 4.
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 1), {}};
+  l.decode.num_blocks = 3;
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 40, 17), chunked());
+  CHECK(r.overall.completed == 0);
+  CHECK(r.overall.rejected == 1);
+  CHECK(r.overall.rejected_pool == 1);
+  CHECK(r.decode.rejected == 1);
+  CHECK_FALSE(r.overall.meets_slo);
+}
+
+TEST_CASE("pools: least outstanding spreads a burst over the instances") {
+  // 8 identical requests at t = 0 over 4 prefill instances: 2 each; over 2 decode
+  // instances: 4 each.
+  const ModelConfig m = llama3_8b();
+  const DisaggLayout l{pool(h100_with_links(), 1, 4), pool(h100_with_links("h100-b"), 1, 2), {}};
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(8, 500, 20), chunked());
+  CHECK(r.overall.completed == 8);
+  CHECK(r.prefill.instances == 4);
+  CHECK(r.prefill.gpus == 4);
+  CHECK(r.decode.gpus == 2);
+  // Each prefill instance prefills its 2 prompts in one step of 1000 tokens: every
+  // request's prefill ends at that step's time, so no prefill waits.
+  CHECK(r.prefill.wait_s.p99 == doctest::Approx(0));
+  CHECK(r.prefill.steps == 4);
+}
+
+TEST_CASE("bad layouts are input errors") {
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 0), pool(h100_with_links(), 1, 1), {}};
+  CHECK_THROWS_AS(DisaggSimulator(m, l), InputError);
+  l.prefill.instances = 1;
+  const DisaggSimulator ds(m, l);
+  SimOptions o;
+  o.scheduler = Scheduler::static_batch;
+  CHECK_THROWS_AS(ds.run(burst(1, 10, 2), o), InputError);
+  o.scheduler = Scheduler::continuous;
+  o.num_blocks = 10;
+  CHECK_THROWS_AS(ds.run(burst(1, 10, 2), o), InputError);
+  CHECK_THROWS_AS(simulate_disagg(m, l, burst(1, 10, 2), 0.0), InputError);
+}
+
+TEST_CASE("the max rate of a layout whose KV link is the bottleneck is the link's transfer rate") {
+  // 1P1D over Ethernet (two GPU types: no shared node; 'other' has no rdma figure):
+  // 1.5625 GB/s. A 1000-token prompt's KV is 131,072,000 bytes: 83.89 ms a transfer, so
+  // one prefill instance's link carries at most 1 / 83.89 ms = 11.92 requests/s. Fixed
+  // arrivals above it queue at the link without bound: after the 990th of 1,000 requests
+  // (the p99) the backlog is 990 x (83.89 ms - 1/rate), within the 5 s TTFT target only
+  // while 1/rate >= 83.89 - 4.9 / 990 x 1000 ms = 78.94 ms, i.e. rate <= 12.67/s.
+  // Below 11.92/s nothing queues (prefill ~20 ms and decode are far from their limits).
+  const ModelConfig m = llama3_8b();
+  GpuSpec other = h100_with_links("other");
+  other.kv_links->rdma.reset();
+  const DisaggLayout l{pool(h100_with_links(), 1, 1), pool(other, 1, 1), {}};
+  const DisaggSimulator ds(m, l);
+  CHECK(ds.link().kind == LinkKind::ethernet);
+  CHECK(ds.transfer_s(1000) == doctest::Approx(131072000 / 1.5625e9 + 15e-6));
+  Workload w = kvplan::sim::test::poisson(1000, 10, 1000, 2);
+  w.arrival.process = ArrivalProcess::fixed;
+  w.slo = Slo{5.0, 1.0};
+  MaxRateOptions mo;
+  mo.requests = 1000;
+  const MaxRate r = find_max_rate(ds, w, chunked(), mo);
+  REQUIRE(r.found);
+  CHECK(r.max_rate_per_s > 11.92 * (1 - mo.rel_tolerance));
+  CHECK(r.max_rate_per_s < 12.67);
+  // A TTFT target below one transfer is met at no rate.
+  w.slo = Slo{0.05, 1.0};
+  CHECK_FALSE(find_max_rate(ds, w, chunked(), mo).found);
+}
+
+TEST_CASE("each pool runs on its own GPU's step times, and the decode side's calibration overheads reach TTFT") {
+  // Decode on an H100 with half the memory bandwidth (1.675 TB/s; a made-up GPU, so its
+  // steps differ from the prefill GPU's) and a calibration that adds 50 ms per request
+  // and delivers tokens one step late. One request of 1000 prompt and 11 output tokens:
+  // TTFT = prefill (H100) + transfer + first decode-side step s1 (slow GPU)
+  //        + 50 ms + 1 x s1 (the output lag of the step that sampled it);
+  // e2e   = prefill + transfer + s1 + 10 decode steps (slow GPU) + 50 ms + the last
+  //        step's lag; TPOT = (e2e - TTFT) / 10.
+  const ModelConfig m = llama3_8b();
+  GpuSpec slow = h100_with_links("h100-slow");
+  slow.memory_bandwidth_bytes_per_s = 1.675e12;
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(slow, 1, 1), {}};
+  l.decode.options.calibration.request_overhead_s = 0.05;
+  l.decode.options.calibration.output_lag_steps = 1;
+  const StepTimeModel fast_stm(m, l.prefill.gpu, l.prefill.options);
+  const StepTimeModel slow_stm(m, l.decode.gpu, l.decode.options);
+  const double prefill_s = fast_stm.prefill(1000).time_s;
+  const double s1 = slow_stm.step(1, slow_stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s;
+  // The slower GPU's steps take longer: the test could not pass on the prefill GPU's.
+  CHECK(s1 > fast_stm.step(1, fast_stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s * 1.5);
+  double decode_s = 0, last_s = 0;
+  for (int64_t c = 1001; c <= 1010; ++c) decode_s += last_s = slow_stm.decode(1, c).time_s;
+  const double transfer_s = 1000.0 * kKvBytesPerToken / 50e9 + 15e-6;
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 1000, 11), chunked());
+  const double ttft = prefill_s + transfer_s + s1 + 0.05 + s1;
+  const double e2e = prefill_s + transfer_s + s1 + decode_s + 0.05 + last_s;
+  CHECK(r.overall.ttft_s.p50 == doctest::Approx(ttft).epsilon(1e-9));
+  CHECK(r.overall.e2e_s.p50 == doctest::Approx(e2e).epsilon(1e-9));
+  CHECK(r.overall.tpot_s.p50 == doctest::Approx((e2e - ttft) / 10).epsilon(1e-9));
+}
+
+TEST_CASE("a prefill instance keeps a request's KV until it has landed: a full prefill pool waits for the link") {
+  // A prefill pool of 2 blocks (32 tokens) and two 32-token prompts at t = 0: r0 takes
+  // both blocks, prefills alone (T = prefill of 32 tokens) and keeps them until its
+  // 4,194,304 bytes have crossed RDMA (83.886 us + 15 us): only then, at L0 = T + 98.886
+  // us, can r1 prefill; it lands at L1 = L0 + T + 98.886 us on the second decode
+  // instance (the first has r0), idle, so TTFT(r1) = L1 + s1 and its prefill wait is L0.
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 2), {}};
+  l.prefill.num_blocks = 2;
+  const StepTimeModel stm(m, l.prefill.gpu, l.prefill.options);
+  const double t = stm.prefill(32).time_s;
+  const double xfer = 32.0 * kKvBytesPerToken / 50e9 + 15e-6;
+  const double l0 = t + xfer;
+  const double l1 = l0 + t + xfer;
+  const double s1 = stm.step(1, stm.kv_traffic().prefill_pairs(31, 1), 0, 0).time_s;
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(2, 32, 2), chunked());
+  CHECK(r.overall.completed == 2);
+  CHECK(r.prefill.peak_kv_utilization == doctest::Approx(1.0));
+  CHECK(r.prefill.wait_s.p99 == doctest::Approx(l0).epsilon(1e-9));
+  CHECK(r.overall.ttft_s.p50 == doctest::Approx(l0 + s1).epsilon(1e-9));
+  CHECK(r.overall.ttft_s.p99 == doctest::Approx(l1 + s1).epsilon(1e-9));
+}
