@@ -262,9 +262,12 @@ class Run {
       : e_(e), w_(w), o_(o),
         count_(o.requests.value_or(w.requests)),
         stream_(w, o.seed, o.rate_scale, count_),
-        num_blocks_(o.num_blocks.value_or(e.num_blocks)),
-        max_seqs_(e.opts.max_num_seqs),
-        budget_(sim.max_num_batched_tokens(o.scheduler)),
+        // Data-parallel attention (--dp): the dp ranks' pools, sequence limits and token
+        // budgets are pooled into one scheduler (balanced ranks; docs/parallelism.md).
+        num_blocks_(o.num_blocks.value_or(e.num_blocks) * e.opts.dp),
+        max_seqs_(e.opts.max_num_seqs * e.opts.dp),
+        budget_(o.scheduler == Scheduler::static_batch ? sim.max_num_batched_tokens(o.scheduler)
+                                                        : sim.max_num_batched_tokens(o.scheduler) * e.opts.dp),
         caching_(e.opts.enable_prefix_caching.value_or(true) && o.scheduler != Scheduler::static_batch),
         watermark_blocks_(static_cast<int64_t>(0.01 * static_cast<double>(num_blocks_))),
         request_overhead_s_(e.opts.calibration.request_overhead_s),
@@ -861,7 +864,9 @@ SimResult Run::go() {
       pairs += kv.prefill_pairs(r.cached, r.chunk);
       prefill_tokens += r.chunk;
     }
-    const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
+    const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
+                               static_cast<int64_t>(step_prefills_.size())).time_s +
+                      swap_s_;
     if (!(dt > 0) || !std::isfinite(dt))
       throw std::logic_error("simulator: step time is not a positive number");
     after_step(dt);
@@ -871,7 +876,7 @@ SimResult Run::go() {
 
   SimResult& r = res_;
   r.slo = w_.slo;
-  r.num_blocks = num_blocks_;
+  r.num_blocks = num_blocks_ / e_.opts.dp;  // per GPU
   r.block_size = e_.block_size;
   r.peak_blocks = peak_blocks_;
   r.peak_kv_utilization = static_cast<double>(peak_blocks_) / static_cast<double>(num_blocks_);
