@@ -59,7 +59,8 @@ struct LayerParamCount {
 };
 LayerParamCount layer_param_count(const ModelConfig& m, int64_t layer);
 
-//! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks;
+//! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks, routed
+//! experts over the stage's tp x dp GPUs (--ep/--dp, docs/parallelism.md);
 //! quantized formats count their group scales (awq/gptq: fp16 scale + packed zero per
 //! 128 weights), embeddings and LM head stay in 16-bit (as engines load them).
 int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
@@ -163,6 +164,7 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
 
 struct Capacity {
   int64_t num_blocks = 0;                // paged blocks in the pool, per GPU
+  // With --dp both below are the replica's: dp ranks, each with its own pool.
   int64_t max_kv_tokens = 0;             // tokens the pool holds
   int64_t max_concurrent_requests = 0;   // requests of the asked context that fit at once
   std::string limited_by;                // "memory", "max_num_seqs", "weights do not fit"...

@@ -13,6 +13,12 @@
 // GEMMs (8192^3 bf16 reaches 78-81 % on H200, docs/gpus.md; real layers are smaller), 50 %
 // for decode, whose skinny GEMMs are memory-bound anyway. A calibration file replaces them.
 //
+// Expert parallelism and data-parallel attention (--ep, --dp; docs/parallelism.md): a
+// GPU reads its own experts, its rank's KV and does its rank's attention (the busiest
+// rank's share of the step's sequences) and a (tp x dp)-th of the routed-expert FLOPs;
+// with DP every MoE layer adds a token dispatch and combine (all-to-all with EP,
+// all-gather / reduce-scatter without), latency + bytes / link each.
+//
 // The calibrated model (a kvplan.calibration/2 file with gemm_* parameters; every term is
 // named in docs/calibration.md with its fit) replaces max(compute, memory) by the sum of
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
@@ -139,13 +145,14 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   }
   if (m.is_moe()) {
     for (int64_t l = 0; l < m.num_layers; ++l) moe_layers_ += m.is_moe_layer(l) ? 1 : 0;
-    // Per MoE layer and direction, bytes one GPU sends per token of the replica (all DP
-    // ranks), under uniform routing and balanced ranks:
+    // Per MoE layer and direction, bytes one GPU moves, under uniform routing:
     //  - EP with DP (vLLM's all2all kernels, use_all2all_kernels = use_ep and dp > 1): a
-    //    GPU dispatches its 1/(tp x dp) of the tokens to their top_k experts, each copy to
-    //    the tp x dp / ep GPUs sharing that expert, the (ep - 1) / ep on other GPUs;
+    //    GPU dispatches its 1/tp of its rank's tokens to their top_k experts, each copy to
+    //    the tp x dp / ep GPUs sharing that expert, the (ep - 1) / ep on other GPUs (per
+    //    token of the busiest rank);
     //  - DP without EP (experts split over tp x dp; the naive dispatch all-gathers the
-    //    other DP ranks' tokens and reduce-scatters the outputs): (dp - 1) / dp of them.
+    //    other DP ranks' tokens and reduce-scatters the outputs): (dp - 1) / dp of the
+    //    replica's tokens (per token of the replica).
     // Combine returns the same bytes. With dp = 1 the MoE output joins the TP all-reduce.
     const auto h_bytes = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
     const auto gpus = static_cast<double>(o.tp * o.dp), ep = static_cast<double>(o.ep), dp = static_cast<double>(o.dp);
