@@ -140,8 +140,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     flat.ep = flat.dp = 1;
     const double flat_bytes = o.ep == 1 && o.dp == 1 ? weight_bytes_ : static_cast<double>(weight_bytes_per_gpu(m, flat));
     const double bytes_per_param = flat_bytes / (static_cast<double>(pc.total()) / static_cast<double>(o.tp * o.pp));
-    moe_expert_bytes_ = expert_params / static_cast<double>(o.tp * o.dp / o.ep) * bytes_per_param;
-    moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * static_cast<double>(experts_ / o.ep * moe_layers_per_gpu_);
+    const double gpus_per_expert = static_cast<double>(o.tp * o.dp) / static_cast<double>(o.ep);  // exact: validate()
+    moe_expert_bytes_ = expert_params / gpus_per_expert * bytes_per_param;
+    const double local_experts = static_cast<double>(experts_) / static_cast<double>(o.ep);
+    moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * (local_experts * static_cast<double>(moe_layers_per_gpu_));
   }
   if (m.is_moe()) {
     for (int64_t l = 0; l < m.num_layers; ++l) moe_layers_ += m.is_moe_layer(l) ? 1 : 0;
