@@ -126,7 +126,7 @@ TEST_CASE("DP attention: each rank holds its own requests' KV; the MLA latent is
   const MemoryBudget b = memory_budget(m, g, fp8);
   REQUIRE(b.kv_budget_bytes > 0);
   const Capacity c = capacity(m, fp8, b, 4096);
-  CHECK(c.num_blocks == b.kv_budget_bytes / (70272 * 16));
+  CHECK(c.num_blocks == b.kv_budget_bytes / (int64_t{70272} * 16));
   CHECK(c.max_kv_tokens == 8 * c.num_blocks * 16);
   // A 4,096-token request holds 256 blocks: requests = 8 · floor(blocks / 256).
   CHECK(c.max_concurrent_requests == 8 * (c.num_blocks / 256));
