@@ -146,7 +146,8 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
     // the attention TP group, replicated over DP ranks (DeepseekV2MoE.shared_experts).
     const int64_t w = ceil_div(expert_width(m), tp);
     const int64_t routed_w = ceil_div(expert_width(m), tp * o.dp / o.ep);
-    linear += m.num_experts / o.ep * mlp_mats(m) * h * routed_w + m.num_shared_experts * mlp_mats(m) * h * w;
+    linear += (m.num_experts + o.redundant_experts) / o.ep * mlp_mats(m) * h * routed_w +
+              m.num_shared_experts * mlp_mats(m) * h * w;
     plain += m.num_experts * h;  // router gate: replicated, not quantized
   } else {
     const int64_t w = ceil_div(m.intermediate_size, tp);

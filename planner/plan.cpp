@@ -19,6 +19,9 @@ std::string str(int64_t v) { return std::to_string(v); }
 void validate_expert_parallel(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
   require(o.ep >= 1, where, "--expert-parallel-size", "an integer >= 1", str(o.ep));
   require(o.dp >= 1, where, "--data-parallel-size", "an integer >= 1", str(o.dp));
+  require(o.redundant_experts >= 0, where, "--num-redundant-experts", "an integer >= 0", str(o.redundant_experts));
+  require(o.redundant_experts == 0 || o.ep > 1, where, "--num-redundant-experts",
+          "0 without expert parallelism (EPLB places redundant experts on --ep > 1 GPUs)", str(o.redundant_experts));
   if (o.ep == 1 && o.dp == 1) return;
   const std::string what = o.ep > 1 ? "--expert-parallel-size" : "--data-parallel-size";
   require(m.is_moe(), where, what,
@@ -30,8 +33,15 @@ void validate_expert_parallel(const ModelConfig& m, const ServingOptions& o, con
   require(o.ep <= gpus, where, "--expert-parallel-size",
           "at most the GPUs of a pipeline stage, --tp x --dp = " + str(gpus), str(o.ep));
   require(gpus % o.ep == 0, where, "--expert-parallel-size", "a divisor of --tp x --dp = " + str(gpus), str(o.ep));
-  require(m.num_experts % o.ep == 0, where, "--expert-parallel-size",
-          "a divisor of the routed experts (" + str(m.num_experts) + " for " + m.name + ")", str(o.ep));
+  // vLLM's EPLB: num_physical_experts = num_experts + num_redundant_experts, split evenly
+  // over the EP ranks (vllm/model_executor/layers/fused_moe/layer.py).
+  const int64_t physical = m.num_experts + o.redundant_experts;
+  require(physical % o.ep == 0, where, "--expert-parallel-size",
+          o.redundant_experts == 0
+              ? "a divisor of the routed experts (" + str(m.num_experts) + " for " + m.name + ")"
+              : "a divisor of the routed + redundant experts (" + str(m.num_experts) + " + " +
+                    str(o.redundant_experts) + " = " + str(physical) + ")",
+          str(o.ep));
   require(o.engine != Engine::vllm || o.ep == gpus, where, "--expert-parallel-size",
           "--tp x --dp = " + str(gpus) + " with --engine vllm (--enable-expert-parallel sets EP = TP x DP)", str(o.ep));
 }

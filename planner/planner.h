@@ -275,6 +275,7 @@ class StepTimeModel {
   // Expert and data parallelism (docs/parallelism.md): dp attention ranks, ep expert
   // groups; the MoE token exchange per MoE layer and direction, per token of the replica.
   int64_t dp_ = 1, ep_ = 1, moe_layers_ = 0;
+  double local_scale_ = 1;  // (experts + redundant) / experts: EPLB's physical slots
   double routed_flops_per_token_ = 0;         // whole model: top_k experts in every MoE layer
   double moe_exchange_bytes_per_rank_token_ = 0;  // EP with DP: per token of the GPU's rank
   double moe_exchange_bytes_per_token_ = 0;       // DP without EP: per token of the replica

@@ -142,10 +142,11 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const double bytes_per_param = flat_bytes / (static_cast<double>(pc.total()) / static_cast<double>(o.tp * o.pp));
     const double gpus_per_expert = static_cast<double>(o.tp * o.dp) / static_cast<double>(o.ep);  // exact: validate()
     moe_expert_bytes_ = expert_params / gpus_per_expert * bytes_per_param;
-    const double local_experts = static_cast<double>(experts_) / static_cast<double>(o.ep);
+    const double local_experts = static_cast<double>(experts_ + o.redundant_experts) / static_cast<double>(o.ep);
     moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * (local_experts * static_cast<double>(moe_layers_per_gpu_));
   }
   if (m.is_moe()) {
+    local_scale_ = static_cast<double>(m.num_experts + o.redundant_experts) / static_cast<double>(m.num_experts);
     for (int64_t l = 0; l < m.num_layers; ++l) moe_layers_ += m.is_moe_layer(l) ? 1 : 0;
     // Per MoE layer and direction, bytes one GPU moves, under uniform routing:
     //  - EP with DP (vLLM's all2all kernels, use_all2all_kernels = use_ep and dp > 1): a
@@ -235,8 +236,10 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   if (experts_ > 0 && moe_layers_per_gpu_ > 0) {
     // Expected distinct experts hit by `tokens` tokens routed uniformly to top-k of E.
     const double e = static_cast<double>(experts_);
-    // Expert parallelism: of them, the experts / ep this GPU holds.
-    const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens)) / static_cast<double>(ep_);
+    // Expert parallelism: of them, the experts / ep this GPU holds (EPLB's redundant
+    // copies spread the same traffic over more slots: (experts + redundant) / ep).
+    const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens)) / static_cast<double>(ep_) *
+                           local_scale_;
     weights = moe_dense_bytes_ + moe_expert_bytes_ * touched * static_cast<double>(moe_layers_per_gpu_);
     expert_gemms = 2 * touched * static_cast<double>(moe_layers_per_gpu_);  // gate-up and down
   }

@@ -226,6 +226,10 @@ struct ServingOptions {
   //! layers; each rank holds its own requests' KV (vLLM --data-parallel-size, SGLang
   //! --enable-dp-attention). GPUs of a replica = tp x dp x pp.
   int64_t dp = 1;
+  //! EPLB's redundant experts (vLLM --num-redundant-experts, SGLang
+  //! --ep-num-redundant-experts): extra physical expert slots per MoE layer, so each GPU
+  //! holds (num_experts + redundant) / ep experts. Needs ep > 1.
+  int64_t redundant_experts = 0;
   std::optional<DType> dtype;          // weights/activations; empty = model's torch_dtype
   WeightQuant quantization = WeightQuant::none;
   //! none and not given = "auto": the checkpoint's own quantization_config applies

@@ -73,6 +73,27 @@ TEST_CASE("DeepSeek-V3 weights per GPU: attention and shared parts per DP rank, 
   CHECK(kAttention * 61 * 2 < weight_bytes_per_gpu(m, layout(1, 8, 8)));
 }
 
+TEST_CASE("EPLB's redundant experts: (256 + 32) / 8 = 36 experts a GPU instead of 32") {
+  const ModelConfig m = io::load_model("deepseek-v3");
+  ServingOptions o = layout(1, 8, 8);
+  o.redundant_experts = 32;
+  // 4 more experts in each of 58 layers: 58 · 4 · 44,040,192 · 2 B = 20,434,649,088 B over
+  // the 197,712,459,776 B of EP 8 without them.
+  CHECK(weight_bytes_per_gpu(m, o) == 197712459776LL + 20434649088LL);
+  o.engine = Engine::vllm;
+  ServingOptions plain = layout(1, 8, 8);
+  plain.engine = Engine::vllm;
+  const auto stage = detail::pp_stages(m, 1).front();
+  CHECK(detail::engine_weight_bytes(m, o, stage) - detail::engine_weight_bytes(m, plain, stage) == 20434649088LL);
+  // 256 + 30 = 286 physical experts do not split over 8 GPUs; without EP there is nowhere
+  // to put them.
+  o.redundant_experts = 30;
+  CHECK_THROWS_WITH_AS(validate(m, o, "command line"), doctest::Contains("(256 + 30 = 286)"), InputError);
+  ServingOptions no_ep = bf16();
+  no_ep.redundant_experts = 32;
+  CHECK_THROWS_WITH_AS(validate(m, no_ep, "command line"), doctest::Contains("'--num-redundant-experts'"), InputError);
+}
+
 TEST_CASE("vLLM's loader under EP: num_experts / ep whole experts, shared experts split over the TP group") {
   const ModelConfig m = io::load_model("deepseek-v3");
   ServingOptions o = layout(1, 1, 1);
