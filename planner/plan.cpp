@@ -15,7 +15,8 @@ std::string str(int64_t v) { return std::to_string(v); }
 // (vllm/model_executor/layers/fused_moe/config.py at commit
 // 002d6073aa034d4f5545d45021b0e56d1f3c3593) has ep_size = tp x dp with
 // --enable-expert-parallel and 1 without; SGLang also splits experts over a divisor of
-// its world (moe_ep_size x moe_tp_size = tp_size, python/sglang/srt/server_args.py).
+// its world (moe_tp_size = tp_size // moe_ep_size // moe_dp_size,
+// python/sglang/srt/distributed/parallel_state.py).
 void validate_expert_parallel(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
   require(o.ep >= 1, where, "--expert-parallel-size", "an integer >= 1", str(o.ep));
   require(o.dp >= 1, where, "--data-parallel-size", "an integer >= 1", str(o.dp));
