@@ -101,7 +101,8 @@ int cmd_plan(const Args& args) {
       for (const auto& r : rows)
         if (!r.engine_log.empty())
           text += engine_display_name(r.options) + " would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
-                  "):\n  " + indent_lines(r.engine_log) + "\n";
+                  (r.options.dp > 1 ? ", DP " + std::to_string(r.options.dp) + ", per rank" : "") + "):\n  " +
+                  indent_lines(r.engine_log) + "\n";
       for (const auto& w : reports::plan_warnings(rows)) text += w + "\n";
       for (const auto& r : rows)
         if (!r.plan.memory.note.empty()) {

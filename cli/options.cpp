@@ -153,7 +153,11 @@ void add_serving_options(po::options_description& desc) {
       ("kv-heads", s(), "what-if: replace num_key_value_heads")
       ("no-kv-cache", po::bool_switch(), "naive recompute, no cache (the seed's baseline)")
       ("calibration", s(), "time-model profile: a kvplan.calibration/1 or /2 file, a catalog name, or none for the datasheet roofline (default h100-sxm-vllm; docs/calibration.md)")
-      ("enable-prefix-caching", s(), "on|off: reuse cached prompt blocks (default on, as vLLM V1, SGLang, TRT-LLM)");
+      ("enable-prefix-caching", s(), "on|off: reuse cached prompt blocks (default on, as vLLM V1, SGLang, TRT-LLM)")
+      ("expert-parallel-size,ep", s(), "MoE: GPUs the routed experts are spread over, whole (a divisor of tp x dp; 1 = experts split over tp x dp; list ok)")
+      ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
+      ("data-parallel-size,dp", s(), "MoE: data-parallel attention ranks of --tp GPUs each, sharing the MoE layers (list ok)")
+      ("num-redundant-experts", s(), "MoE with --ep: EPLB's extra expert slots per layer (0)");
 }
 
 void add_output_options(po::options_description& desc) {
@@ -242,6 +246,17 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     o.offline_entry = v == "llm";
   });
   expand("kv-heads", [](ServingOptions& o, const std::string& v) { o.kv_heads = parse_int_option(v, "--kv-heads"); });
+  expand("data-parallel-size", [](ServingOptions& o, const std::string& v) { o.dp = parse_int_option(v, "--data-parallel-size"); });
+  expand("expert-parallel-size", [](ServingOptions& o, const std::string& v) { o.ep = parse_int_option(v, "--expert-parallel-size"); });
+  expand("num-redundant-experts", [](ServingOptions& o, const std::string& v) {
+    o.redundant_experts = parse_int_option(v, "--num-redundant-experts", 0);
+  });
+  if (vm.count("enable-expert-parallel") && vm["enable-expert-parallel"].as<bool>()) {
+    if (vm.count("expert-parallel-size"))
+      throw InputError(kWhere, "--enable-expert-parallel", "either it (EP = TP x DP) or --expert-parallel-size, not both",
+                       "both");
+    for (ServingOptions& r : rows) r.ep = r.tp * r.dp;
+  }
   // `--kv-cache-dtype fp16,int4 --kv-quant raw,kivi`: on the fp16 cache both schemes are
   // the same row; print it once.
   std::vector<ServingOptions> out;
@@ -267,7 +282,8 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
   const auto key = [](const ServingOptions& o) {
     return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
-                    o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache);
+                    o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
+                    o.redundant_experts);
   };
   return key(a) == key(b);
 }

@@ -56,7 +56,7 @@ MemoryBudget ideal_budget(const ModelConfig& m, const GpuSpec& g, const ServingO
   const int64_t logits = checked_mul(o.max_num_seqs, ceil_div(m.vocab_size, o.tp) * kLogitBytes, "activation");
   b.activation_bytes = std::max(layer_peak, logits);
   b.reserve_bytes = o.calibration.runtime_reserve_bytes.value_or(
-      kIdealContextReserveBytes + (o.tp * o.pp > 1 ? kIdealNcclReserveBytes : 0));
+      kIdealContextReserveBytes + (o.tp * o.pp * o.dp > 1 ? kIdealNcclReserveBytes : 0));
   return b;
 }
 
@@ -123,10 +123,11 @@ std::string match_engine_version(Engine e, const std::string& version) {
 std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
                                  const Capacity& c) {
   if (!o.kv_cache) return {};
+  const int64_t rank_tokens = c.max_kv_tokens / o.dp;  // each DP rank prints its own pool
   switch (o.engine) {
-    case Engine::vllm: return detail::vllm_rank_lines(m, o, b) + detail::vllm_startup_lines(m, o, c.max_kv_tokens);
-    case Engine::sglang: return detail::sglang_startup_lines(m, o, c.max_kv_tokens);
-    case Engine::trtllm: return detail::trtllm_startup_lines(m, o, c.max_kv_tokens);
+    case Engine::vllm: return detail::vllm_rank_lines(m, o, b) + detail::vllm_startup_lines(m, o, rank_tokens);
+    case Engine::sglang: return detail::sglang_startup_lines(m, o, rank_tokens);
+    case Engine::trtllm: return detail::trtllm_startup_lines(m, o, rank_tokens);
     case Engine::ideal: break;
   }
   return {};
@@ -157,6 +158,11 @@ Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBud
   const int64_t per_request = kv_blocks_per_request(m, o, context_tokens);
   c.max_concurrent_requests = per_request > 0 ? c.num_blocks / per_request : 0;
   c.limited_by = c.max_concurrent_requests == 0 ? "KV memory: not one request fits" : "KV memory";
+  // Data-parallel attention: every DP rank holds its own requests in its own pool (vLLM
+  // runs one engine core per DP rank), so the replica holds dp pools; a request lives in
+  // one of them, never split.
+  c.max_kv_tokens = detail::checked_mul(c.max_kv_tokens, o.dp, "KV tokens");
+  c.max_concurrent_requests = detail::checked_mul(c.max_concurrent_requests, o.dp, "requests");
   return c;
 }
 

@@ -88,7 +88,9 @@ inline constexpr int64_t kCudaContextBytes = 522 * kEngMiB;  // 0.51 GiB
 //! and symmetric-memory buffers); vLLM 0.19 on H100 NVLink: 2.06-2.17 GiB of non-torch
 //! memory at TP 2-4 against 0.25 GiB at TP 1 (same logs, accuracy_report.md TP table).
 inline constexpr int64_t kTpCommBytes = 1894 * kEngMiB;  // 1.85 GiB
-inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp > 1 ? kTpCommBytes : 0; }
+//! Data-parallel ranks exchange MoE tokens through the same kind of buffers (all-to-all or
+//! all-gather), counted alike: no log of a DP deployment's non-torch memory was found.
+inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp * o.dp > 1 ? kTpCommBytes : 0; }
 
 //! vLLM's "large GPU" test behind its batch defaults (arg_utils.py get_batch_defaults):
 //! at least 70 GiB and not an A100. The one place kvplan decides it.

@@ -45,7 +45,7 @@ double sglang_default_mem_fraction(const GpuSpec& g, const ServingOptions& o) {
     graph_bs = 512;
   }
   double reserved = 512 + std::max(chunk, 2048.0) * 1.5 + graph_bs * 2 +
-                    static_cast<double>(o.tp * o.pp) / 8 * gib;
+                    static_cast<double>(o.tp * o.dp * o.pp) / 8 * gib;
   if (gpu_mib > 60 * gib) reserved = std::max(reserved, 10 * gib);
   return std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
 }
@@ -82,14 +82,20 @@ std::string sglang_startup_lines(const ModelConfig& m, const ServingOptions& o, 
   for (const StageSpan& s : pp_stages(m, o.pp)) {
     const double gib = static_cast<double>(checked_mul(kv_tokens, kv_cell_bytes(m, o, s), "KV bytes")) /
                        static_cast<double>(kEngGiB);
-    for (int64_t r = 0; r < o.tp; ++r) {
+    // With DP attention SGLang's TP group is the whole tp x dp world; each rank's prefix
+    // names its DP rank and its rank in that world ("[DP1 TP1] KV Cache is allocated",
+    // sgl-project/sglang#6017).
+    for (int64_t r = 0; r < o.tp * o.dp; ++r) {
       if (m.is_mla())
         std::snprintf(buf, sizeof buf, "KV Cache is allocated. #tokens: %lld, KV size: %.2f GB",
                       static_cast<long long>(kv_tokens), gib);
       else
         std::snprintf(buf, sizeof buf, "KV Cache is allocated. #tokens: %lld, K size: %.2f GB, V size: %.2f GB",
                       static_cast<long long>(kv_tokens), gib / 2, gib / 2);
-      if (o.tp * o.pp > 1) out += "[TP" + std::to_string(r) + "] ";
+      if (o.dp > 1)
+        out += "[DP" + std::to_string(r / o.tp) + " TP" + std::to_string(r) + "] ";
+      else if (o.tp * o.pp > 1)
+        out += "[TP" + std::to_string(r) + "] ";
       out += std::string(buf) + "\n";
     }
   }

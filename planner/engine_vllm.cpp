@@ -140,8 +140,14 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
     if (m.linear_bias) plain += h;
   }
   if (m.is_moe_layer(layer)) {
+    // Routed experts: num_experts / ep per GPU, each split over tp x dp / ep GPUs
+    // (FusedMoEParallelConfig.make: without EP the experts shard over tp x dp; with it each
+    // GPU owns num_experts / (tp x dp) whole ones). Shared experts are a TP-split MLP of
+    // the attention TP group, replicated over DP ranks (DeepseekV2MoE.shared_experts).
     const int64_t w = ceil_div(expert_width(m), tp);
-    linear += (m.num_experts + m.num_shared_experts) * mlp_mats(m) * h * w;
+    const int64_t routed_w = ceil_div(expert_width(m), tp * o.dp / o.ep);
+    linear += (m.num_experts + o.redundant_experts) / o.ep * mlp_mats(m) * h * routed_w +
+              m.num_shared_experts * mlp_mats(m) * h * w;
     plain += m.num_experts * h;  // router gate: replicated, not quantized
   } else {
     const int64_t w = ceil_div(m.intermediate_size, tp);

@@ -218,7 +218,13 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
       const QuantSpec& qe = whole || (moe ? q.skip_experts : q.skip_dense_mlp) ? none : q;
       const QuantSpec& qs = whole || q.skip_shared ? none : q;
       int64_t layer_bytes = quantized_bytes(qa, attention / tp, rows, act_bytes);
-      layer_bytes = plus(layer_bytes, quantized_bytes(qe, (p.mlp - p.shared) / tp, rows, act_bytes));
+      // Routed experts spread over the stage's tp x dp GPUs, whole (EP) or split (TP):
+      // num_experts / ep experts of width / (tp x dp / ep) each (docs/parallelism.md).
+      const int64_t ffn_split = moe ? tp * o.dp : tp;
+      int64_t routed = p.mlp - p.shared;
+      // EPLB's redundant experts: more physical experts of the same size.
+      if (moe && o.redundant_experts > 0) routed = plus(routed, mul(routed / m.num_experts, o.redundant_experts));
+      layer_bytes = plus(layer_bytes, quantized_bytes(qe, routed / ffn_split, rows, act_bytes));
       if (p.shared > 0) layer_bytes = plus(layer_bytes, quantized_bytes(qs, p.shared / tp, rows, act_bytes));
       layer_bytes = plus(layer_bytes, mul(plus(p.norms, p.router), act_bytes));
       bytes = plus(bytes, layer_bytes);

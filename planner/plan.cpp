@@ -11,6 +11,42 @@ void require(bool ok, const std::string& where, const std::string& key, const st
   if (!ok) throw InputError(where, key, expected, got);
 }
 std::string str(int64_t v) { return std::to_string(v); }
+// --ep / --dp (docs/parallelism.md). vLLM's FusedMoEParallelConfig.make
+// (vllm/model_executor/layers/fused_moe/config.py at commit
+// 002d6073aa034d4f5545d45021b0e56d1f3c3593) has ep_size = tp x dp with
+// --enable-expert-parallel and 1 without; SGLang also splits experts over a divisor of
+// its world (moe_tp_size = tp_size // moe_ep_size // moe_dp_size,
+// python/sglang/srt/distributed/parallel_state.py).
+void validate_expert_parallel(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
+  require(o.ep >= 1, where, "--expert-parallel-size", "an integer >= 1", str(o.ep));
+  require(o.dp >= 1, where, "--data-parallel-size", "an integer >= 1", str(o.dp));
+  require(o.redundant_experts >= 0, where, "--num-redundant-experts", "an integer >= 0", str(o.redundant_experts));
+  require(o.redundant_experts == 0 || o.ep > 1, where, "--num-redundant-experts",
+          "0 without expert parallelism (EPLB places redundant experts on --ep > 1 GPUs)", str(o.redundant_experts));
+  if (o.ep == 1 && o.dp == 1) return;
+  const std::string what = o.ep > 1 ? "--expert-parallel-size" : "--data-parallel-size";
+  require(m.is_moe(), where, what,
+          "1 for " + m.name + ", a dense model (expert and data-parallel attention split MoE models; "
+          "independent copies of a dense model are replicas)",
+          str(o.ep > 1 ? o.ep : o.dp));
+  if (o.ep == 1) return;
+  const int64_t gpus = o.tp * o.dp;
+  require(o.ep <= gpus, where, "--expert-parallel-size",
+          "at most the GPUs of a pipeline stage, --tp x --dp = " + str(gpus), str(o.ep));
+  require(gpus % o.ep == 0, where, "--expert-parallel-size", "a divisor of --tp x --dp = " + str(gpus), str(o.ep));
+  // vLLM's EPLB: num_physical_experts = num_experts + num_redundant_experts, split evenly
+  // over the EP ranks (vllm/model_executor/layers/fused_moe/layer.py).
+  const int64_t physical = m.num_experts + o.redundant_experts;
+  require(physical % o.ep == 0, where, "--expert-parallel-size",
+          o.redundant_experts == 0
+              ? "a divisor of the routed experts (" + str(m.num_experts) + " for " + m.name + ")"
+              : "a divisor of the routed + redundant experts (" + str(m.num_experts) + " + " +
+                    str(o.redundant_experts) + " = " + str(physical) + ")",
+          str(o.ep));
+  require(o.engine != Engine::vllm || o.ep == gpus, where, "--expert-parallel-size",
+          "--tp x --dp = " + str(gpus) + " with --engine vllm (--enable-expert-parallel sets EP = TP x DP)", str(o.ep));
+}
+
 }  // namespace
 
 void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
@@ -46,6 +82,7 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
           std::string(to_string(o.engine)));
   require(o.pp <= m.num_layers, where, "--pipeline-parallel-size",
           "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
+  validate_expert_parallel(m, o, where);
   require(o.block_size >= 1, where, "--block-size", "an integer >= 1", str(o.block_size));
   require(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1, where,
           "--gpu-memory-utilization", "a fraction in (0, 1]", std::to_string(o.gpu_memory_utilization));

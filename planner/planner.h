@@ -60,7 +60,8 @@ struct LayerParamCount {
 };
 LayerParamCount layer_param_count(const ModelConfig& m, int64_t layer);
 
-//! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks;
+//! Weight bytes on one GPU: layers split over PP stages, matrices over TP ranks, routed
+//! experts over the stage's tp x dp GPUs (--ep/--dp, docs/parallelism.md);
 //! quantized formats count their group scales (awq/gptq: fp16 scale + packed zero per
 //! 128 weights), embeddings and LM head stay in 16-bit (as engines load them).
 int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
@@ -164,6 +165,7 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
 
 struct Capacity {
   int64_t num_blocks = 0;                // paged blocks in the pool, per GPU
+  // With --dp both below are the replica's: dp ranks, each with its own pool.
   int64_t max_kv_tokens = 0;             // tokens the pool holds
   int64_t max_concurrent_requests = 0;   // requests of the asked context that fit at once
   std::string limited_by;                // "memory", "max_num_seqs", "weights do not fit"...
@@ -267,8 +269,10 @@ class StepTimeModel {
   //! `prefill_attn_pairs` layer-mean query-key pairs (KvTraffic::prefill_pairs), plus
   //! `decode_seqs` decoding sequences attending to `decode_keys` layer-mean keys in all
   //! (the sum of KvTraffic::decode_keys over them; the sum of contexts without windows).
+  //! `prefill_seqs`: how many prompts the prefill tokens belong to; with --dp the step's
+  //! sequences are dealt to the data-parallel ranks (docs/parallelism.md).
   StepTime step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                double decode_keys) const;
+                double decode_keys, int64_t prefill_seqs = 1) const;
   //! The per-layer window accounting every step goes through.
   const KvTraffic& kv_traffic() const { return kv_; }
   //! Prefill of one prompt of T tokens, alone.
@@ -285,6 +289,14 @@ class StepTimeModel {
   double linear_flops_per_token_, attn_flops_per_pair_, lm_head_flops_;
   double moe_expert_bytes_, moe_dense_bytes_;  // per GPU; for experts touched per step
   int64_t tp_, pp_, experts_, top_k_, moe_layers_per_gpu_;
+  // Expert and data parallelism (docs/parallelism.md): dp attention ranks, ep expert
+  // groups; the MoE token exchange per MoE layer and direction, per token of the replica.
+  int64_t dp_ = 1, ep_ = 1, moe_layers_ = 0;
+  double local_scale_ = 1;  // (experts + redundant) / experts: EPLB's physical slots
+  double routed_flops_per_token_ = 0;         // whole model: top_k experts in every MoE layer
+  double moe_exchange_bytes_per_rank_token_ = 0;  // EP with DP: per token of the GPU's rank
+  double moe_exchange_bytes_per_token_ = 0;       // DP without EP: per token of the replica
+  double moe_exchange_bytes_per_s_ = 0;
   double allreduce_bytes_per_token_;
   // The calibrated model (Calibration: gemm_* > 0): additive per-kernel costs.
   bool refined_ = false;

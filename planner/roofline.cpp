@@ -13,6 +13,12 @@
 // GEMMs (8192^3 bf16 reaches 78-81 % on H200, docs/gpus.md; real layers are smaller), 50 %
 // for decode, whose skinny GEMMs are memory-bound anyway. A calibration file replaces them.
 //
+// Expert parallelism and data-parallel attention (--ep, --dp; docs/parallelism.md): a
+// GPU reads its own experts, its rank's KV and does its rank's attention (the busiest
+// rank's share of the step's sequences) and a (tp x dp)-th of the routed-expert FLOPs;
+// with DP every MoE layer adds a token dispatch and combine (all-to-all with EP,
+// all-gather / reduce-scatter without), latency + bytes / link each.
+//
 // The calibrated model (a kvplan.calibration/2 file with gemm_* parameters; every term is
 // named in docs/calibration.md with its fit) replaces max(compute, memory) by the sum of
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
@@ -82,12 +88,22 @@ CustomArCost custom_ar_cost(int64_t tp) {
 }
 bool custom_ar_applies(int64_t tp) { return tp == 2 || tp == 4 || tp == 6 || tp == 8; }
 
+// MoE token exchange across data-parallel ranks (docs/parallelism.md). A replica whose
+// tp x dp GPUs fit in one NVLink domain exchanges over the GPU's link; a larger one is
+// limited by the NIC. kGpusPerNode: HGX/DGX H100, H200 and B200 boards hold 8 GPUs on one
+// NVSwitch fabric. kNicBytesPerS: one ConnectX-7 400 Gb/s NIC per GPU, "~50 GB/s maximum
+// bandwidth" (deepseek-ai/DeepEP README, Performance; DeepEP's internode dispatch and
+// combine reach 43-58 GB/s on it). These two stand until GPU/cluster files carry link
+// figures of their own.
+constexpr int64_t kGpusPerNode = 8;
+constexpr double kNicBytesPerS = 50e9;
+
 }  // namespace
 
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
 
 StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
-    : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp) {
+    : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp), ep_(o.ep) {
   peak_flops_per_gpu_ = g.peak_flops.for_dtype(compute_dtype(m, o));
   if (peak_flops_per_gpu_ <= 0) peak_flops_per_gpu_ = g.peak_flops.for_dtype(DType::fp16);
   bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency;
@@ -114,13 +130,44 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   moe_expert_bytes_ = 0;
   moe_dense_bytes_ = weight_bytes_;
   if (m.is_moe() && moe_layers_per_gpu_ > 0) {
-    // Bytes of one routed expert on one GPU: its share of the per-GPU weights.
+    // Bytes of one routed expert on one GPU: its share of the per-GPU weights, at the
+    // bytes per parameter of the plain TP layout; an expert is split over tp x dp / ep GPUs
+    // and each GPU holds experts / ep of them.
     const ParamCount pc = count_params(m);
     const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
     const double expert_params = (m.gated_mlp ? 3.0 : 2.0) * static_cast<double>(m.hidden_size * width);
-    const double bytes_per_param = weight_bytes_ / (static_cast<double>(pc.total()) / static_cast<double>(o.tp * o.pp));
-    moe_expert_bytes_ = expert_params / static_cast<double>(o.tp) * bytes_per_param;
-    moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * static_cast<double>(experts_ * moe_layers_per_gpu_);
+    ServingOptions flat = o;
+    flat.ep = flat.dp = 1;
+    const double flat_bytes = o.ep == 1 && o.dp == 1 ? weight_bytes_ : static_cast<double>(weight_bytes_per_gpu(m, flat));
+    const double bytes_per_param = flat_bytes / (static_cast<double>(pc.total()) / static_cast<double>(o.tp * o.pp));
+    const double gpus_per_expert = static_cast<double>(o.tp * o.dp) / static_cast<double>(o.ep);  // exact: validate()
+    moe_expert_bytes_ = expert_params / gpus_per_expert * bytes_per_param;
+    const double local_experts = static_cast<double>(experts_ + o.redundant_experts) / static_cast<double>(o.ep);
+    moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * (local_experts * static_cast<double>(moe_layers_per_gpu_));
+  }
+  if (m.is_moe()) {
+    local_scale_ = static_cast<double>(m.num_experts + o.redundant_experts) / static_cast<double>(m.num_experts);
+    for (int64_t l = 0; l < m.num_layers; ++l) moe_layers_ += m.is_moe_layer(l) ? 1 : 0;
+    // Per MoE layer and direction, bytes one GPU moves, under uniform routing:
+    //  - EP with DP (vLLM's all2all kernels, use_all2all_kernels = use_ep and dp > 1): a
+    //    GPU dispatches its 1/tp of its rank's tokens to their top_k experts, each copy to
+    //    the tp x dp / ep GPUs sharing that expert, the (ep - 1) / ep on other GPUs (per
+    //    token of the busiest rank);
+    //  - DP without EP (experts split over tp x dp; the naive dispatch all-gathers the
+    //    other DP ranks' tokens and reduce-scatters the outputs): (dp - 1) / dp of the
+    //    replica's tokens (per token of the replica).
+    // Combine returns the same bytes. With dp = 1 the MoE output joins the TP all-reduce.
+    const auto h_bytes = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
+    const auto gpus = static_cast<double>(o.tp * o.dp), ep = static_cast<double>(o.ep), dp = static_cast<double>(o.dp);
+    if (o.dp > 1 && o.ep > 1)
+      moe_exchange_bytes_per_rank_token_ =
+          static_cast<double>(top_k_) * (gpus / ep) * (ep - 1) / ep * h_bytes / static_cast<double>(o.tp);
+    else if (o.dp > 1)
+      moe_exchange_bytes_per_token_ = (dp - 1) / dp * h_bytes;
+    const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
+    routed_flops_per_token_ = 2 * static_cast<double>(top_k_) * (m.gated_mlp ? 3.0 : 2.0) *
+                              static_cast<double>(m.hidden_size * width) * static_cast<double>(moe_layers_);
+    moe_exchange_bytes_per_s_ = o.tp * o.dp <= kGpusPerNode ? link_bytes_per_s_ : kNicBytesPerS;
   }
   allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
 
@@ -183,7 +230,7 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
 }
 
 StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                             double decode_keys) const {
+                             double decode_keys, int64_t prefill_seqs) const {
   StepTime t;
   const auto tokens = static_cast<double>(prefill_tokens + decode_seqs);
   if (tokens <= 0) return t;
@@ -196,21 +243,34 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   if (experts_ > 0 && moe_layers_per_gpu_ > 0) {
     // Expected distinct experts hit by `tokens` tokens routed uniformly to top-k of E.
     const double e = static_cast<double>(experts_);
-    const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens));
+    // Expert parallelism: of them, the experts / ep this GPU holds (EPLB's redundant
+    // copies spread the same traffic over more slots: (experts + redundant) / ep).
+    const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens)) / static_cast<double>(ep_) *
+                           local_scale_;
     weights = moe_dense_bytes_ + moe_expert_bytes_ * touched * static_cast<double>(moe_layers_per_gpu_);
     expert_gemms = 2 * touched * static_cast<double>(moe_layers_per_gpu_);  // gate-up and down
   }
   // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
   const double stages = static_cast<double>(pp_);
-  const double kv_read = kv_.read_bytes_for_keys(decode_keys);
-  const double kv_write = kv_.prefill_write_bytes(prefill_tokens);
+  // Data-parallel attention: the step's sequences are dealt to the dp ranks, each rank
+  // running attention, dense layers and its KV for its own; the step waits for the
+  // busiest, which holds ceil(seqs / dp) of them (share: its part of the tokens and keys;
+  // 1 with one rank). The routed experts serve every rank's tokens: (tp x dp)-th each.
+  const auto ranked = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? std::max<int64_t>(prefill_seqs, 1) : 0));
+  const double share = dp_ == 1 ? 1.0 : std::ceil(ranked / static_cast<double>(dp_)) / ranked;
+  const double kv_read = kv_.read_bytes_for_keys(decode_keys) * share;
+  const double kv_write = kv_.prefill_write_bytes(prefill_tokens) * share;
+  const auto gpus = static_cast<double>(tp_ * dp_);
   t.bytes = weights + kv_read + kv_write;
   const double eff = prefill_tokens > 0 ? prefill_eff_ : decode_eff_;
-  t.compute_s = t.flops / static_cast<double>(tp_) / (peak_flops_per_gpu_ * eff);
+  const double routed_flops = routed_flops_per_token_ * tokens;
+  const double gpu_flops = dp_ == 1 ? t.flops / static_cast<double>(tp_)
+                                    : (t.flops - routed_flops) * share / static_cast<double>(tp_) + routed_flops / gpus;
+  t.compute_s = gpu_flops / (peak_flops_per_gpu_ * eff);
   t.memory_s = stages * t.bytes / bw_bytes_per_s_;
   if (tp_ > 1) {
     const auto tp = static_cast<double>(tp_);
-    const double message_bytes = tokens * allreduce_bytes_per_token_;
+    const double message_bytes = tokens * share * allreduce_bytes_per_token_;
     double per_allreduce = 2 * (tp - 1) / tp * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
     // The custom all-reduce is vLLM's; only the calibrated (engine-measured) model has it.
     if (custom_allreduce_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
@@ -220,7 +280,12 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
   }
   if (pp_ > 1 && link_bytes_per_s_ > 0)
-    t.communication_s += (stages - 1) * (tokens * allreduce_bytes_per_token_ / link_bytes_per_s_ + kCollectiveLatencyS);
+    t.communication_s += (stages - 1) * (tokens * share * allreduce_bytes_per_token_ / link_bytes_per_s_ + kCollectiveLatencyS);
+  const double exchange_bytes =
+      tokens * share * moe_exchange_bytes_per_rank_token_ + tokens * moe_exchange_bytes_per_token_;
+  if (exchange_bytes > 0 && moe_exchange_bytes_per_s_ > 0)  // dispatch + combine per MoE layer
+    t.communication_s +=
+        static_cast<double>(moe_layers_) * 2 * (kCollectiveLatencyS + exchange_bytes / moe_exchange_bytes_per_s_);
   const auto seqs = static_cast<double>(decode_seqs) + (prefill_tokens > 0 ? 1.0 : 0.0);
   t.overhead_s = step_overhead_s_ + step_overhead_per_seq_s_ * seqs;
   if (refined_) {
@@ -228,12 +293,13 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     const double attn_flops = attn_flops_per_pair_ * prefill_attn_pairs;
     const double gathered = static_cast<double>(m_->hidden_size) * act_bytes_per_elem_ * tokens;
     weights += std::min(gathered, embedding_table_bytes_) - embedding_table_bytes_;
-    const double gemm_s = weights / gemm_bytes_per_s_ + linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_;
-    const double attn_s = (kv_read + kv_write) / bw_bytes_per_s_ + attn_flops / static_cast<double>(tp_) / attn_flops_per_s_;
+    const auto tp = static_cast<double>(tp_);
+    const double gpu_linear = dp_ == 1 ? linear_flops / tp : (linear_flops - routed_flops) * share / tp + routed_flops / gpus;
+    const double gemm_s = weights / gemm_bytes_per_s_ + gpu_linear / gemm_flops_per_s_;
+    const double attn_s = (kv_read + kv_write) / bw_bytes_per_s_ + attn_flops * share / tp / attn_flops_per_s_;
     const double elementwise_s =
-        elementwise_bytes_per_s_ > 0 ? elementwise_bytes_per_token_ * tokens / elementwise_bytes_per_s_ : 0;
-    t.compute_s = stages * (linear_flops / static_cast<double>(tp_) / gemm_flops_per_s_ +
-                            attn_flops / static_cast<double>(tp_) / attn_flops_per_s_);
+        elementwise_bytes_per_s_ > 0 ? elementwise_bytes_per_token_ * tokens * share / elementwise_bytes_per_s_ : 0;
+    t.compute_s = stages * (gpu_linear / gemm_flops_per_s_ + attn_flops * share / tp / attn_flops_per_s_);
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
     t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + expert_gemms);
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;

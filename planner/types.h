@@ -240,6 +240,18 @@ struct Calibration {
 struct ServingOptions {
   int64_t tp = 1;
   int64_t pp = 1;
+  //! Expert parallelism (--ep): each GPU of a PP stage's tp x dp holds num_experts / ep
+  //! whole routed experts, each split over tp x dp / ep GPUs. 1 = every expert split over
+  //! tp x dp (vLLM without --enable-expert-parallel). docs/parallelism.md.
+  int64_t ep = 1;
+  //! Data-parallel attention (--dp): dp attention ranks of tp GPUs each share the MoE
+  //! layers; each rank holds its own requests' KV (vLLM --data-parallel-size, SGLang
+  //! --enable-dp-attention). GPUs of a replica = tp x dp x pp.
+  int64_t dp = 1;
+  //! EPLB's redundant experts (vLLM --num-redundant-experts, SGLang
+  //! --ep-num-redundant-experts): extra physical expert slots per MoE layer, so each GPU
+  //! holds (num_experts + redundant) / ep experts. Needs ep > 1.
+  int64_t redundant_experts = 0;
   std::optional<DType> dtype;          // weights/activations; empty = model's torch_dtype
   WeightQuant quantization = WeightQuant::none;
   //! none and not given = "auto": the checkpoint's own quantization_config applies

@@ -20,6 +20,21 @@ nlohmann::json step_json(const StepTime& t) {
           {"communication_s", t.communication_s}, {"bound", std::string(to_string(t.bound))}};
 }
 
+//! Any row with expert or data parallelism: then the EP and DP columns and keys appear
+//! (absent otherwise, so that plans without them print as before).
+bool any_ep_dp(const std::vector<PlanRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const PlanRow& r) { return r.options.ep > 1 || r.options.dp > 1; });
+}
+
+//! Inserts the EP and DP columns after "pp" (column 3).
+void insert_ep_dp(Table& t, const std::vector<PlanRow>& rows) {
+  const auto at = static_cast<std::ptrdiff_t>(4);
+  t.header.insert(t.header.begin() + at, {"ep", "dp"});
+  t.right_align.insert(t.right_align.begin() + at, {true, true});
+  for (size_t i = 0; i < rows.size(); ++i)
+    t.rows[i].insert(t.rows[i].begin() + at, {std::to_string(rows[i].options.ep), std::to_string(rows[i].options.dp)});
+}
+
 std::string kv_quant_label(const PlanRow& r) {
   return dtype_bits(r.plan.kv_dtype) >= 16 ? "-" : std::string(to_string(r.options.kv_quant));
 }
@@ -105,6 +120,11 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
           {"decode_flops_efficiency", cal.decode_flops_efficiency}}},
     });
   }
+  if (any_ep_dp(rows))
+    for (size_t i = 0; i < rows.size(); ++i) {
+      list[i]["ep"] = rows[i].options.ep;
+      list[i]["dp"] = rows[i].options.dp;
+    }
   out["rows"] = list;
   return out;
 }
@@ -138,6 +158,7 @@ Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
     t.right_align.insert(t.right_align.begin() + at, true);
     for (size_t i = 0; i < rows.size(); ++i) t.rows[i].insert(t.rows[i].begin() + at, std::to_string(rows[i].kv_heads));
   }
+  if (any_ep_dp(rows)) insert_ep_dp(t, rows);
   return t;
 }
 
@@ -165,6 +186,7 @@ Table plan_table_raw(const std::vector<PlanRow>& rows) {
                       base > 0 ? x(static_cast<double>(p.capacity.max_concurrent_requests) / base) : "",
                       x(p.prefill_time.time_s), x(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
   }
+  if (any_ep_dp(rows)) insert_ep_dp(t, rows);
   return t;
 }
 
@@ -195,8 +217,10 @@ std::string plan_detail(const PlanRow& r) {
   const Plan& p = r.plan;
   const MemoryBudget& m = p.memory;
   std::string s;
-  s += fmt::format("\n{} on {} (TP {}, PP {}), {} tokens of context, batch {}\n", r.model, r.gpu, r.options.tp,
-                   r.options.pp, count(p.context_tokens), p.batch);
+  const ServingOptions& o = r.options;
+  const std::string ep_dp = o.ep > 1 || o.dp > 1 ? fmt::format(", EP {}, DP {}: {} GPUs", o.ep, o.dp, o.tp * o.dp * o.pp) : "";
+  s += fmt::format("\n{} on {} (TP {}, PP {}{}), {} tokens of context, batch {}\n", r.model, r.gpu, o.tp, o.pp, ep_dp,
+                   count(p.context_tokens), p.batch);
   s += fmt::format("  parameters           {} ({:.2f} billion)\n", count(p.params), static_cast<double>(p.params) / 1e9);
   s += "Memory per GPU (GB = 1e9 B, GiB = 2^30 B)\n";
   const auto line = [&](const char* what, int64_t b) { s += fmt::format("  {:<20} {:>12}  {:>12}\n", what, gb(b), gib(b)); };
@@ -217,6 +241,10 @@ std::string plan_detail(const PlanRow& r) {
   s += fmt::format("Capacity: {} blocks of {} tokens = {} tokens; {} requests of {} tokens ({})\n",
                    count(p.capacity.num_blocks), r.options.block_size, count(p.capacity.max_kv_tokens),
                    count(p.capacity.max_concurrent_requests), count(p.context_tokens), p.capacity.limited_by);
+  if (o.dp > 1)
+    s += fmt::format("  blocks per GPU; tokens and requests for the replica: {} data-parallel attention ranks, each "
+                     "holding its own requests' KV\n",
+                     o.dp);
   s += "FLOPs (2 per multiply-add)      prefill      decode step   generate (cache)  generate (naive)\n";
   const auto frow = [&](const char* what, double FlopBreakdown::*f) {
     s += fmt::format("  {:<26} {:>12}  {:>12}  {:>16}  {:>16}\n", what, flops(p.prefill.*f), flops(p.decode_step.*f),

@@ -179,12 +179,16 @@ nlohmann::json sim_json(const SimReport& r) {
 std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r) {
   const sim::SimResult& s = r.result;
   std::vector<std::pair<std::string, std::string>> rows = {
-      {"model / GPU", fmt::format("{} on {} (TP {}, PP {})", r.model, r.gpu, r.options.tp, r.options.pp)},
+      {"model / GPU", fmt::format("{} on {} (TP {}, PP {}{})", r.model, r.gpu, r.options.tp, r.options.pp,
+                                  r.options.ep > 1 || r.options.dp > 1
+                                      ? fmt::format(", EP {}, DP {}: {} data-parallel ranks pooled, limits per rank",
+                                                    r.options.ep, r.options.dp, r.options.dp)
+                                      : "")},
   };
   if (r.fleet)
     rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: fleet totals below, then each replica",
                                               r.fleet->replicas, sim::to_string(r.fleet->router),
-                                              count(r.fleet->replicas * r.options.tp * r.options.pp)));
+                                              count(r.fleet->replicas * r.options.tp * r.options.pp * r.options.dp)));
   const std::vector<std::pair<std::string, std::string>> main_rows = {
       {"workload", r.workload.arrivals_at_one_instant()
                        ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",

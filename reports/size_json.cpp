@@ -31,6 +31,8 @@ std::string option_label(const Option& o) {
   const auto& so = o.candidate.options;
   std::string gpus = o.replicas > 0 ? fmt::format("{} x {}", o.gpus_total, o.gpu) : o.gpu;
   std::string shape = fmt::format("TP {}", so.tp);
+  if (so.dp > 1) shape += fmt::format(" x DP {}", so.dp);
+  if (so.ep > 1) shape += fmt::format(", EP {}", so.ep);
   if (so.pp > 1) shape += fmt::format(" x PP {}", so.pp);
   if (o.replicas > 0) shape = fmt::format("{} replica{} of {}", o.replicas, o.replicas == 1 ? "" : "s", shape);
   return fmt::format("{} on {} ({}), {} weights, KV {}", o.model, gpus, shape, weight_label(o), kv_label(o));

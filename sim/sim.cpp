@@ -353,9 +353,12 @@ class Run : Tally {
       : e_(e), w_(w), o_(o), hold_finished_(hold_finished),
         count_(external.value_or(o.requests.value_or(w.requests))),
         stream_(w, o.seed, o.rate_scale, external ? 0 : count_),
-        num_blocks_(o.num_blocks.value_or(e.num_blocks)),
-        max_seqs_(e.opts.max_num_seqs),
-        budget_(sim.max_num_batched_tokens(o.scheduler)),
+        // Data-parallel attention (--dp): the dp ranks' pools, sequence limits and token
+        // budgets are pooled into one scheduler (balanced ranks; docs/parallelism.md).
+        num_blocks_(o.num_blocks.value_or(e.num_blocks) * e.opts.dp),
+        max_seqs_(e.opts.max_num_seqs * e.opts.dp),
+        budget_(o.scheduler == Scheduler::static_batch ? sim.max_num_batched_tokens(o.scheduler)
+                                                        : sim.max_num_batched_tokens(o.scheduler) * e.opts.dp),
         caching_(e.opts.enable_prefix_caching.value_or(true) && o.scheduler != Scheduler::static_batch),
         watermark_blocks_(static_cast<int64_t>(0.01 * static_cast<double>(num_blocks_))),
         request_overhead_s_(e.opts.calibration.request_overhead_s),
@@ -999,7 +1002,9 @@ double Run::compose_step() {
     pairs += kv.prefill_pairs(r.cached, r.chunk);
     prefill_tokens += r.chunk;
   }
-  const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0).time_s + swap_s_;
+  const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
+                             static_cast<int64_t>(step_prefills_.size())).time_s +
+                    swap_s_;
   if (!(dt > 0) || !std::isfinite(dt))
     throw std::logic_error("simulator: step time is not a positive number");
   return dt;
@@ -1063,6 +1068,7 @@ bool Run::try_step() {
 
 SimResult Run::finalize(std::chrono::steady_clock::time_point wall0) {
   SimResult r = summarize(*this, w_.slo, num_blocks_, e_.block_size);
+  r.num_blocks = num_blocks_ / e_.opts.dp;  // per GPU (utilizations are over the pooled ranks)
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
   return r;

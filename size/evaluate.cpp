@@ -129,8 +129,9 @@ Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuS
   const StepTimeModel stm(mw, g, o);
   Evaluation e;
   e.runs = 1;
-  int64_t n = std::min(p.capacity.max_concurrent_requests, o.max_num_seqs);
-  Binding binding = p.capacity.max_concurrent_requests <= o.max_num_seqs ? Binding::memory : Binding::engine_limit;
+  const int64_t max_seqs = o.max_num_seqs * o.dp;  // each data-parallel rank runs its own engine limit
+  int64_t n = std::min(p.capacity.max_concurrent_requests, max_seqs);
+  Binding binding = p.capacity.max_concurrent_requests <= max_seqs ? Binding::memory : Binding::engine_limit;
   const double tpot = w.slo.tpot_p99_s;
   if (tpot > 0 && n >= 1 && stm.decode(n, ctx).time_s > tpot) {
     int64_t lo = 0, hi = n;  // largest batch within the target: stm.decode(lo) <= tpot

@@ -367,9 +367,9 @@ void price_options(std::vector<Option>& options, const SearchSpace& space, SizeR
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
     const auto& so = o.candidate.options;
     o.replicas = replicas_for(shape.rate_per_s, o.eval.max_rate_per_s);
-    o.gpus_total = o.replicas * so.tp * so.pp;
+    o.gpus_total = o.replicas * so.tp * so.dp * so.pp;  // a DP-attention replica has tp x dp GPUs per stage
     if (g.price_per_hour_usd) {
-      const double per_h = cost_per_hour(o.replicas, so.tp, so.pp, *g.price_per_hour_usd);
+      const double per_h = cost_per_hour(o.replicas, so.tp * so.dp, so.pp, *g.price_per_hour_usd);
       o.cost_per_hour_usd = per_h;
       o.cost_per_million_output_tokens_usd = cost_per_million_output_tokens(per_h, shape.rate_per_s, shape.output_mean_tokens);
       o.cost_per_million_input_tokens_usd = cost_per_million_input_tokens(per_h, shape.rate_per_s, shape.prompt_mean_tokens);

@@ -402,3 +402,21 @@ TEST_CASE("plan --shared-prefix-tokens: the prefix's full blocks are held once f
   CHECK(t.out.find("1,000 tokens held once (62 blocks); at most 424 requests of 2,048 tokens fit (219 without sharing)") !=
         std::string::npos);
 }
+
+TEST_CASE("plan --ep/--dp: the ep and dp columns and keys appear only when a row uses them") {
+  const Run plain = kvplan("plan --model deepseek-v3 --gpu h200 --format json");
+  REQUIRE(plain.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(plain.out)["rows"][0].contains("ep"));
+  // --enable-expert-parallel as vLLM spells it: EP = TP x DP = 8.
+  const Run r = kvplan("plan --model deepseek-v3 --gpu h200 --tp 1 --dp 8 --enable-expert-parallel --format json");
+  REQUIRE(r.code == 0);
+  const auto row = nlohmann::json::parse(r.out)["rows"][0];
+  CHECK(row["ep"] == 8);
+  CHECK(row["dp"] == 8);
+  // 8 DP ranks, each its own pool of num_blocks blocks of 16 tokens.
+  CHECK(row["capacity"]["max_kv_tokens"].get<int64_t>() == 8 * 16 * row["capacity"]["num_blocks"].get<int64_t>());
+  const Run csv = kvplan("plan --model deepseek-v3 --gpu h200 --tp 1 --dp 8 --ep 8 --format csv");
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.rfind("model,gpu,tp,pp,ep,dp,", 0) == 0);
+  CHECK(kvplan("plan --model deepseek-v3 --gpu h200 --format csv").out.rfind("model,gpu,tp,pp,context_tokens,", 0) == 0);
+}
