@@ -30,8 +30,8 @@ void print_ceilings(const size::SearchSpace& space, const sim::Workload& w, int6
     const GpuSpec& g = space.gpus[static_cast<size_t>(c.gpu)];
     if (what_if_reason(m, c.options)) continue;
     try {
-      const sim::Simulator s(m, g, c.options);
-      const size::RateCeiling rc = size::rate_ceiling(s, c.scheduler, probe);
+      validate(m, c.options, "size_bench");
+      const size::RateCeiling rc = size::rate_ceiling(m, g, c.options, c.scheduler, probe);
       std::printf("%s\t%s\t%lld\t%s\t%s\t%s\t%.6g\t%d\n", m.name.c_str(), g.name.c_str(),
                   static_cast<long long>(c.options.tp), std::string(to_string(c.options.quantization)).c_str(),
                   std::string(to_string(c.options.kv_dtype(m))).c_str(), std::string(to_string(c.options.kv_quant)).c_str(),

@@ -3,6 +3,7 @@
 // possible deployment costs more than an option already proven (size.cpp).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "size/size.h"
@@ -27,17 +28,80 @@ ProbeRequests probe_requests(const sim::Workload& w, uint64_t seed, int64_t requ
   return p;
 }
 
+namespace {
+
+//! What rate_ceiling reads of a replica: the Simulator's pool, limits, block counts and
+//! step-time model.
+struct Replica {
+  int64_t max_model_len = 0, num_blocks = 0, max_num_seqs = 0, max_num_batched_tokens = 0;
+  std::function<int64_t(int64_t)> blocks_for;
+  const StepTimeModel* stm = nullptr;
+};
+
+RateCeiling ceiling(const Replica& s, sim::Scheduler scheduler, const ProbeRequests& p);
+
+}  // namespace
+
 RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, const ProbeRequests& p) {
+  Replica r;
+  r.max_model_len = s.max_model_len();
+  r.num_blocks = s.num_blocks();
+  r.max_num_seqs = s.options().max_num_seqs;
+  r.max_num_batched_tokens = s.max_num_batched_tokens(scheduler);
+  r.blocks_for = [&s](int64_t tokens) { return s.blocks_for(tokens); };
+  r.stm = &s.step_model();
+  return ceiling(r, scheduler, p);
+}
+
+RateCeiling rate_ceiling(const ModelConfig& given, const GpuSpec& g, const ServingOptions& o, sim::Scheduler scheduler,
+                         const ProbeRequests& p) {
+  // As sim::Simulator's constructor and accessors derive them (sim/sim.cpp), without its
+  // per-block table (O(max_model_len / block size) footprint calls): tests/size checks
+  // that both give the same ceiling.
+  const ModelConfig m = apply_what_if(given, o);
+  const StepTimeModel stm(m, g, o);
+  Replica r;
+  const int64_t derived = derived_max_model_len(m);
+  r.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : 131072);
+  r.num_blocks = capacity(m, o, memory_budget(m, g, o), r.max_model_len).num_blocks;
+  r.max_num_seqs = o.max_num_seqs;
+  if (o.max_num_batched_tokens)
+    r.max_num_batched_tokens = *o.max_num_batched_tokens;
+  else
+    r.max_num_batched_tokens = scheduler == sim::Scheduler::continuous ? std::max<int64_t>(r.max_model_len, 2048)
+                               : scheduler == sim::Scheduler::chunked  ? 8192
+                                                                       : std::numeric_limits<int64_t>::max() / 4;
+  r.blocks_for = [&m, &o](int64_t tokens) { return kv_blocks_per_request(m, o, tokens); };
+  r.stm = &stm;
+  return ceiling(r, scheduler, p);
+}
+
+namespace {
+
+RateCeiling ceiling(const Replica& s, sim::Scheduler scheduler, const ProbeRequests& p) {
   RateCeiling c;
   c.requests = static_cast<int64_t>(p.prompt_tokens.size());
-  const int64_t mml = s.max_model_len();
-  const int64_t blocks = s.num_blocks();
+  const int64_t mml = s.max_model_len;
+  const int64_t blocks = s.num_blocks;
   // The simulator's admission rules at arrival (sim.cpp, Run::arrive): a prompt at
   // max_model_len is refused, an output is cut there, a request whose whole length
   // cannot fit the pool is refused, and V0 (continuous) also refuses a prompt that
   // would leave less than its 1 % watermark free in an empty pool.
   const int64_t watermark = static_cast<int64_t>(0.01 * static_cast<double>(blocks));
-  const KvTraffic& kv = s.step_model().kv_traffic();
+  const KvTraffic& kv = s.stm->kv_traffic();
+  // Blocks grow with the tokens held (windowed layers stop growing at their window), so
+  // each limit is a token count, found once: the most tokens whose blocks fit `limit`.
+  const auto most_tokens = [&](int64_t limit) {
+    int64_t lo = 0, hi = mml;  // blocks_for(lo) <= limit < blocks_for(hi + 1) is sought
+    if (s.blocks_for(hi) <= limit) return hi;
+    while (hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (s.blocks_for(mid) <= limit ? lo : hi) = mid;
+    }
+    return lo;
+  };
+  const int64_t fit_tokens = most_tokens(blocks);
+  const int64_t admit_tokens = scheduler == sim::Scheduler::continuous ? most_tokens(blocks - watermark) : mml;
   double decode_tokens = 0, decode_keys = 0, prefill_tokens = 0, prefill_pairs = 0;
   int64_t shortest_prompt = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < p.prompt_tokens.size(); ++i) {
@@ -46,8 +110,7 @@ RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, cons
     int64_t output = p.output_tokens[i];
     if (!reject) {
       output = std::min(output, mml - prompt);
-      reject = s.blocks_for(prompt + output - 1) > blocks ||
-               (scheduler == sim::Scheduler::continuous && s.blocks_for(prompt) > blocks - watermark);
+      reject = prompt + output - 1 > fit_tokens || prompt > admit_tokens;
     }
     if (reject) {
       ++c.rejected;
@@ -60,11 +123,9 @@ RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, cons
     // The first output token comes from the prefill; each later one is a decode step
     // over at least the prompt and the tokens before it (decode_keys grows with it).
     decode_tokens += static_cast<double>(output - 1);
-    const auto steps = static_cast<double>(output - 1);
-    if (!kv.windowed())  // keys proportional to the context: sum of prompt + j - 1 over j
-      decode_keys += kv.decode_keys(1) * (steps * static_cast<double>(prompt) + steps * (steps - 1) / 2);
-    else
-      for (int64_t j = 1; j < output; ++j) decode_keys += kv.decode_keys(prompt + j - 1);
+    // Decode steps j = 1 .. output - 1 attend to contexts prompt .. prompt + output - 2:
+    // the same sum of min(context, window) as prefill_pairs' queries after prompt - 1.
+    decode_keys += kv.prefill_pairs(prompt - 1, output - 1);
   }
   // A rejected request counts as infinitely late: p99 TTFT over all n requests is then
   // infinite once more than n - ceil(0.99 n) are rejected (nearest rank, sim.cpp
@@ -85,15 +146,15 @@ RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, cons
   // least D x phi(K_total / D). B is the most decoders that can run at once: max-num-seqs,
   // or the pool over the blocks of the shortest prompt, whichever is less. Prefills alike
   // with T = max_num_batched_tokens (whole prompts per step).
-  const StepTimeModel& stm = s.step_model();
+  const StepTimeModel& stm = *s.stm;
   const int64_t by_pool = blocks / std::max<int64_t>(1, s.blocks_for(shortest_prompt));
-  c.batch_max = std::max<int64_t>(1, std::min(s.options().max_num_seqs, by_pool));
+  c.batch_max = std::max<int64_t>(1, std::min(s.max_num_seqs, by_pool));
   const auto b = static_cast<double>(c.batch_max);
   if (decode_tokens > 0)
     c.decode_busy_s = decode_tokens * stm.step(0, 0, c.batch_max, b * decode_keys / decode_tokens).time_s / b;
   // Prompts served from the prefix cache are not computed: no prefill floor then.
   if (!p.prefix_cached && prefill_tokens > 0) {
-    const int64_t t = s.max_num_batched_tokens(scheduler);
+    const int64_t t = s.max_num_batched_tokens;
     const auto td = static_cast<double>(t);
     c.prefill_busy_s = prefill_tokens * stm.step(t, td * prefill_pairs / prefill_tokens, 0, 0).time_s / td;
   }
@@ -110,5 +171,7 @@ RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, cons
   c.max_rate_per_s = (1 + kCeilingSlack) * p.base_rate_per_s * p.last_arrival_s / (busy_s - drain_s);
   return c;
 }
+
+}  // namespace
 
 }  // namespace kvplan::size

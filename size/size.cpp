@@ -380,13 +380,12 @@ std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidate
       // Identical simulations run once; another evaluator may tell candidates apart.
       p.key = simulate ? simulation_key(c, o.plan) : std::to_string(i);
       if (!simulate) return;
-      const sim::Simulator s(m, g, c.options);
-      const RateCeiling rc = rate_ceiling(s, c.scheduler, probe);
+      const RateCeiling rc = rate_ceiling(m, g, c.options, c.scheduler, probe);
       if (std::isfinite(rc.max_rate_per_s)) o.rate_ceiling_per_s = rc.max_rate_per_s;
       if (rc.infeasible && bounded) {
         // What the simulator would report at every rate it tried (rejections do not
         // depend on the rate), so a model without options still says why.
-        o.pruned = infeasible_reason(rc, s.max_model_len());
+        o.pruned = infeasible_reason(rc, context_cap(m, c.options));
         o.eval.binding = Binding::slo;
         o.eval.requests_at_max = rc.requests;
         o.eval.rejected_at_max = rc.rejected;

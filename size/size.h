@@ -306,6 +306,9 @@ struct RateCeiling {
   double prefill_busy_s = 0;   //!< least time in prefill steps
 };
 RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, const ProbeRequests& p);
+//! The same from the planner, without building the simulator (what the search uses).
+RateCeiling rate_ceiling(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, sim::Scheduler scheduler,
+                         const ProbeRequests& p);
 
 //! The whole search. Throws InputError on an empty space, a workload without an SLO or
 //! fewer requests per probe than the p99 needs (sim::min_requests_for_percentile).

@@ -96,6 +96,26 @@ TEST_CASE("the rate ceiling is the probe's least decode and prefill time, worked
   CHECK(mr.max_rate_per_s <= rc.max_rate_per_s);
 }
 
+TEST_CASE("the search's ceiling from the planner equals the one read from a built simulator") {
+  // The search skips building a simulator per candidate; both routes must agree, also for
+  // sliding-window layers (Gemma 3), int4 weights and an fp8 cache, and a tight pool.
+  const size::ProbeRequests p = size::probe_requests(fixed_gaps(1000), 0, 1000);
+  ServingOptions awq;
+  awq.quantization = WeightQuant::awq;
+  awq.kv_cache_dtype = DType::fp8;
+  ServingOptions tight;
+  tight.gpu_memory_utilization = 0.25;
+  for (const auto& m : {test::llama3_8b(), io::load_model("gemma-3-27b")})
+    for (const auto& o : {ServingOptions{}, awq, tight}) {
+      const GpuSpec g = io::load_gpu("h200");
+      const auto a = size::rate_ceiling(sim::Simulator(m, g, o), sim::Scheduler::continuous, p);
+      const auto b = size::rate_ceiling(m, g, o, sim::Scheduler::continuous, p);
+      CHECK(a.max_rate_per_s == b.max_rate_per_s);
+      CHECK(a.batch_max == b.batch_max);
+      CHECK(a.rejected == b.rejected);
+    }
+}
+
 TEST_CASE("a prefix-cached workload gets no prefill floor; chunked and static schedulers no finite ceiling") {
   const sim::Simulator s(test::llama3_8b(), test::h100(), ServingOptions{});
   size::ProbeRequests p = size::probe_requests(fixed_gaps(1000), 0, 1000);
