@@ -76,7 +76,9 @@ int cmd_size(const Args& args) {
 
   size::SizeOptions opt;
   opt.threads = vm.count("threads") ? static_cast<int>(parse_int_option(vm["threads"].as<std::string>(), "--threads")) : 0;
-  opt.exhaustive = vm["exhaustive"].as<bool>();
+  // Buy figures re-rank by their own objective (TCO, capital cost), which the rental-cost
+  // bound says nothing about: every candidate is simulated then.
+  opt.exhaustive = vm["exhaustive"].as<bool>() || buy_request.buy;
   opt.requests_per_probe = parse_int_option(vm["requests"].as<std::string>(), "--requests");
   opt.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
   const auto top = static_cast<size_t>(parse_int_option(vm["top"].as<std::string>(), "--top", 0));

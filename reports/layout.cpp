@@ -38,7 +38,7 @@ std::string fill_of(PoolRole r) {
 int64_t gpus_drawn(const LayoutPool& p) { return std::min(p.tp, kMaxGpusDrawn); }
 int64_t rows_drawn(const LayoutPool& p) { return std::min<int64_t>(p.pp, 4); }
 int instance_w(const LayoutPool& p) {
-  return std::max(150, static_cast<int>(2 * kPad + gpus_drawn(p) * (kGpu + kGpuGap)) + 40);
+  return std::max(150, 2 * kPad + static_cast<int>(gpus_drawn(p)) * (kGpu + kGpuGap) + 40);
 }
 int instance_h(const LayoutPool& p) {
   return kHeader + 2 * kPad + static_cast<int>(rows_drawn(p)) * (kGpu + kGpuGap);
