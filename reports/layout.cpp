@@ -65,7 +65,8 @@ std::string column(const LayoutPool& p, int x, int y0, std::vector<int>& mids) {
   std::string s;
   const int64_t gpus = p.tp * p.pp;
   s += text(x, y0 - 22,
-            fmt::format("{} x {} ({} GPU{} each: TP {}{})", p.instances, role_name(p.role) + (p.instances == 1 ? "" : "s"),
+            fmt::format("{} {}{} ({} GPU{} each: TP {}{})", p.instances,
+                        p.role == PoolRole::replicas ? "replica" : role_name(p.role) + " instance", p.instances == 1 ? "" : "s",
                         gpus, gpus == 1 ? "" : "s", p.tp, p.pp > 1 ? fmt::format(" x PP {}", p.pp) : ""),
             " font-weight=\"600\"");
   if (!p.detail.empty()) s += text(x, y0 - 8, p.gpu + ": " + p.detail, " fill=\"#555\"");

@@ -191,7 +191,7 @@ TEST_CASE("the layout diagram draws aggregated replicas: one box per replica, on
   CHECK(count(svg, "stroke-dasharray") == 6);
   CHECK(count(svg, "replica ") == 3);  // "replica 1 · h100-sxm" ...
   CHECK(count(svg, "marker-end") == 3);
-  CHECK(svg.find("3 x replicas (4 GPUs each: TP 2 x PP 2)") != std::string::npos);
+  CHECK(svg.find("3 replicas (4 GPUs each: TP 2 x PP 2)") != std::string::npos);
   CHECK(svg.find("KV transfer") == std::string::npos);
   // 20 replicas: six drawn, and the rest counted.
   l.pools[0].instances = 20;
@@ -212,6 +212,8 @@ TEST_CASE("the layout diagram draws xPyD pools of different GPU types joined by 
   CHECK(svg.find("prefill 1 · h200") != std::string::npos);
   CHECK(svg.find("prefill 2 · h200") != std::string::npos);
   CHECK(svg.find("decode 1 · l40s") != std::string::npos);
+  CHECK(svg.find("2 prefill instances (1 GPU each: TP 1)") != std::string::npos);
+  CHECK(svg.find("1 decode instance (4 GPUs each: TP 4)") != std::string::npos);
   // The router feeds the two prefill instances; one KV arrow goes on to the decode pool.
   CHECK(count(svg, "marker-end") == 3);
   CHECK(svg.find("KV transfer") != std::string::npos);
