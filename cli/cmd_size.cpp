@@ -32,7 +32,10 @@ int cmd_size(const Args& args) {
       ("seed", po::value<std::string>()->default_value("0"), "random seed of the simulated requests")
       ("top", po::value<std::string>()->default_value("20"), "rows in the table and Markdown outputs (0 = all)")
       ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)")
-      ("what-if", po::bool_switch(), "also search formats no engine runs (int4/int2 KV caches, KIVI, KVQuant)");
+      ("what-if", po::bool_switch(), "also search formats no engine runs (int4/int2 KV caches, KIVI, KVQuant)")
+      ("exhaustive", po::bool_switch(),
+       "simulate every candidate the planner keeps (default: skip those whose cheapest possible deployment costs "
+       "more than an option already proven; same recommendations)");
   add_serving_options(desc);
   add_output_options(desc);
   add_buy_options(desc);
@@ -73,6 +76,9 @@ int cmd_size(const Args& args) {
 
   size::SizeOptions opt;
   opt.threads = vm.count("threads") ? static_cast<int>(parse_int_option(vm["threads"].as<std::string>(), "--threads")) : 0;
+  // Buy figures re-rank by their own objective (TCO, capital cost), which the rental-cost
+  // bound says nothing about: every candidate is simulated then.
+  opt.exhaustive = vm["exhaustive"].as<bool>() || buy_request.buy;
   opt.requests_per_probe = parse_int_option(vm["requests"].as<std::string>(), "--requests");
   opt.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
   const auto top = static_cast<size_t>(parse_int_option(vm["top"].as<std::string>(), "--top", 0));

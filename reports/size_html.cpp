@@ -235,8 +235,8 @@ std::string size_html(const size::SizeResult& r) {
   using namespace size_detail;
   // The report's sections, in order (size_html_sections.h).
   using Section = std::string (*)(const size::SizeResult&);
-  static constexpr Section kSections[] = {html_head,   html_recommendations, html_option_tables, html_charts,
-                                          html_quality, html_pruned,          html_assumptions};
+  static constexpr Section kSections[] = {html_head,   html_recommendations, html_layouts, html_option_tables,
+                                          html_charts, html_quality,         html_pruned,  html_assumptions};
   std::string h;
   for (const Section s : kSections) h += s(r);
   return h;

@@ -13,6 +13,8 @@ namespace kvplan::reports::size_detail {
 std::string html_head(const size::SizeResult& r);
 //! One box per model: size::SizeResult::recommendations, and the models with none.
 std::string html_recommendations(const size::SizeResult& r);
+//! The recommended deployments as diagrams (reports/layout.h).
+std::string html_layouts(const size::SizeResult& r);
 //! The options meeting the SLO, one table per model.
 std::string html_option_tables(const size::SizeResult& r);
 //! Cost/latency, capacity, memory and load charts (size_html_charts.cpp).

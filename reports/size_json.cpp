@@ -52,6 +52,10 @@ nlohmann::json size_json(const SizeResult& r) {
                    {"what_if", r.what_if},
                    {"what_if_skipped", r.what_if_skipped},
                    {"evaluated", r.evaluated},
+                   {"exhaustive", r.exhaustive},
+                   {"pruned_by_bound", r.pruned_by_bound},
+                   {"pruned_infeasible", r.pruned_infeasible},
+                   {"reused_simulations", r.reused},
                    {"requests_per_probe", r.requests_per_probe},
                    {"seed", r.seed},
                    {"calibrated", r.calibrated},
@@ -76,6 +80,7 @@ nlohmann::json size_json(const SizeResult& r) {
                         {"max_num_batched_tokens", so.max_num_batched_tokens ? nlohmann::json(*so.max_num_batched_tokens)
                                                                              : nlohmann::json(nullptr)},
                         {"max_rate_per_s", o.eval.max_rate_per_s},
+                        {"rate_ceiling_per_s", opt_num(o.rate_ceiling_per_s)},
                         {"meets_slo", o.meets_slo},
                         {"cost_per_hour_usd", opt_num(o.cost_per_hour_usd)},
                         {"cost_per_million_output_tokens_usd", opt_num(o.cost_per_million_output_tokens_usd)},

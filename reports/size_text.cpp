@@ -27,6 +27,10 @@ std::string summary_line(const SizeResult& r) {
                               "{} simulated, {} meet the SLO",
                               w.name, r.shape.rate_per_s, seconds(w.slo.ttft_p99_s), seconds(w.slo.tpot_p99_s),
                               r.candidates, pruned, r.evaluated, meeting);
+  if (r.pruned_by_bound + r.pruned_infeasible > 0)
+    s += fmt::format(" ({} of the pruned could not beat an option already proven, {} fail on rejections alone; "
+                     "--exhaustive simulates them)",
+                     r.pruned_by_bound, r.pruned_infeasible);
   if (r.what_if_skipped > 0)
     s += fmt::format("; {} more are what-ifs no engine runs, left out (--what-if searches them)", r.what_if_skipped);
   return s + ".\n";

@@ -7,6 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <future>
+#include <limits>
+#include <map>
+#include <set>
 #include <fmt/format.h>
 #include <mutex>
 #include <thread>
@@ -54,7 +58,7 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
   if (schedulers.empty()) schedulers.push_back(sim::Scheduler::continuous);
   for (size_t mi = 0; mi < space.models.size(); ++mi)
     for (size_t gi = 0; gi < space.gpus.size(); ++gi)
-      for (const auto& base : space.base)
+      for (size_t bi = 0; bi < space.base.size(); ++bi)
         for (const auto& tp : tps)
           for (const auto& pp : pps)
             for (const auto& wq : weights)
@@ -64,7 +68,8 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
                   c.index = static_cast<int64_t>(out.size());
                   c.model = static_cast<int64_t>(mi);
                   c.gpu = static_cast<int64_t>(gi);
-                  c.options = base;
+                  c.base = static_cast<int64_t>(bi);
+                  c.options = space.base[bi];
                   if (tp) c.options.tp = *tp;
                   if (pp) c.options.pp = *pp;
                   if (wq) c.options.quantization = *wq;
@@ -188,8 +193,9 @@ void recommend(SizeResult& r) {
     Unmet u;
     u.model = m;
     for (const auto& o : r.options) {
-      if (o.model != m || o.pruned) continue;
-      ++u.evaluated;
+      if (o.model != m) continue;
+      // Options skipped because rejections alone fail them carry those rejections.
+      if (!o.pruned) ++u.evaluated;
       if (o.eval.rejected_max_model_len_at_max > u.rejected_max_model_len) {
         u.rejected_max_model_len = o.eval.rejected_max_model_len_at_max;
         u.requests = o.eval.requests_at_max;
@@ -316,19 +322,47 @@ std::vector<Candidate> searched_candidates(const SearchSpace& space, SizeResult&
   return out;
 }
 
-//! Phase 1: plan, prune and evaluate each candidate on its own.
-std::vector<Option> evaluate_candidates(const std::vector<Candidate>& candidates, const SearchSpace& space,
-                                        const sim::Workload& w, const SizeOptions& opt, const Evaluator& evaluator,
-                                        const WorkloadShape& shape, int threads) {
-  std::vector<Option> options(candidates.size());
-  std::mutex progress_mu;
-  int64_t done = 0;
-  const auto total = static_cast<int64_t>(candidates.size());
-  detail::parallel_for(total, threads, [&](int64_t i) {
+//! What the search knows of a candidate before it is evaluated.
+struct Prepared {
+  bool evaluate = false;  //!< the planner kept it (and rejections alone do not fail it)
+  double ceiling_per_s = std::numeric_limits<double>::infinity();  //!< rate_ceiling
+  int64_t replicas_floor = 1;                                       //!< replicas at the ceiling
+  std::optional<double> cost_floor;  //!< $/h of those replicas; empty: GPU has no price
+  std::string key;                   //!< equal for candidates that simulate identically
+};
+
+//! Candidates whose simulators are built from the same model, GPU, scheduler, base
+//! options, TP/PP and resolved formats, with the same plan (pool, weights, step times),
+//! run the same simulation: e.g. `--quantization none` and `fp8` of an fp8 checkpoint.
+std::string simulation_key(const Candidate& c, const Plan& p) {
+  const auto& o = c.options;
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{:a}|{:a}", c.model, c.gpu, c.base, o.tp, o.pp,
+                     sim::to_string(c.scheduler), p.weight_format, to_string(p.kv_dtype), to_string(o.kv_quant),
+                     p.memory.kv_budget_bytes, p.memory.weights_bytes, p.kv_bytes_per_token, p.decode_time.time_s,
+                     p.prefill_time.time_s);
+}
+
+std::string infeasible_reason(const RateCeiling& rc, int64_t max_model_len) {
+  const int64_t allowed = rc.requests - static_cast<int64_t>(std::ceil(0.99 * static_cast<double>(rc.requests)));
+  return fmt::format("SLO: {} of the {} requests of every probe can never run ({} reach max_model_len {}, {} do not "
+                     "fit the KV pool), more than the {} a p99 TTFT allows to fail, at any rate",
+                     rc.rejected, rc.requests, rc.rejected_max_model_len, max_model_len,
+                     rc.rejected - rc.rejected_max_model_len, allowed);
+}
+
+//! Phase 1a: plan and prune every candidate; with the simulator, also its rate ceiling
+//! and the cost of the fewest replicas it could need.
+std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidates, std::vector<Option>& options,
+                                         const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt,
+                                         const WorkloadShape& shape, bool simulate, bool bounded, int threads) {
+  std::vector<Prepared> prep(candidates.size());
+  const ProbeRequests probe = simulate ? probe_requests(w, opt.seed, opt.requests_per_probe) : ProbeRequests{};
+  detail::parallel_for(static_cast<int64_t>(candidates.size()), threads, [&](int64_t i) {
     const Candidate& c = candidates[static_cast<size_t>(i)];
     const ModelConfig& m = space.models[static_cast<size_t>(c.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(c.gpu)];
     Option& o = options[static_cast<size_t>(i)];
+    Prepared& p = prep[static_cast<size_t>(i)];
     o.candidate = c;
     o.model = m.name;
     o.gpu = g.name;
@@ -341,21 +375,174 @@ std::vector<Option> evaluate_candidates(const std::vector<Candidate>& candidates
       o.plan = make_plan(m, g, c.options, ctx, 1);
       o.plan_valid = true;
       o.pruned = prune_reason(o.plan, w.slo);
-      if (!o.pruned) {
-        o.eval = evaluator(c, m, g, w, shape);
-        o.meets_slo = o.eval.found && o.eval.max_rate_per_s > 0;
+      if (o.pruned) return;
+      p.evaluate = true;
+      // Identical simulations run once; another evaluator may tell candidates apart.
+      p.key = simulate ? simulation_key(c, o.plan) : std::to_string(i);
+      if (!simulate) return;
+      const RateCeiling rc = rate_ceiling(m, g, c.options, c.scheduler, probe);
+      if (std::isfinite(rc.max_rate_per_s)) o.rate_ceiling_per_s = rc.max_rate_per_s;
+      if (rc.infeasible && bounded) {
+        // What the simulator would report at every rate it tried (rejections do not
+        // depend on the rate), so a model without options still says why.
+        o.pruned = infeasible_reason(rc, context_cap(m, c.options));
+        o.eval.binding = Binding::slo;
+        o.eval.requests_at_max = rc.requests;
+        o.eval.rejected_at_max = rc.rejected;
+        o.eval.rejected_max_model_len_at_max = rc.rejected_max_model_len;
+        p.evaluate = false;
+        return;
       }
+      p.ceiling_per_s = rc.max_rate_per_s;
+      if (rc.max_rate_per_s > 0) p.replicas_floor = replicas_for(shape.rate_per_s, rc.max_rate_per_s);
+      if (g.price_per_hour_usd)
+        p.cost_floor = cost_per_hour(p.replicas_floor, c.options.tp, c.options.pp, *g.price_per_hour_usd);
     } catch (const InputError& e) {
       o.pruned = std::string("invalid: ") + e.what();
+      p.evaluate = false;
     } catch (const sim::UnsupportedLayout& e) {
       o.pruned = std::string("not evaluated: the simulator refused it: ") + e.what();
-    }
-    if (opt.on_progress) {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      opt.on_progress(++done, total);
+      p.evaluate = false;
     }
   });
-  return options;
+  return prep;
+}
+
+//! The cheapest proven cost per model: of any option, and of options without a quality
+//! cost (the recommendation's lossless alternative).
+struct Best {
+  double any = std::numeric_limits<double>::infinity();
+  double lossless = std::numeric_limits<double>::infinity();
+  //! A candidate is worth evaluating while its cost floor could still tie or beat the
+  //! option it would compete with (ties rank by quality and latency, so they count).
+  bool admits(const Prepared& p, bool changes_quality) const {
+    return !p.cost_floor || *p.cost_floor <= (changes_quality ? any : lossless);
+  }
+  void add(double cost, bool changes_quality) {
+    any = std::min(any, cost);
+    if (!changes_quality) lossless = std::min(lossless, cost);
+  }
+};
+
+std::optional<double> proven_cost(const Option& o, const SearchSpace& space, double rate_per_s) {
+  const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
+  if (!o.meets_slo || !g.price_per_hour_usd) return std::nullopt;
+  const auto& so = o.candidate.options;
+  return cost_per_hour(replicas_for(rate_per_s, o.eval.max_rate_per_s), so.tp, so.pp, *g.price_per_hour_usd);
+}
+
+//! Phase 1b: evaluate the candidates, cheapest cost floor first, on `threads` workers.
+//! Each worker claims the next candidate its model's best proven cost still admits, so
+//! which candidates run depends on timing; the result does not: afterwards exactly those
+//! with a cost floor within the final best are kept (every one of them ran, since the
+//! best only falls to its final value), the others are reported as skipped by the bound.
+//! Identical simulations run once (simulation_key).
+void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepared>& prep, const SearchSpace& space,
+                         const sim::Workload& w, const SizeOptions& opt, const Evaluator& evaluator,
+                         const WorkloadShape& shape, bool bounded, int threads) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < prep.size(); ++i)
+    if (prep[i].evaluate) order.push_back(i);
+  const auto floor_of = [&](size_t i) {
+    return prep[i].cost_floor.value_or(std::numeric_limits<double>::infinity());
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return floor_of(a) < floor_of(b); });
+
+  std::mutex mu;
+  std::vector<Best> best(space.models.size());
+  std::map<std::string, std::shared_future<Evaluation>> runs;
+  size_t first_open = 0;                   // order[< first_open] are claimed or skipped
+  std::vector<char> claimed(order.size(), 0);
+  int64_t done = 0;
+  const auto total = static_cast<int64_t>(options.size());
+  const auto claim = [&]() -> std::optional<size_t> {
+    std::optional<size_t> out;
+    for (size_t k = first_open; k < order.size() && !out; ++k) {
+      if (claimed[k]) continue;
+      claimed[k] = 1;  // claimed now, or skipped for good: the best only falls
+      const Option& o = options[order[k]];
+      if (!bounded || best[static_cast<size_t>(o.candidate.model)].admits(prep[order[k]], o.changes_quality))
+        out = order[k];
+    }
+    while (first_open < order.size() && claimed[first_open]) ++first_open;
+    return out;
+  };
+  const auto work = [&] {
+    for (;;) {
+      size_t i = 0;
+      std::shared_future<Evaluation> result;
+      std::optional<std::promise<Evaluation>> mine;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        const auto next = claim();
+        if (!next) return;
+        i = *next;
+        auto [it, added] = runs.try_emplace(prep[i].key);
+        if (added) {
+          mine.emplace();
+          it->second = mine->get_future().share();
+        }
+        result = it->second;
+      }
+      Option& o = options[i];
+      if (mine) {
+        const Candidate& c = o.candidate;
+        try {
+          mine->set_value(evaluator(c, space.models[static_cast<size_t>(c.model)],
+                                    space.gpus[static_cast<size_t>(c.gpu)], w, shape));
+        } catch (...) {
+          mine->set_exception(std::current_exception());
+        }
+      }
+      try {
+        o.eval = result.get();
+        o.meets_slo = o.eval.found && o.eval.max_rate_per_s > 0;
+      } catch (const InputError& e) {
+        o.pruned = std::string("invalid: ") + e.what();
+      } catch (const sim::UnsupportedLayout& e) {
+        o.pruned = std::string("not evaluated: the simulator refused it: ") + e.what();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (const auto cost = proven_cost(o, space, shape.rate_per_s))
+        best[static_cast<size_t>(o.candidate.model)].add(*cost, o.changes_quality);
+      if (opt.on_progress) opt.on_progress(++done, total);
+    }
+  };
+  {
+    std::vector<std::thread> pool;
+    const int workers = std::max(1, std::min(threads, static_cast<int>(order.size())));
+    for (int t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+  if (opt.on_progress && done < total) opt.on_progress(total, total);
+  if (!bounded) return;
+  // What every schedule agrees on: the final best per model (see above).
+  for (const size_t i : order) {
+    Option& o = options[i];
+    const Best& b = best[static_cast<size_t>(o.candidate.model)];
+    if (b.admits(prep[i], o.changes_quality)) continue;
+    const Prepared& p = prep[i];
+    o.eval = Evaluation{};
+    o.meets_slo = false;
+    o.pruned = fmt::format(
+        "bound: at most {} per replica, so at least {} replica{} at ${:.2f}/h, more than the ${:.2f}/h of an option "
+        "{}already meeting the SLO",
+        std::isfinite(p.ceiling_per_s) ? fmt::format("{:.3g} requests/s", p.ceiling_per_s) : std::string("any rate"),
+        p.replicas_floor, p.replicas_floor == 1 ? "" : "s", *p.cost_floor,
+        o.changes_quality ? b.any : b.lossless, o.changes_quality ? "" : "without a quality cost ");
+  }
+}
+
+//! How the candidates were settled (SizeResult::pruned_by_bound, pruned_infeasible, reused).
+void count_search(const std::vector<Option>& options, const std::vector<Prepared>& prep, SizeResult& res) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < options.size(); ++i) {
+    const Option& o = options[i];
+    if (o.pruned && o.pruned->rfind("bound:", 0) == 0) ++res.pruned_by_bound;
+    if (!prep[i].evaluate && o.eval.requests_at_max > 0) ++res.pruned_infeasible;
+    if (!o.pruned && prep[i].evaluate && !seen.insert(prep[i].key).second) ++res.reused;
+  }
 }
 
 //! Replicas for the workload's rate, cost per hour, per million tokens and per request.
@@ -477,7 +664,12 @@ SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const Si
   const Evaluator evaluator = simulate ? simulator_evaluator(opt) : opt.evaluator;
   const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
-  std::vector<Option> options = evaluate_candidates(candidates, space, w, opt, evaluator, res.shape, threads);
+  const bool bounded = simulate && !opt.exhaustive;
+  res.exhaustive = !bounded;
+  std::vector<Option> options(candidates.size());
+  const std::vector<Prepared> prep = prepare_candidates(candidates, options, space, w, opt, res.shape, simulate, bounded, threads);
+  evaluate_candidates(options, prep, space, w, opt, evaluator, res.shape, bounded, threads);
+  count_search(options, prep, res);
   price_options(options, space, res);
   if (simulate) probe_operating_points(options, space, w, opt, res.shape.rate_per_s, threads);
   std::stable_sort(options.begin(), options.end(), ranks_before);

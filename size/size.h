@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,6 +65,7 @@ struct Candidate {
   int64_t index = 0;  //!< position in enumeration order
   int64_t model = 0;  //!< index into SearchSpace::models
   int64_t gpu = 0;    //!< index into SearchSpace::gpus
+  int64_t base = 0;   //!< index into SearchSpace::base
   ServingOptions options;
   sim::Scheduler scheduler = sim::Scheduler::continuous;
 };
@@ -124,6 +126,9 @@ struct Option {
   Candidate candidate;
   std::string model, gpu;
   std::optional<std::string> pruned;  //!< why it was not evaluated (impossible or hopeless)
+  //! rate_ceiling's bound on max_rate_per_s (simulator only; empty: none computed or
+  //! no finite bound for the scheduler).
+  std::optional<double> rate_ceiling_per_s;
   Plan plan;                          //!< at the workload's p99 context, batch 1
   bool plan_valid = false;            //!< false when validate() rejected the options
   Evaluation eval;
@@ -191,6 +196,10 @@ struct SizeResult {
   bool what_if = false;             //!< what-ifs were searched
   int64_t candidates = 0;
   int64_t evaluated = 0;
+  bool exhaustive = false;          //!< SizeOptions::exhaustive, or an evaluator other than the simulator
+  int64_t pruned_by_bound = 0;      //!< skipped: could not beat an option already proven
+  int64_t pruned_infeasible = 0;    //!< skipped: rejections alone fail the SLO at any rate
+  int64_t reused = 0;               //!< evaluated by copying an identical simulation's result
   int64_t requests_per_probe = 0;
   uint64_t seed = 0;
   bool calibrated = false;          //!< a measured calibration was used
@@ -211,6 +220,11 @@ struct SizeOptions {
   size_t detail_top = 8;              //!< options that get capacity and load curves
   int spread_seeds = 3;               //!< seeds the recommended options' max rate is re-found with
   Evaluator evaluator;                //!< empty = simulator_evaluator(*this)
+  //! Simulate every candidate the planner keeps. Without it (simulator evaluator only) a
+  //! candidate is skipped when its cheapest possible deployment (rate_ceiling) costs more
+  //! than an option of its model already proven, or rejections alone fail its SLO; the
+  //! recommendations are the same either way (tests/size).
+  bool exhaustive = false;
   //! Called after each candidate (from worker threads, serialized): done, total.
   std::function<void(int64_t, int64_t)> on_progress;
 };
@@ -255,6 +269,46 @@ Evaluator simulator_evaluator(const SizeOptions& opt);
 //! decode roofline saturates, whichever is lower. Fast, for tests and rough sweeps.
 Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
                             const sim::Workload& w, const WorkloadShape& shape);
+
+//! The requests every rate probe of the search simulates: the simulator draws lengths
+//! from their own stream, so probes at any rate see the same lengths, and arrival times
+//! divided by the rate scale (sim.h).
+struct ProbeRequests {
+  std::vector<int64_t> prompt_tokens, output_tokens;
+  double last_arrival_s = 0;    //!< at the workload's own rate (first arrival at 0)
+  double base_rate_per_s = 0;   //!< the workload's rate
+  bool prefix_cached = false;   //!< shared prompts: prefill work may be served from cache
+  bool arrivals_scale = true;   //!< false for staged arrivals (stages do not stretch)
+  double ttft_target_s = 0;
+};
+ProbeRequests probe_requests(const sim::Workload& w, uint64_t seed, int64_t requests);
+
+//! Allowance beyond rate_ceiling's reasoning (a p99 lets 1 % of requests wait longer;
+//! decoding continues after the first token). Checked on the whole catalog's exhaustive
+//! search: bench/RESULTS.md gives the largest simulated max rate over the ceiling there.
+inline constexpr double kCeilingSlack = 0.25;
+
+//! What one replica can at best do with the probe's requests, from the simulator's own
+//! admission rules and step-time model, before any simulation.
+struct RateCeiling {
+  int64_t requests = 0;
+  int64_t rejected = 0;                //!< refused at arrival whatever the rate
+  int64_t rejected_max_model_len = 0;  //!< of which: prompt >= max_model_len
+  //! The rejections alone make p99 TTFT infinite: no rate meets the SLO.
+  bool infeasible = false;
+  //! Highest arrival rate find_max_rate can report (continuous scheduler, non-staged
+  //! arrivals, a TTFT target; infinity otherwise): (1 + kCeilingSlack) x rate x last
+  //! arrival / (busy - TTFT target), busy = the least engine time the admitted requests
+  //! need (decode + prefill steps); infinity when busy is within the TTFT target.
+  double max_rate_per_s = std::numeric_limits<double>::infinity();
+  int64_t batch_max = 0;       //!< most decoders at once (max-num-seqs or the KV pool)
+  double decode_busy_s = 0;    //!< least time in decode steps
+  double prefill_busy_s = 0;   //!< least time in prefill steps
+};
+RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, const ProbeRequests& p);
+//! The same from the planner, without building the simulator (what the search uses).
+RateCeiling rate_ceiling(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, sim::Scheduler scheduler,
+                         const ProbeRequests& p);
 
 //! The whole search. Throws InputError on an empty space, a workload without an SLO or
 //! fewer requests per probe than the p99 needs (sim::min_requests_for_percentile).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html.h"
+#include "reports/layout.h"
 #include "reports/size_report.h"
 
 using namespace kvplan;
@@ -132,10 +133,12 @@ TEST_CASE("the HTML report is one self-contained page with its charts") {
   CHECK(h.find("<script") == std::string::npos);
   CHECK(h.find("<link") == std::string::npos);
   CHECK(h.find("<img") == std::string::npos);
-  // Five charts: cost/latency, KV capacity, memory breakdown, TTFT and TPOT against throughput.
+  // Five charts: cost/latency, KV capacity, memory breakdown, TTFT and TPOT against
+  // throughput; and the one recommendation's layout diagram.
   size_t svgs = 0;
   for (size_t p = h.find("<svg"); p != std::string::npos; p = h.find("<svg", p + 1)) ++svgs;
-  CHECK(svgs == 5);
+  CHECK(svgs == 6);
+  CHECK(h.find("<h2>Chosen layout</h2>") != std::string::npos);
   CHECK(h.find("KV capacity against context length") != std::string::npos);
   CHECK(h.find("Memory of one GPU: weights, KV pool, activations, reserve") != std::string::npos);
   CHECK(h.find("Throughput against p99 time to first token") != std::string::npos);
@@ -164,4 +167,56 @@ TEST_CASE("a line chart maps data into its frame and draws reference lines") {
   // y = 5 -> 324 - 142 = 182.
   CHECK(svg.find("y1=\"182.0\"") != std::string::npos);
   CHECK(svg.find(">SLO<") != std::string::npos);
+}
+
+namespace {
+size_t count(const std::string& h, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = h.find(what); p != std::string::npos; p = h.find(what, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("the layout diagram draws aggregated replicas: one box per replica, one square per GPU") {
+  // 3 replicas of TP 2 x PP 2 on H100: 3 boxes, 3 x 2 x 2 = 12 GPU squares, two dashed TP
+  // frames per replica, and an arrow from the router to each replica.
+  reports::Layout l;
+  l.title = "llama-3.1-70b: 12 x h100-sxm";
+  l.router = "router";
+  l.pools.push_back({reports::PoolRole::replicas, "h100-sxm", 3, 2, 2, "bf16 weights, KV fp8"});
+  const std::string svg = reports::layout_svg(l);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("http") == std::string::npos);
+  CHECK(count(svg, "class=\"gpu\"") == 12);
+  CHECK(count(svg, "stroke-dasharray") == 6);
+  CHECK(count(svg, "replica ") == 3);  // "replica 1 · h100-sxm" ...
+  CHECK(count(svg, "marker-end") == 3);
+  CHECK(svg.find("3 replicas (4 GPUs each: TP 2 x PP 2)") != std::string::npos);
+  CHECK(svg.find("KV transfer") == std::string::npos);
+  // 20 replicas: six drawn, and the rest counted.
+  l.pools[0].instances = 20;
+  const std::string many = reports::layout_svg(l);
+  CHECK(count(many, "class=\"gpu\"") == 6 * 4);
+  CHECK(many.find("… and 14 more alike") != std::string::npos);
+}
+
+TEST_CASE("the layout diagram draws xPyD pools of different GPU types joined by the KV link") {
+  // 2P1D: two prefill instances of TP 1 on H200, one decode instance of TP 4 on L40S.
+  reports::Layout l;
+  l.title = "2P1D <mixed>";
+  l.pools.push_back({reports::PoolRole::prefill, "h200", 2, 1, 1, ""});
+  l.pools.push_back({reports::PoolRole::decode, "l40s", 1, 4, 1, ""});
+  l.kv_link = "RDMA, 50 GB/s";
+  const std::string svg = reports::layout_svg(l);
+  CHECK(count(svg, "class=\"gpu\"") == 2 * 1 + 1 * 4);
+  CHECK(svg.find("prefill 1 · h200") != std::string::npos);
+  CHECK(svg.find("prefill 2 · h200") != std::string::npos);
+  CHECK(svg.find("decode 1 · l40s") != std::string::npos);
+  CHECK(svg.find("2 prefill instances (1 GPU each: TP 1)") != std::string::npos);
+  CHECK(svg.find("1 decode instance (4 GPUs each: TP 4)") != std::string::npos);
+  // The router feeds the two prefill instances; one KV arrow goes on to the decode pool.
+  CHECK(count(svg, "marker-end") == 3);
+  CHECK(svg.find("KV transfer") != std::string::npos);
+  CHECK(svg.find("RDMA, 50 GB/s") != std::string::npos);
+  CHECK(svg.find("2P1D &lt;mixed&gt;") != std::string::npos);  // escaped
 }
