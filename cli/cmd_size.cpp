@@ -148,7 +148,7 @@ int cmd_size(const Args& args) {
     case Format::json: {
       auto j = reports::size_json(result);
       if (buy) j["buy"] = reports::buy_json(result, *buy);
-      if (dis) j["disaggregated"] = reports::disagg_size_json(result, *dis);
+      if (dis) j["disaggregated"] = reports::disagg_size_json(*dis);
       text = j.dump(2) + "\n";
       break;
     }

@@ -49,7 +49,7 @@ std::string ratios_label(const DisaggSearchResult& d) {
 
 }  // namespace
 
-nlohmann::json disagg_size_json(const size::SizeResult& agg, const DisaggSearchResult& d) {
+nlohmann::json disagg_size_json(const DisaggSearchResult& d) {
   nlohmann::json j;
   j["ratios"] = nlohmann::json::array();
   for (const auto& r : d.ratios) j["ratios"].push_back(size::to_string(r));
@@ -57,18 +57,20 @@ nlohmann::json disagg_size_json(const size::SizeResult& agg, const DisaggSearchR
   j["verdicts"] = nlohmann::json::array();
   for (const auto& v : d.verdicts) {
     nlohmann::json x{{"model", v.model}, {"winner", v.winner}, {"why", v.why}};
+    x["aggregated_layout"] = v.aggregated_layout.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.aggregated_layout);
     x["aggregated_cost_per_hour_usd"] =
-        v.aggregated && agg.options[*v.aggregated].cost_per_hour_usd ? nlohmann::json(*agg.options[*v.aggregated].cost_per_hour_usd)
-                                                                      : nlohmann::json(nullptr);
-    x["disaggregated_rank"] = v.disaggregated ? nlohmann::json(*v.disaggregated) : nlohmann::json(nullptr);
+        v.aggregated_cost_per_hour_usd ? nlohmann::json(*v.aggregated_cost_per_hour_usd) : nlohmann::json(nullptr);
+    x["disaggregated_rank"] = v.disaggregated ? nlohmann::json(*v.disaggregated + 1) : nlohmann::json(nullptr);
     j["verdicts"].push_back(x);
   }
   j["options"] = nlohmann::json::array();
+  size_t rank = 0;
   for (const DisaggOption& o : d.options) {
     const auto pool = [](const std::string& gpu, const ServingOptions& so, int64_t n) {
       return nlohmann::json{{"gpu", gpu}, {"tp", so.tp}, {"pp", so.pp}, {"instances", n}};
     };
-    j["options"].push_back({{"model", o.model},
+    j["options"].push_back({{"rank", ++rank},
+                            {"model", o.model},
                             {"xpyd", size::to_string(o.ratio)},
                             {"prefill", pool(o.prefill_gpu, o.prefill_options, o.ratio.prefill)},
                             {"decode", pool(o.decode_gpu, o.decode_options, o.ratio.decode)},

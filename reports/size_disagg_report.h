@@ -15,7 +15,7 @@
 namespace kvplan::reports {
 
 //! {"ratios": [...], "candidates": N, "verdicts": [...], "options": [...]}, ranked.
-nlohmann::json disagg_size_json(const size::SizeResult& agg, const size::DisaggSearchResult& d);
+nlohmann::json disagg_size_json(const size::DisaggSearchResult& d);
 //! The verdict per model and the ranked layouts (at most `max_rows`, 0 = all).
 std::string disagg_size_text(const size::DisaggSearchResult& d, TextFormat f, size_t max_rows = 20);
 //! The same as an HTML <section> for reports::with_section.

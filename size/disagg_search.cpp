@@ -159,19 +159,29 @@ std::string unit_label(const DisaggOption& o) {
                      o.decode_gpu, o.decode_options.tp);
 }
 
+std::string agg_label(const Option& a) {
+  const auto& o = a.candidate.options;
+  return o.pp > 1 ? fmt::format("{} x {} TP{} PP{}", a.replicas, a.gpu, o.tp, o.pp)
+                  : fmt::format("{} x {} TP{}", a.replicas, a.gpu, o.tp);
+}
+
 DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std::vector<DisaggOption>& options,
                       const sim::Slo& slo) {
   DisaggVerdict v;
   v.model = model;
+  const Option* a = nullptr;
   for (const auto& rec : agg.recommendations)
-    if (rec.model == model) v.aggregated = rec.option;
+    if (rec.model == model) a = &agg.options[rec.option];
+  if (a) {
+    v.aggregated_layout = agg_label(*a);
+    v.aggregated_cost_per_hour_usd = a->cost_per_hour_usd;
+  }
   const DisaggOption* best_missing = nullptr;
   for (size_t i = 0; i < options.size(); ++i) {
     if (options[i].model != model) continue;
     if (options[i].meets_slo && !v.disaggregated) v.disaggregated = i;
     if (!best_missing && !options[i].meets_slo) best_missing = &options[i];
   }
-  const Option* a = v.aggregated ? &agg.options[*v.aggregated] : nullptr;
   const DisaggOption* d = v.disaggregated ? &options[*v.disaggregated] : nullptr;
   // Requests per second each dollar-hour buys at full load, before rounding up to whole
   // replicas or units: what decides the cost when the rate needs many of them.
@@ -182,17 +192,16 @@ DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std
   if (a && d && a->cost_per_hour_usd) {
     const bool dis_wins = *d->cost_per_hour_usd < *a->cost_per_hour_usd;
     v.winner = dis_wins ? "disaggregated" : "aggregated";
-    const std::string costs =
-        fmt::format("${:.2f}/h for {} vs ${:.2f}/h for {} x {} aggregated", *d->cost_per_hour_usd, unit_label(*d),
-                    *a->cost_per_hour_usd, a->replicas, a->gpu + " TP" + std::to_string(a->candidate.options.tp));
+    const std::string costs = fmt::format("${:.2f}/h for {} vs ${:.2f}/h for {} aggregated", *d->cost_per_hour_usd,
+                                          unit_label(*d), *a->cost_per_hour_usd, v.aggregated_layout);
     const std::string per_usd = fmt::format("{:.3f} vs {:.3f} requests/s per $/h at full load (disaggregated vs aggregated)",
                                             dis_rate_per_usd(), agg_rate_per_usd());
     const std::string transfer =
         fmt::format("the KV transfer over {} adds p99 {:.1f} ms to TTFT (SLO {:.2f} s)", d->link, d->transfer_p99_s * 1e3,
                     slo.ttft_p99_s);
     if (dis_wins)
-      v.why = fmt::format("cheaper: {}; {}; prefill runs apart from decode: p99 TTFT {:.3f} s and TPOT {:.1f} ms at its "
-                          "max rate vs {:.3f} s and {:.1f} ms aggregated; {}",
+      v.why = fmt::format("cheaper: {}; {}; prefill runs apart from decode: p99 TTFT {:.3f} s and TPOT {:.1f} ms at their "
+                          "max rates vs {:.3f} s and {:.1f} ms aggregated; {}",
                           costs, per_usd, d->ttft_p99_s, d->tpot_p99_s * 1e3, a->eval.at_max.ttft_p99_s,
                           a->eval.at_max.tpot_p99_s * 1e3, transfer);
     else if (*d->cost_per_hour_usd == *a->cost_per_hour_usd)

@@ -63,7 +63,10 @@ struct DisaggOption {
 //! Aggregated against disaggregated for one model.
 struct DisaggVerdict {
   std::string model;
-  std::optional<size_t> aggregated;     //!< index into SizeResult::options (its recommendation)
+  //! The aggregated recommendation ("5 x h200 TP4") and its cost per hour, copied (the
+  //! options may be re-ranked later, e.g. by --objective); empty when none meets the SLO.
+  std::string aggregated_layout;
+  std::optional<double> aggregated_cost_per_hour_usd;
   std::optional<size_t> disaggregated;  //!< index into DisaggSearchResult::options (cheapest meeting the SLO)
   std::string winner;                   //!< "aggregated", "disaggregated" or "none"
   std::string why;                      //!< the figures that decide it
