@@ -133,7 +133,10 @@ int cmd_size(const Args& args) {
   if (bar) std::cerr << fmt::format("\rsized {} candidates in {:.1f} s{}\n", result.candidates, result.wall_s, std::string(20, ' '));
 
   std::optional<size::DisaggSearchResult> dis;
-  if (disagg) dis = size::run_disagg_search(space, result, workload, *disagg);
+  if (disagg) {
+    dis = size::run_disagg_search(space, result, workload, *disagg);
+    if (bar) std::cerr << fmt::format("sized {} disaggregated layouts in {:.1f} s\n", dis->candidates, dis->wall_s);
+  }
   const auto buy = apply_buy(buy_request, result);  // issue 17: buy figures and the --objective ranking
 
   if (vm.count("report")) {
