@@ -135,7 +135,8 @@ int cmd_size(const Args& args) {
   std::optional<size::DisaggSearchResult> dis;
   if (disagg) {
     dis = size::run_disagg_search(space, result, workload, *disagg);
-    if (bar) std::cerr << fmt::format("sized {} disaggregated layouts in {:.1f} s\n", dis->candidates, dis->wall_s);
+    if (bar) std::cerr << fmt::format("sized {} disaggregated layouts ({} simulated) in {:.1f} s\n", dis->candidates,
+                                      dis->simulated, dis->wall_s);
   }
   const auto buy = apply_buy(buy_request, result);  // issue 17: buy figures and the --objective ranking
 

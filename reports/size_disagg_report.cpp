@@ -26,11 +26,13 @@ Table layouts_table(const DisaggSearchResult& d, size_t max_rows) {
   t.right_align = {false, false, false, false, false, true, true, true, true, true, true, true, false};
   for (const auto& o : d.options) {
     if (max_rows > 0 && t.rows.size() >= max_rows) break;
+    const bool sim = !o.pruned;
     t.rows.push_back({o.model, size::to_string(o.ratio), pool_label(o.prefill_gpu, o.prefill_options),
-                      pool_label(o.decode_gpu, o.decode_options), o.link,
+                      pool_label(o.decode_gpu, o.decode_options), sim ? o.link : "-",
                       o.found ? fmt::format("{:.2f}", o.max_rate_per_s) : "-", o.found ? count(o.units) : "-",
-                      count(o.gpus_total), o.found ? money(o.cost_per_hour_usd) : "-", seconds(o.ttft_p99_s),
-                      seconds(o.tpot_p99_s), seconds(o.transfer_p99_s), o.meets_slo ? "yes" : "no"});
+                      o.found ? count(o.gpus_total) : "-", o.found ? money(o.cost_per_hour_usd) : "-",
+                      sim ? seconds(o.ttft_p99_s) : "-", sim ? seconds(o.tpot_p99_s) : "-",
+                      sim ? seconds(o.transfer_p99_s) : "-", o.meets_slo ? "yes" : (sim ? "no" : "pruned")});
   }
   return t;
 }
@@ -54,6 +56,7 @@ nlohmann::json disagg_size_json(const DisaggSearchResult& d) {
   j["ratios"] = nlohmann::json::array();
   for (const auto& r : d.ratios) j["ratios"].push_back(size::to_string(r));
   j["candidates"] = d.candidates;
+  j["simulated"] = d.simulated;
   j["verdicts"] = nlohmann::json::array();
   for (const auto& v : d.verdicts) {
     nlohmann::json x{{"model", v.model}, {"winner", v.winner}, {"why", v.why}};
@@ -89,7 +92,8 @@ nlohmann::json disagg_size_json(const DisaggSearchResult& d) {
                             {"gpus_total", o.gpus_total},
                             {"cost_per_hour_usd", o.cost_per_hour_usd ? nlohmann::json(*o.cost_per_hour_usd)
                                                                       : nlohmann::json(nullptr)},
-                            {"meets_slo", o.meets_slo}});
+                            {"meets_slo", o.meets_slo},
+                            {"pruned", o.pruned ? nlohmann::json(*o.pruned) : nlohmann::json(nullptr)}});
   }
   return j;
 }
@@ -97,9 +101,9 @@ nlohmann::json disagg_size_json(const DisaggSearchResult& d) {
 std::string disagg_size_text(const DisaggSearchResult& d, TextFormat f, size_t max_rows) {
   const bool md = f == TextFormat::md;
   std::string out = md ? "\n## Disaggregated prefill/decode\n\n" : "\nDisaggregated prefill/decode:\n";
-  out += fmt::format("{}{} layouts simulated (ratios {}; each model's aggregated formats; TPs the aggregated search "
-                     "kept per GPU).\n",
-                     md ? "" : "  ", d.candidates, ratios_label(d));
+  out += fmt::format("{}{} layouts, {} simulated, {} pruned (one unit costs at least the aggregated answer); ratios {}; "
+                     "each model's aggregated formats; TPs the aggregated search kept per GPU.\n",
+                     md ? "" : "  ", d.candidates, d.simulated, d.candidates - d.simulated, ratios_label(d));
   for (const auto& v : d.verdicts)
     out += fmt::format("{}{} for {}: {}.\n", md ? "- " : "  ", winner_label(v.winner), v.model, v.why);
   if (d.options.empty()) return out;
@@ -111,7 +115,8 @@ std::string disagg_size_text(const DisaggSearchResult& d, TextFormat f, size_t m
 
 std::string disagg_size_html(const DisaggSearchResult& d) {
   std::string s = "<section><h2>Disaggregated prefill/decode</h2>\n";
-  s += fmt::format("<p>{} layouts simulated (ratios {}).</p>\n<ul>\n", d.candidates, html::escape(ratios_label(d)));
+  s += fmt::format("<p>{} layouts, {} simulated (ratios {}).</p>\n<ul>\n", d.candidates, d.simulated,
+                   html::escape(ratios_label(d)));
   for (const auto& v : d.verdicts)
     s += fmt::format("<li><b>{}</b> for {}: {}.</li>\n", html::escape(winner_label(v.winner)), html::escape(v.model),
                      html::escape(v.why));

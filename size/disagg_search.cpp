@@ -80,7 +80,7 @@ std::vector<int64_t> viable_tps(const SizeResult& agg, const Option& src, int64_
 }
 
 bool ranks_before(const DisaggOption& a, const DisaggOption& b) {
-  const auto tier = [](const DisaggOption& o) { return o.meets_slo ? 0 : (o.found ? 1 : 2); };
+  const auto tier = [](const DisaggOption& o) { return o.meets_slo ? 0 : (o.found ? 1 : (o.pruned ? 3 : 2)); };
   if (tier(a) != tier(b)) return tier(a) < tier(b);
   if (tier(a) == 0 && *a.cost_per_hour_usd != *b.cost_per_hour_usd) return *a.cost_per_hour_usd < *b.cost_per_hour_usd;
   if (a.max_rate_per_s != b.max_rate_per_s) return a.max_rate_per_s > b.max_rate_per_s;
@@ -177,8 +177,13 @@ DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std
     v.aggregated_cost_per_hour_usd = a->cost_per_hour_usd;
   }
   const DisaggOption* best_missing = nullptr;
+  int64_t pruned = 0;
   for (size_t i = 0; i < options.size(); ++i) {
     if (options[i].model != model) continue;
+    if (options[i].pruned) {
+      ++pruned;
+      continue;
+    }
     if (options[i].meets_slo && !v.disaggregated) v.disaggregated = i;
     if (!best_missing && !options[i].meets_slo) best_missing = &options[i];
   }
@@ -216,14 +221,22 @@ DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std
                         unit_label(*d), *d->cost_per_hour_usd, d->ttft_p99_s, d->tpot_p99_s * 1e3);
   } else if (a) {
     v.winner = "aggregated";
-    v.why = best_missing == nullptr
+    const std::string pruned_note =
+        pruned > 0 ? fmt::format("; {} layouts were not simulated: one unit of each costs at least the aggregated ${:.2f}/h",
+                                 pruned, a->cost_per_hour_usd.value_or(0))
+                   : "";
+    if (best_missing == nullptr && pruned > 0)
+      v.why = fmt::format("cheaper: {} at ${:.2f}/h{}", v.aggregated_layout, *a->cost_per_hour_usd, pruned_note);
+    else
+      v.why = (best_missing == nullptr
                 ? std::string("no disaggregated layout to compare: no GPU and TP the aggregated search kept")
                 : fmt::format("no disaggregated layout meets the SLO: the best, {} {} -> {}, has p99 TTFT {:.3f} s "
                               "(SLO {:.2f} s) at the workload's rate, of which the KV transfer over {} takes p99 "
                               "{:.3f} s ({:.3f} s for a mean prompt on an idle link)",
                               to_string(best_missing->ratio), best_missing->prefill_gpu, best_missing->decode_gpu,
                               best_missing->ttft_p99_s, slo.ttft_p99_s, best_missing->link, best_missing->transfer_p99_s,
-                              best_missing->transfer_mean_prompt_s);
+                              best_missing->transfer_mean_prompt_s)) +
+              pruned_note;
   } else {
     v.winner = "none";
     v.why = "neither an aggregated option nor a disaggregated layout meets the SLO";
@@ -247,6 +260,9 @@ DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult&
   for (size_t mi = 0; mi < space.models.size(); ++mi) {
     const Option* src = format_source(aggregated, space.models[mi].name);
     if (!src) continue;
+    std::optional<double> agg_cost;
+    for (const auto& rec : aggregated.recommendations)
+      if (rec.model == src->model) agg_cost = aggregated.options[rec.option].cost_per_hour_usd;
     for (size_t pg = 0; pg < space.gpus.size(); ++pg)
       for (size_t dg = 0; dg < space.gpus.size(); ++dg)
         for (const int64_t tp_p : viable_tps(aggregated, *src, static_cast<int64_t>(pg)))
@@ -267,6 +283,11 @@ DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult&
               o.decode_options.tp = tp_d;
               o.scheduler = src->candidate.scheduler;
               o.ratio = ratio;
+              const auto unit_cost = disagg_cost_per_hour(1, ratio, o.prefill_options, space.gpus[pg],
+                                                          o.decode_options, space.gpus[dg]);
+              if (opt.prune && agg_cost && unit_cost && *unit_cost >= *agg_cost)
+                o.pruned = fmt::format("one unit costs ${:.2f}/h, not less than the aggregated ${:.2f}/h", *unit_cost,
+                                       *agg_cost);
               layouts.push_back(std::move(l));
             }
   }
@@ -274,10 +295,14 @@ DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult&
   const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   for_each_index(layouts.size(), threads, [&](size_t i) {
     Layout& l = layouts[i];
+    if (l.option.pruned) return;
     simulate_layout(l, space.models[l.model], space.gpus[l.prefill_gpu], space.gpus[l.decode_gpu], w, opt,
                     aggregated.shape.rate_per_s, aggregated.shape.prompt_mean_tokens);
   });
-  for (auto& l : layouts) res.options.push_back(std::move(l.option));
+  for (auto& l : layouts) {
+    res.simulated += l.option.pruned ? 0 : 1;
+    res.options.push_back(std::move(l.option));
+  }
   std::stable_sort(res.options.begin(), res.options.end(), ranks_before);
   for (const auto& m : space.models) res.verdicts.push_back(verdict(m.name, aggregated, res.options, w.slo));
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

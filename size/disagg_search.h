@@ -48,6 +48,9 @@ struct DisaggOption {
   std::string link;            //!< nvlink | pcie | rdma | ethernet (sim::choose_link)
   std::string link_why;
   double transfer_mean_prompt_s = 0;  //!< one mean-length prompt's KV over the idle link
+  //! Not simulated, and why: one unit already costs at least the aggregated answer, so
+  //! no number of units can beat it (DisaggSearchOptions::prune).
+  std::optional<std::string> pruned;
   bool found = false;          //!< some rate met the SLO
   double max_rate_per_s = 0;   //!< of one xPyD unit
   int runs = 0;                //!< simulations spent
@@ -76,7 +79,8 @@ struct DisaggSearchResult {
   std::vector<DisaggRatio> ratios;
   std::vector<DisaggOption> options;    //!< meeting the SLO by cost, then by max rate
   std::vector<DisaggVerdict> verdicts;  //!< one per model, in the order of SearchSpace::models
-  int64_t candidates = 0;               //!< layouts simulated
+  int64_t candidates = 0;               //!< layouts enumerated
+  int64_t simulated = 0;                //!< of which simulated (the others pruned)
   double wall_s = 0;                    //!< not part of any deterministic output
 };
 
@@ -86,6 +90,9 @@ struct DisaggSearchOptions {
   int64_t requests_per_probe = 2000;  //!< as SizeOptions
   double rel_tolerance = 0.02;
   uint64_t seed = 0;
+  //! Skip layouts whose single unit costs at least the model's aggregated recommendation:
+  //! the verdict is the same as without (a tie goes to the aggregated layout).
+  bool prune = true;
 };
 
 //! Cost per hour of `units` copies of a unit: x TP_p PP_p GPUs at the prefill GPU's price

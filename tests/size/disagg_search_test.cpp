@@ -47,7 +47,7 @@ struct Searched {
   size::DisaggSearchResult dis;
 };
 
-Searched search(const GpuSpec& gpu) {
+Searched search(const GpuSpec& gpu, bool prune = false) {
   const auto space = one_layout_space(gpu);
   const auto w = fixed_workload();
   size::SizeOptions so;
@@ -61,6 +61,7 @@ Searched search(const GpuSpec& gpu) {
   d.ratios = {{1, 1}};
   d.threads = 1;
   d.requests_per_probe = 1000;
+  d.prune = prune;
   r.dis = size::run_disagg_search(space, r.agg, w, d);
   return r;
 }
@@ -137,6 +138,25 @@ TEST_CASE("within one node the KV crosses NVLink, and the layout is priced per G
   CHECK(*o.cost_per_hour_usd == doctest::Approx(6.0 * static_cast<double>(o.units)));
   REQUIRE(r.dis.verdicts.size() == 1);
   CHECK(r.dis.verdicts[0].winner != "none");
+}
+
+TEST_CASE("a layout whose one unit costs at least the aggregated answer is not simulated") {
+  // Llama-3-8B at 11 requests/s of 100-token prompts: one H100 TP 1 at $3/h carries it
+  // (a decode step of a few ms, TPOT target 100 ms), so the aggregated answer costs $3/h
+  // or $6/h with two replicas; a 1P1D unit is 2 GPUs = $6/h, so it cannot win.
+  GpuSpec g = io::load_gpu("h100-sxm");
+  g.price_per_hour_usd = 3.0;
+  const Searched r = search(g, true);
+  REQUIRE(r.agg.recommendations.size() == 1);
+  const double agg_cost = *r.agg.options[r.agg.recommendations[0].option].cost_per_hour_usd;
+  REQUIRE(r.dis.options.size() == 1);
+  const auto& o = r.dis.options[0];
+  REQUIRE(agg_cost <= 6.0);
+  CHECK(o.pruned.has_value());
+  CHECK(r.dis.simulated == 0);
+  CHECK_FALSE(o.found);
+  CHECK(r.dis.verdicts[0].winner == "aggregated");
+  CHECK(r.dis.verdicts[0].why.find("1 layouts were not simulated") != std::string::npos);
 }
 
 TEST_CASE("a ratio below 1P1D is refused naming --disagg") {
