@@ -41,6 +41,7 @@ size::DisaggSearchOptions disagg_options(const po::variables_map& vm, const size
   d.requests_per_probe = opt.requests_per_probe;
   d.rel_tolerance = opt.rel_tolerance;
   d.seed = opt.seed;
+  d.prune = !vm["disagg-all"].as<bool>();
   return d;
 }
 
@@ -63,7 +64,9 @@ int cmd_size(const Args& args) {
       ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)")
       ("what-if", po::bool_switch(), "also search formats no engine runs (int4/int2 KV caches, KIVI, KVQuant)")
       ("disagg", po::value<std::string>()->implicit_value("1P1D,1P2D,1P3D,2P3D"),
-       "also search disaggregated prefill/decode layouts, xPyD ratios (default 1P1D,1P2D,1P3D,2P3D), GPU mixes included");
+       "also search disaggregated prefill/decode layouts, xPyD ratios (default 1P1D,1P2D,1P3D,2P3D), GPU mixes included")
+      ("disagg-all", po::bool_switch(),
+       "with --disagg, also simulate layouts whose one unit costs at least the aggregated answer (same verdict, slower)");
   add_serving_options(desc);
   add_output_options(desc);
   add_buy_options(desc);
@@ -115,6 +118,7 @@ int cmd_size(const Args& args) {
   }
   std::optional<size::DisaggSearchOptions> disagg;
   if (vm.count("disagg")) disagg = disagg_options(vm, opt, evaluator, format);
+  else if (vm["disagg-all"].as<bool>()) throw InputError("command line", "--disagg-all", "--disagg as well", "--disagg-all alone");
   const bool force = vm.count("force") && vm["force"].as<bool>();
   refuse_same_path(vm, "output", "report");
   if (vm.count("report")) check_output_path("--report", vm["report"].as<std::string>(), force);
