@@ -25,14 +25,14 @@ Table layouts_table(const DisaggSearchResult& d, size_t max_rows) {
               "transfer p99", "meets SLO"};
   t.right_align = {false, false, false, false, false, true, true, true, true, true, true, true, false};
   for (const auto& o : d.options) {
+    if (o.pruned) continue;  // counted in the summary line; the JSON lists them
     if (max_rows > 0 && t.rows.size() >= max_rows) break;
-    const bool sim = !o.pruned;
     t.rows.push_back({o.model, size::to_string(o.ratio), pool_label(o.prefill_gpu, o.prefill_options),
-                      pool_label(o.decode_gpu, o.decode_options), sim ? o.link : "-",
+                      pool_label(o.decode_gpu, o.decode_options), o.link,
                       o.found ? fmt::format("{:.2f}", o.max_rate_per_s) : "-", o.found ? count(o.units) : "-",
                       o.found ? count(o.gpus_total) : "-", o.found ? money(o.cost_per_hour_usd) : "-",
-                      sim ? seconds(o.ttft_p99_s) : "-", sim ? seconds(o.tpot_p99_s) : "-",
-                      sim ? seconds(o.transfer_p99_s) : "-", o.meets_slo ? "yes" : (sim ? "no" : "pruned")});
+                      seconds(o.ttft_p99_s), seconds(o.tpot_p99_s), seconds(o.transfer_p99_s),
+                      o.meets_slo ? "yes" : "no"});
   }
   return t;
 }
@@ -106,10 +106,10 @@ std::string disagg_size_text(const DisaggSearchResult& d, TextFormat f, size_t m
                      md ? "" : "  ", d.candidates, d.simulated, d.candidates - d.simulated, ratios_label(d));
   for (const auto& v : d.verdicts)
     out += fmt::format("{}{} for {}: {}.\n", md ? "- " : "  ", winner_label(v.winner), v.model, v.why);
-  if (d.options.empty()) return out;
+  if (d.simulated == 0) return out;
   out += "\n" + render(layouts_table(d, max_rows), md ? TextFormat::md : TextFormat::table);
-  if (max_rows > 0 && d.options.size() > max_rows)
-    out += fmt::format("({} of {} layouts; --format json lists all)\n", max_rows, d.options.size());
+  if (max_rows > 0 && static_cast<size_t>(d.simulated) > max_rows)
+    out += fmt::format("({} of {} simulated layouts; --format json lists all)\n", max_rows, d.simulated);
   return out;
 }
 
