@@ -33,9 +33,12 @@ struct DisaggRatio {
 std::string to_string(const DisaggRatio& r);
 //! Parses "xPyD" with x, y >= 1 (case-insensitive P and D); nullopt otherwise.
 std::optional<DisaggRatio> parse_disagg_ratio(std::string_view s);
-//! 1P1D, 1P2D, 1P3D, 2P3D: decode-heavy ratios, since decode holds a request for its
-//! whole output while prefill holds it for one step (the xPyD splits NVIDIA Dynamo's and
-//! vLLM's disaggregation examples start from).
+//! 1P1D, 1P2D, 1P3D, 2P3D: decode-heavy, since decode holds a request for its whole
+//! output while prefill holds it for one step. vLLM's examples run 1P1D
+//! (examples/online_serving/disaggregated_prefill.sh) and 1P3D
+//! (examples/online_serving/disaggregated_serving_p2p_nccl_xpyd/disagg_example_p2p_nccl_1p3d.sh,
+//! vllm-project/vllm commit e4cee349f98bd69faca3d51201af5002f30fa109); 1P2D and 2P3D are
+//! kvplan's steps in between.
 std::vector<DisaggRatio> default_disagg_ratios();
 
 //! One disaggregated layout with its max rate and price.
