@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -12,10 +13,39 @@
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "reports/buy_report.h"
+#include "reports/size_disagg_report.h"
 #include "reports/size_report.h"
+#include "size/disagg_search.h"
 #include "size/size.h"
 
 namespace kvplan::cli {
+
+namespace {
+
+//! --disagg's ratios, with the aggregated search's seed, probe size and threads.
+size::DisaggSearchOptions disagg_options(const po::variables_map& vm, const size::SizeOptions& opt,
+                                         const std::string& evaluator, Format format) {
+  if (evaluator != "sim")
+    throw InputError("command line", "--disagg", "the simulator evaluator (--evaluator sim)", "'" + evaluator + "'");
+  if (format == Format::csv)
+    throw InputError("command line", "--disagg", "--format table, md or json (the CSV holds aggregated options only)",
+                     "--format csv");
+  size::DisaggSearchOptions d;
+  d.ratios.clear();
+  for (const auto& s : split_list(vm["disagg"].as<std::string>(), "--disagg")) {
+    const auto r = size::parse_disagg_ratio(s);
+    if (!r) throw InputError("command line", "--disagg", "xPyD ratios with x, y >= 1, e.g. 1P2D", "'" + s + "'");
+    d.ratios.push_back(*r);
+  }
+  d.threads = opt.threads;
+  d.requests_per_probe = opt.requests_per_probe;
+  d.rel_tolerance = opt.rel_tolerance;
+  d.seed = opt.seed;
+  d.prune = !vm["disagg-all"].as<bool>();
+  return d;
+}
+
+}  // namespace
 
 int cmd_size(const Args& args) {
   po::options_description desc(
@@ -35,7 +65,11 @@ int cmd_size(const Args& args) {
       ("what-if", po::bool_switch(), "also search formats no engine runs (int4/int2 KV caches, KIVI, KVQuant)")
       ("exhaustive", po::bool_switch(),
        "simulate every candidate the planner keeps (default: skip those whose cheapest possible deployment costs "
-       "more than an option already proven; same recommendations)");
+       "more than an option already proven; same recommendations)")
+      ("disagg", po::value<std::string>()->implicit_value("1P1D,1P2D,1P3D,2P3D"),
+       "also search disaggregated prefill/decode layouts, xPyD ratios (default 1P1D,1P2D,1P3D,2P3D), GPU mixes included")
+      ("disagg-all", po::bool_switch(),
+       "with --disagg, also simulate layouts whose one unit costs at least the aggregated answer (same verdict, slower)");
   add_serving_options(desc);
   add_output_options(desc);
   add_buy_options(desc);
@@ -88,6 +122,9 @@ int cmd_size(const Args& args) {
   } else if (evaluator != "sim") {
     throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
   }
+  std::optional<size::DisaggSearchOptions> disagg;
+  if (vm.count("disagg")) disagg = disagg_options(vm, opt, evaluator, format);
+  else if (vm["disagg-all"].as<bool>()) throw InputError("command line", "--disagg-all", "--disagg as well", "--disagg-all alone");
   const bool force = vm.count("force") && vm["force"].as<bool>();
   refuse_same_path(vm, "output", "report");
   if (vm.count("report")) check_output_path("--report", vm["report"].as<std::string>(), force);
@@ -105,11 +142,18 @@ int cmd_size(const Args& args) {
   size::SizeResult result = size::run_search(space, workload, opt);
   if (bar) std::cerr << fmt::format("\rsized {} candidates in {:.1f} s{}\n", result.candidates, result.wall_s, std::string(20, ' '));
 
+  std::optional<size::DisaggSearchResult> dis;
+  if (disagg) {
+    dis = size::run_disagg_search(space, result, workload, *disagg);
+    if (bar) std::cerr << fmt::format("sized {} disaggregated layouts ({} simulated) in {:.1f} s\n", dis->candidates,
+                                      dis->simulated, dis->wall_s);
+  }
   const auto buy = apply_buy(buy_request, result);  // issue 17: buy figures and the --objective ranking
 
   if (vm.count("report")) {
     std::string page = reports::size_html(result);
     if (buy) page = reports::with_section(std::move(page), reports::buy_html(result, *buy));
+    if (dis) page = reports::with_section(std::move(page), reports::disagg_size_html(*dis));
     write_output("--report", vm["report"].as<std::string>(), page, force);
   }
 
@@ -118,6 +162,7 @@ int cmd_size(const Args& args) {
     case Format::json: {
       auto j = reports::size_json(result);
       if (buy) j["buy"] = reports::buy_json(result, *buy);
+      if (dis) j["disaggregated"] = reports::disagg_size_json(*dis);
       text = j.dump(2) + "\n";
       break;
     }
@@ -127,11 +172,13 @@ int cmd_size(const Args& args) {
       break;
     case Format::md:
       text = reports::size_text(result, reports::TextFormat::md, top) +
-             (buy ? reports::buy_text(result, *buy, reports::TextFormat::md, top) : "");
+             (buy ? reports::buy_text(result, *buy, reports::TextFormat::md, top) : "") +
+             (dis ? reports::disagg_size_text(*dis, reports::TextFormat::md, top) : "");
       break;
     case Format::table:
       text = reports::size_text(result, reports::TextFormat::table, top) +
-             (buy ? reports::buy_text(result, *buy, reports::TextFormat::table, top) : "");
+             (buy ? reports::buy_text(result, *buy, reports::TextFormat::table, top) : "") +
+             (dis ? reports::disagg_size_text(*dis, reports::TextFormat::table, top) : "");
       break;
   }
   emit(vm, text);
