@@ -114,6 +114,26 @@ Layout layout_of(const size::Option& o) {
   return l;
 }
 
+Layout layout_of(const size::DisaggOption& o) {
+  Layout l;
+  const int64_t units = std::max<int64_t>(1, o.units);
+  l.title = fmt::format("{}: {} x {} ({} GPUs)", o.model, units, size::to_string(o.ratio), o.gpus_total);
+  l.router = "router";
+  const auto pool = [&](PoolRole role, const std::string& gpu, const ServingOptions& so, int64_t per_unit) {
+    LayoutPool p;
+    p.role = role;
+    p.gpu = gpu;
+    p.instances = units * per_unit;
+    p.tp = so.tp;
+    p.pp = so.pp;
+    return p;
+  };
+  l.pools.push_back(pool(PoolRole::prefill, o.prefill_gpu, o.prefill_options, o.ratio.prefill));
+  l.pools.push_back(pool(PoolRole::decode, o.decode_gpu, o.decode_options, o.ratio.decode));
+  l.kv_link = o.link;
+  return l;
+}
+
 std::string layout_svg(const Layout& l) {
   int height = 0;
   for (const auto& p : l.pools) height = std::max(height, column_h(p));

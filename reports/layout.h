@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "size/disagg_search.h"
 #include "size/size.h"
 
 namespace kvplan::reports {
@@ -33,6 +34,9 @@ struct Layout {
 
 //! One replica pool: the aggregated deployment of a sizing option.
 Layout layout_of(const size::Option& o);
+//! A prefill and a decode pool joined by the KV link: a disaggregated layout, with its
+//! units multiplied out (units x xPyD instances).
+Layout layout_of(const size::DisaggOption& o);
 
 //! The diagram, as an <svg> element (no scripts, fonts or external references). Shows
 //! at most kMaxInstancesDrawn instances per pool and kMaxGpusDrawn GPUs per row, and says

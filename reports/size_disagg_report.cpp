@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "reports/html.h"
+#include "reports/layout.h"
 #include "reports/size_common.h"
 
 namespace kvplan::reports {
@@ -120,7 +121,11 @@ std::string disagg_size_html(const DisaggSearchResult& d) {
   for (const auto& v : d.verdicts)
     s += fmt::format("<li><b>{}</b> for {}: {}.</li>\n", html::escape(winner_label(v.winner)), html::escape(v.model),
                      html::escape(v.why));
-  s += "</ul>\n<table>\n<tr>";
+  s += "</ul>\n";
+  for (const auto& v : d.verdicts)
+    if (v.winner == "disaggregated" && v.disaggregated && *v.disaggregated < d.options.size())
+      s += "<figure>" + layout_svg(layout_of(d.options[*v.disaggregated])) + "</figure>\n";
+  s += "<table>\n<tr>";
   const Table t = layouts_table(d, 20);
   for (const auto& h : t.header) s += "<th>" + html::escape(h) + "</th>";
   s += "</tr>\n";

@@ -13,6 +13,7 @@
 
 #include "reports/html.h"
 #include "reports/layout.h"
+#include "reports/size_disagg_report.h"
 #include "reports/size_report.h"
 
 using namespace kvplan;
@@ -219,4 +220,34 @@ TEST_CASE("the layout diagram draws xPyD pools of different GPU types joined by 
   CHECK(svg.find("KV transfer") != std::string::npos);
   CHECK(svg.find("RDMA, 50 GB/s") != std::string::npos);
   CHECK(svg.find("2P1D &lt;mixed&gt;") != std::string::npos);  // escaped
+}
+
+TEST_CASE("a disaggregated winner is drawn in the HTML report as its prefill and decode pools") {
+  // Two units of 1P2D: 2 prefill instances of TP 2 on H200, 4 decode instances of TP 1 on
+  // L40S = 2 x 2 + 4 x 1 = 8 GPUs, joined by RDMA.
+  size::DisaggOption o;
+  o.model = "m";
+  o.prefill_gpu = "h200";
+  o.decode_gpu = "l40s";
+  o.prefill_options.tp = 2;
+  o.decode_options.tp = 1;
+  o.ratio = {1, 2};
+  o.units = 2;
+  o.gpus_total = 8;
+  o.link = "rdma";
+  size::DisaggSearchResult d;
+  d.options.push_back(o);
+  size::DisaggVerdict v;
+  v.model = "m";
+  v.winner = "disaggregated";
+  v.disaggregated = 0;
+  d.verdicts.push_back(v);
+  const std::string html = reports::disagg_size_html(d);
+  CHECK(count(html, "class=\"gpu\"") == 8);
+  CHECK(html.find("2 prefill instances (2 GPUs each: TP 2)") != std::string::npos);
+  CHECK(html.find("4 decode instances (1 GPU each: TP 1)") != std::string::npos);
+  CHECK(html.find("m: 2 x 1P2D (8 GPUs)") != std::string::npos);
+  // An aggregated winner draws nothing here (the report's own layout section has it).
+  d.verdicts[0].winner = "aggregated";
+  CHECK(reports::disagg_size_html(d).find("<svg") == std::string::npos);
 }
