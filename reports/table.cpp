@@ -102,9 +102,12 @@ std::string flops(double f) {
 
 std::string seconds(double s) {
   if (!std::isfinite(s)) return "inf s";
-  if (s < 1e-3) return fmt::format("{:.0f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
-  return fmt::format("{:.3g} s", s);
+  // Each unit up to where three significant digits would round to 1000 of it: 999.6 ms
+  // reads "1 s", not "1e+03 ms", and an overloaded run's 2,610 s "2610 s".
+  if (s < 0.9995e-3) return fmt::format("{:.0f} us", s * 1e6);
+  if (s < 0.9995) return fmt::format("{:.3g} ms", s * 1e3);
+  if (s < 999.5) return fmt::format("{:.3g} s", s);
+  return fmt::format("{:.0f} s", s);
 }
 
 std::string count(int64_t n) {

@@ -15,6 +15,7 @@
 #include "reports/layout.h"
 #include "reports/size_disagg_report.h"
 #include "reports/size_report.h"
+#include "reports/table.h"
 
 using namespace kvplan;
 
@@ -250,4 +251,14 @@ TEST_CASE("a disaggregated winner is drawn in the HTML report as its prefill and
   // An aggregated winner draws nothing here (the report's own layout section has it).
   d.verdicts[0].winner = "aggregated";
   CHECK(reports::disagg_size_html(d).find("<svg") == std::string::npos);
+}
+
+TEST_CASE("durations read in the unit three significant digits fit, never in exponent form") {
+  CHECK(reports::seconds(812e-6) == "812 us");
+  CHECK(reports::seconds(999.4e-6) == "999 us");
+  CHECK(reports::seconds(999.6e-6) == "1 ms");
+  CHECK(reports::seconds(0.0123) == "12.3 ms");
+  CHECK(reports::seconds(0.9996) == "1 s");  // was "1e+03 ms"
+  CHECK(reports::seconds(4.56) == "4.56 s");
+  CHECK(reports::seconds(2610.4) == "2610 s");  // was "2.61e+03 s"
 }
