@@ -171,7 +171,6 @@ namespace {
 struct Track {
   double arrival_s = 0;
   double prefill_scheduled_s = -1;
-  double prefill_end_s = 0;
   double landed_s = 0;
   double decode_scheduled_s = -1;
   double first_token_s = 0;
@@ -284,7 +283,6 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
           --routed_prefill[k];
           break;
         case RequestEventKind::finished:
-          t.prefill_end_s = ev.time_s;
           events.push(Event{ev.time_s, seq++, ev.request, EventKind::prefill_done});
           break;
         default: break;
