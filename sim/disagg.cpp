@@ -114,10 +114,11 @@ KvTransferLink choose_link(const DisaggLayout& l) {
                        "the figures of the link the KV crosses ({bytes_per_s, latency_s})", "nothing");
   const KvLink& a = *link_of(lp, out.kind);
   const KvLink& b = *link_of(ld, out.kind);
-  // Each GPU of an instance moves its own shard over its own share of the link; the
-  // slower side sets the pace.
-  out.bytes_per_s = std::min(static_cast<double>(l.prefill.options.tp) * a.bytes_per_s,
-                             static_cast<double>(l.decode.options.tp) * b.bytes_per_s);
+  // Each GPU of an instance (TP x PP of them) moves its own shard over its own share of
+  // the link; the slower side sets the pace.
+  out.bytes_per_s =
+      std::min(static_cast<double>(l.prefill.options.tp * l.prefill.options.pp) * a.bytes_per_s,
+               static_cast<double>(l.decode.options.tp * l.decode.options.pp) * b.bytes_per_s);
   out.latency_s = std::max(a.latency_s, b.latency_s);
   return out;
 }
@@ -171,7 +172,6 @@ namespace {
 struct Track {
   double arrival_s = 0;
   double prefill_scheduled_s = -1;
-  double prefill_end_s = 0;
   double landed_s = 0;
   double decode_scheduled_s = -1;
   double first_token_s = 0;
@@ -284,7 +284,6 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
           --routed_prefill[k];
           break;
         case RequestEventKind::finished:
-          t.prefill_end_s = ev.time_s;
           events.push(Event{ev.time_s, seq++, ev.request, EventKind::prefill_done});
           break;
         default: break;

@@ -12,7 +12,7 @@
 //     outstanding requests (routed to it, in flight included, not yet finished), and its
 //     KV (the prompt's tokens, bytes from the planner's KV per token for the decode
 //     pool's layout, plus any Mamba/linear-attention state) moves over the link:
-//     latency + bytes / bandwidth, the bandwidth being the slower side's (TP GPUs each
+//     latency + bytes / bandwidth, the bandwidth being the slower side's (TP x PP GPUs each
 //     with their own link share). Transfers out of one prefill instance go one after
 //     another over its links.
 //  3. When the KV has landed the request joins the decode instance's waiting queue. Its
@@ -63,7 +63,7 @@ struct DisaggLayout {
 struct KvTransferLink {
   LinkKind kind = LinkKind::ethernet;
   bool same_node = false;
-  double bytes_per_s = 0;  //!< the slower side's: min over the pools of TP x per-GPU link
+  double bytes_per_s = 0;  //!< the slower side's: min over the pools of TP x PP x per-GPU link
   double latency_s = 0;    //!< the larger of the two sides'
   std::string why;         //!< the rule that chose it, for reports
 };

@@ -73,6 +73,11 @@ TEST_CASE("the link rule: one node over NVLink, different GPU types or too many 
   CHECK_FALSE(k.same_node);
   CHECK(k.bytes_per_s == doctest::Approx(50e9));
   CHECK(k.latency_s == doctest::Approx(15e-6));
+  // Every GPU of an instance has its share: decode TP 2 x PP 2 on 4 nodes' worth of GPUs
+  // (2 + 4 x 4 = 18 > 8) moves 4 x 50 GB/s, the prefill side TP 2 x 50: 100 GB/s.
+  l.decode = pool(h100_with_links(), 2, 4);
+  l.decode.options.pp = 2;
+  CHECK(choose_link(l).bytes_per_s == doctest::Approx(100e9));
   // Different GPU types never share a node; without an rdma figure on one side: Ethernet.
   GpuSpec other = h100_with_links("other");
   other.kv_links->rdma.reset();
