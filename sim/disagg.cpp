@@ -490,51 +490,7 @@ DisaggResult DisaggSimulator::run(const Workload& w, const SimOptions& opt) cons
 }
 
 MaxRate find_max_rate(const DisaggSimulator& s, const Workload& w, const SimOptions& opt, const MaxRateOptions& mo) {
-  if (!w.slo.given())
-    throw InputError(w.file.empty() ? "workload" : w.file, "slo",
-                     "a TTFT or TPOT target (slo: {ttft_p99_s, tpot_p99_s}): the highest rate is measured against it",
-                     "nothing");
-  const int64_t per_run = mo.requests > 0 ? mo.requests : opt.requests.value_or(w.requests);
-  if (per_run < min_requests_for_percentile(0.99))
-    throw InputError("max rate search", "requests per run",
-                     "at least " + std::to_string(min_requests_for_percentile(0.99)) +
-                         " requests, so that 10 lie above the p99 the SLO is judged on",
-                     std::to_string(per_run));
-  SimOptions o = opt;
-  o.on_step = nullptr;
-  o.on_request = nullptr;
-  o.check_invariants = false;
-  if (mo.requests > 0) o.requests = mo.requests;
-  MaxRate out;
-  std::optional<double> lo, hi;
-  SimResult lo_res, last;
-  const auto trial = [&](double scale) {
-    o.rate_scale = scale;
-    last = s.run(w, o).overall;
-    ++out.runs;
-    const bool ok = last.meets_slo &&
-                    (w.slo.ttft_p99_s <= 0 || last.queue_growth_s <= mo.max_queue_growth * w.slo.ttft_p99_s);
-    (ok ? lo : hi) = scale;
-    if (ok) lo_res = last;
-    return ok;
-  };
-  double scale = opt.rate_scale > 0 ? opt.rate_scale : 1.0;
-  if (trial(scale)) {
-    while (out.runs < mo.max_runs && trial(scale *= 2)) {}
-  } else {
-    for (int i = 0; i < 30 && out.runs < mo.max_runs; ++i)
-      if (trial(scale /= 2)) break;
-  }
-  if (!lo) {
-    out.at_max = last;
-    return out;
-  }
-  while (hi && out.runs < mo.max_runs && (*hi - *lo) > mo.rel_tolerance * *lo) trial(0.5 * (*lo + *hi));
-  out.found = true;
-  out.rate_scale = *lo;
-  out.max_rate_per_s = *lo * w.base_rate_per_s();
-  out.at_max = lo_res;
-  return out;
+  return find_max_rate([&s](const Workload& wl, const SimOptions& o) { return s.run(wl, o).overall; }, w, opt, mo);
 }
 
 DisaggResult simulate_disagg(const ModelConfig& m, const DisaggLayout& layout, const Workload& w, double rate_per_s,
