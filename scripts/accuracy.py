@@ -10,6 +10,11 @@ settings (TP, max_num_batched_tokens, max_num_seqs 128, max_model_len 4096,
 gpu_memory_utilization 0.9, chunked prefill, prefix caching on).
 
   scripts/accuracy.py [--kvplan build/kvplan] [--calibration FILE] [--runs 0,2,4]
+  scripts/accuracy.py --unseen
+      the same for tests/data/calibration/unseen-vllm-h100: 30 runs of the same study on
+      other models (nothing is fitted on them), with dense / MoE summaries and their bias.
+  scripts/accuracy.py --check
+      replays both sets and exits 1 if an error bound of CHECKS is exceeded (ctest).
   scripts/accuracy.py --leave-one-out
       each run predicted by the serving overheads fitted on the other 12.
   scripts/accuracy.py --fit 0,2,4,6,8,10,12 --write-parameters OUT.json
@@ -30,6 +35,9 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "calibration", "real-vllm-h100")
+# Runs of the same study that no fit here has seen (other models, TP 8, loads near
+# saturation); measured values only, no logged KV pool (SOURCES.md there).
+UNSEEN = os.path.join(ROOT, "tests", "data", "calibration", "unseen-vllm-h100")
 # Prompt tokens the client measured over system + question tokens (the completion
 # template and BOS): 592 - (100 + 466) = 26 in the one run that records it
 # (runs.csv, prompt_tokens_mean_measured).
@@ -48,7 +56,7 @@ def parse_stages(text):
 
 def model_file(run, tmp):
     """The run's config.json; a multimodal config's text_config is lifted to the top."""
-    path = os.path.join(DATA, run["model_config"])
+    path = os.path.join(run["_data"], run["model_config"])
     cfg = json.load(open(path))
     if "text_config" not in cfg:
         return path
@@ -93,9 +101,11 @@ def simulate(kvplan, run, calibration, tmp):
     # engine-neutral budget with the same logged pool.
     engine = "ideal" if "llama-4" in run["model_config"] else "vllm"
     cmd = [kvplan, "simulate", "--model", model_file(run, tmp), "--gpu", "h100-sxm",
-           "--workload", workload_file(run, tmp), "--scheduler", "chunked", "--engine", engine,
-           "--num-gpu-blocks-override", run["real_kv_blocks"],
-           "--tp", run["tp"], "--max-num-seqs", run["max_num_seqs"],
+           "--workload", workload_file(run, tmp), "--scheduler", "chunked", "--engine", engine]
+    # Without a logged pool, kvplan's own vLLM memory accounting sizes it.
+    if run.get("real_kv_blocks"):
+        cmd += ["--num-gpu-blocks-override", run["real_kv_blocks"]]
+    cmd += ["--tp", run["tp"], "--max-num-seqs", run["max_num_seqs"],
            "--max-num-batched-tokens", run["max_num_batched_tokens"],
            "--max-model-len", run["max_model_len"], "--gpu-memory-utilization", run["gpu_mem_util"],
            "--format", "json"]
@@ -186,8 +196,15 @@ def main():
     ap.add_argument("--held-out", help="run indices to mark as held out in the table")
     ap.add_argument("--leave-one-out", action="store_true",
                     help="fit the serving overheads on all runs but one and predict that one, for each run")
+    ap.add_argument("--check", action="store_true",
+                    help="replay both sets and exit 1 if an error bound of CHECKS is exceeded (ctest accuracy_replay)")
+    ap.add_argument("--unseen", action="store_true",
+                    help="replay the runs of tests/data/calibration/unseen-vllm-h100 instead (nothing is fitted on them)")
     args = ap.parse_args()
-    runs = list(csv.DictReader(open(os.path.join(DATA, "runs.csv"))))
+    data = UNSEEN if args.unseen else DATA
+    runs = list(csv.DictReader(open(os.path.join(data, "runs.csv"))))
+    for r in runs:
+        r["_data"] = data
     cal = args.calibration if args.calibration != "none" else None
     with tempfile.TemporaryDirectory() as tmp:
         if args.fit:
@@ -223,35 +240,92 @@ def main():
             print(f"leave-one-out: |error| median / p90 (nearest rank) over {len(runs)} runs: " + ", ".join(
                 f"{k.upper()} {statistics.median(v):.1%} / {pctl(v, 0.9):.1%}" for k, v in errs.items()))
             return
+        if args.check:
+            sys.exit(check(args.kvplan, cal, tmp))
         sel = [int(i) for i in args.runs.split(",")] if args.runs else range(len(runs))
         held = set(int(i) for i in args.held_out.split(",")) if args.held_out else set()
-        errs = {"ttft": [], "itl": [], "e2e": []}
-        herrs = {"ttft": [], "itl": [], "e2e": []}
         shown = os.path.relpath(cal, ROOT) if cal and os.path.abspath(cal).startswith(ROOT + os.sep) else cal
         print(f"calibration: {shown or 'none (datasheet roofline)'}")
-        print(f"{'#':>2} {'run':<16} {'model':<28} {'tp':>2} {'mbt':>5}  "
-              f"{'TTFT ms pred/meas':>20} {'err':>6}  {'ITL ms pred/meas':>18} {'err':>6}  "
-              f"{'E2E ms pred/meas':>20} {'err':>6}")
-        for i in sel:
-            r = runs[i]
-            s = simulate(args.kvplan, r, cal, tmp)
-            m = measured(r)
-            e = {k: (s[k] - m[k]) / m[k] for k in errs}
-            for k in errs:
-                errs[k].append(abs(e[k]))
-                if i in held:
-                    herrs[k].append(abs(e[k]))
-            mark = "*" if i in held else " "
-            print(f"{i:>2}{mark}{r['id']:<16} {r['model'].split('/')[-1][:28]:<28} {r['tp']:>2} "
-                  f"{r['max_num_batched_tokens']:>5}  {s['ttft']:>9.1f}/{m['ttft']:<9.1f} {e['ttft']:>+6.0%}  "
-                  f"{s['itl']:>8.2f}/{m['itl']:<8.2f} {e['itl']:>+6.0%}  {s['e2e']:>9.0f}/{m['e2e']:<9.0f} "
-                  f"{e['e2e']:>+6.0%}")
-        for name, es in (("all runs", errs), ("held out (*)", herrs)):
-            if not es["ttft"]:
-                continue
-            print(f"{name}: |error| median / p90 (nearest rank) over {len(es['ttft'])} runs: " + ", ".join(
-                f"{k.upper()} {statistics.median(v):.1%} / {pctl(v, 0.9):.1%}" for k, v in es.items()))
+        errs = replay(args.kvplan, runs, sel, held, cal, tmp)
+        groups = [("all runs", list(errs))]
+        if held:
+            groups.append(("held out (*)", [i for i in errs if i in held]))
+        if args.unseen:
+            groups += [(f"{name} (signed median = bias)", [i for i in errs if is_moe(runs[i]) == moe])
+                       for name, moe in (("dense", False), ("MoE", True))]
+        for name, idx in groups:
+            if idx:
+                print(summary(name, [errs[i] for i in idx], signed="bias" in name))
 
+
+def is_moe(run):
+    cfg = json.load(open(os.path.join(run["_data"], run["model_config"])))
+    cfg = cfg.get("text_config", cfg)
+    return any(k in cfg for k in ("num_local_experts", "num_experts"))
+
+
+def replay(kvplan, runs, sel, held, cal, tmp):
+    """Prints one row per run; returns {index: {metric: signed relative error}}."""
+    print(f"{'#':>2} {'run':<16} {'model':<28} {'tp':>2} {'mbt':>5}  "
+          f"{'TTFT ms pred/meas':>20} {'err':>6}  {'ITL ms pred/meas':>18} {'err':>6}  "
+          f"{'E2E ms pred/meas':>20} {'err':>6}")
+    out = {}
+    for i in sel:
+        r = runs[i]
+        s = simulate(kvplan, r, cal, tmp)
+        m = measured(r)
+        e = out[i] = {k: (s[k] - m[k]) / m[k] for k in ("ttft", "itl", "e2e")}
+        mark = "*" if i in held else " "
+        print(f"{i:>2}{mark}{r['id']:<16} {r['model'].split('/')[-1][:28]:<28} {r['tp']:>2} "
+              f"{r['max_num_batched_tokens']:>5}  {s['ttft']:>9.1f}/{m['ttft']:<9.1f} {e['ttft']:>+6.0%}  "
+              f"{s['itl']:>8.2f}/{m['itl']:<8.2f} {e['itl']:>+6.0%}  {s['e2e']:>9.0f}/{m['e2e']:<9.0f} "
+              f"{e['e2e']:>+6.0%}")
+    return out
+
+
+def summary(name, errs, signed=False):
+    text = f"{name}: |error| median / p90 (nearest rank) over {len(errs)} runs: " + ", ".join(
+        f"{k.upper()} {statistics.median(abs(e[k]) for e in errs):.1%} / {pctl([abs(e[k]) for e in errs], 0.9):.1%}"
+        for k in ("ttft", "itl", "e2e"))
+    if signed:
+        text += "; signed median " + ", ".join(
+            f"{k.upper()} {statistics.median(e[k] for e in errs):+.1%}" for k in ("ttft", "itl", "e2e"))
+    return text
+
+
+# What `--check` holds the shipped profile to (bench/ACCURACY.md): the issue's targets
+# (median 10 %, p90 25 %) where the model meets them today, so a change that loses them
+# fails ctest. TTFT and the MoE runs are not held: they miss the targets (ACCURACY.md says
+# why), and a bound set at today's error would only freeze it.
+CHECKS = [
+    ("fitted set, held-out runs 1,3,5,7,9,11", "fit", "itl", 0.10, 0.25),
+    ("fitted set, held-out runs 1,3,5,7,9,11", "fit", "e2e", 0.10, 0.25),
+    ("unseen set, dense models", "unseen-dense", "itl", 0.10, 0.25),
+    ("unseen set, dense models", "unseen-dense", "e2e", 0.10, 0.25),
+]
+
+
+def check(kvplan, cal, tmp):
+    sets = {}
+    fit_runs = list(csv.DictReader(open(os.path.join(DATA, "runs.csv"))))
+    unseen = list(csv.DictReader(open(os.path.join(UNSEEN, "runs.csv"))))
+    for r in fit_runs:
+        r["_data"] = DATA
+    for r in unseen:
+        r["_data"] = UNSEEN
+    held = [1, 3, 5, 7, 9, 11]
+    sets["fit"] = list(replay(kvplan, fit_runs, held, set(held), cal, tmp).values())
+    dense = [i for i, r in enumerate(unseen) if not is_moe(r)]
+    sets["unseen-dense"] = list(replay(kvplan, unseen, dense, set(), cal, tmp).values())
+    failed = 0
+    for name, key, metric, med_max, p90_max in CHECKS:
+        v = [abs(e[metric]) for e in sets[key]]
+        med, p90 = statistics.median(v), pctl(v, 0.9)
+        ok = med <= med_max and p90 <= p90_max
+        failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {metric.upper()} |error| median {med:.1%} (<= {med_max:.0%}), "
+              f"p90 {p90:.1%} (<= {p90_max:.0%})")
+    return 1 if failed else 0
 
 if __name__ == "__main__":
     main()
