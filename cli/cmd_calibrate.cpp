@@ -16,7 +16,7 @@ int cmd_calibrate(const Args& args) {
       ("help,h", "this help")
       ("input", po::value<std::string>(), "kvplan.calibration/2 file with measurements")
       ("merge", po::value<std::vector<std::string>>(),
-       "another /2 file whose parameters are added (its own provenance kept); repeatable")
+       "another /2 file whose parameters (its own provenance kept) and accuracy statements are added; repeatable")
       ("source", po::value<std::string>(), "provenance of the result (default: the input's)")
       ("output,o", po::value<std::string>(), "write to FILE instead of stdout")
       ("force", po::bool_switch(), "overwrite the -o file if it exists");
@@ -52,6 +52,8 @@ int cmd_calibrate(const Args& args) {
     for (const std::string& f : vm["merge"].as<std::vector<std::string>>()) {
       const io::CalibrationFile other = io::parse_calibration_v2(io::read_file(f), f);
       for (const auto& [name, p] : other.parameters) c.parameters.try_emplace(name, p);
+      // Accuracy statements describe the merged serving overheads' held-out replay.
+      c.accuracy.insert(c.accuracy.end(), other.accuracy.begin(), other.accuracy.end());
     }
   if (vm.count("source")) c.source = vm["source"].as<std::string>();
   for (const auto& [table, q] : quality)

@@ -101,6 +101,7 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
 
   reports::DisaggReport r;
   r.base.model = m.name;
+  r.base.moe = m.is_moe();
   r.base.gpu = layout.prefill.gpu.name + "+" + layout.decode.gpu.name;
   r.base.options = layout.decode.options;
   r.base.workload = io::load_workload(vm["workload"].as<std::string>());

@@ -141,6 +141,7 @@ int cmd_simulate(const Args& args) {
                      std::to_string(all_options.size()) + " combinations");
   reports::SimReport r;
   r.model = m.name;
+  r.moe = m.is_moe();
   r.gpu = g.name;
   r.options = with_engine_defaults(g, all_options.front());
   r.workload = io::load_workload(vm["workload"].as<std::string>());

@@ -182,6 +182,22 @@ CalibrationFile parse_calibration_v2(const std::string& body, const std::string&
         (std::string(table) == "hbm_copy" ? c.measurements.hbm_copy : c.measurements.elementwise).push_back(b);
       });
   }
+  if (const Json* acc = member(n, "accuracy")) {
+    if (!acc->is_array()) throw InputError(file, "accuracy", "a list of {scope, text}", show(*acc));
+    for (size_t i = 0; i < acc->size(); ++i) {
+      const std::string at = "accuracy[" + std::to_string(i) + "]";
+      if (!(*acc)[i].is_object()) throw InputError(file, at, "a mapping {scope, text}", show((*acc)[i]));
+      AccuracyNote note;
+      const std::string scope = text((*acc)[i], "scope", file, at + ".scope");
+      if (scope == "all") note.scope = AccuracyNote::Scope::all;
+      else if (scope == "dense") note.scope = AccuracyNote::Scope::dense;
+      else if (scope == "moe") note.scope = AccuracyNote::Scope::moe;
+      else throw InputError(file, at + ".scope", "all, dense or moe", "'" + scope + "'");
+      note.text = text((*acc)[i], "text", file, at + ".text");
+      if (note.text.empty()) throw InputError(file, at + ".text", "a statement", "an empty string");
+      c.accuracy.push_back(note);
+    }
+  }
   if (c.parameters.empty() && c.measurements.empty())
     throw InputError(file, "parameters", "parameters or measurements to fit them from", "neither");
   return c;
@@ -208,6 +224,7 @@ Calibration to_calibration(const CalibrationFile& c, const std::string& file) {
   out.device = c.device;
   out.source = c.source;
   out.file = file;
+  out.accuracy = c.accuracy;
   out.measured = true;
   if (!c.gpu.empty()) {
     out.gpu = c.gpu;
@@ -226,6 +243,15 @@ std::string calibration_json(const CalibrationFile& c) {
   nlohmann::ordered_json ps = nlohmann::ordered_json::object();
   for (const auto& [name, p] : c.parameters) ps[name] = {{"value", p.value}, {"unit", p.unit}, {"source", p.source}};
   j["parameters"] = ps;
+  if (!c.accuracy.empty()) {
+    nlohmann::ordered_json acc = nlohmann::ordered_json::array();
+    for (const AccuracyNote& a : c.accuracy)
+      acc.push_back({{"scope", a.scope == AccuracyNote::Scope::all     ? "all"
+                               : a.scope == AccuracyNote::Scope::dense ? "dense"
+                                                                       : "moe"},
+                     {"text", a.text}});
+    j["accuracy"] = acc;
+  }
   return j.dump(2) + "\n";
 }
 

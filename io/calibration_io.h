@@ -15,6 +15,7 @@ struct CalibrationFile {
   std::string device, gpu, source, created;
   calib::Parameters parameters;
   calib::Measurements measurements;
+  std::vector<AccuracyNote> accuracy;  // "accuracy": [{scope: all|dense|moe, text}]
 };
 
 //! Parses kvplan.calibration/2 text (JSON or YAML); `file` names it in errors.

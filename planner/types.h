@@ -205,6 +205,15 @@ struct GpuSpec {
   std::optional<KvLinks> kv_links;           // absent: the file gives no KV transfer links
 };
 
+//! A measured statement of the time model's error, carried by the calibration file
+//! (scripts/accuracy.py writes it from the held-out runs) so that reports show it beside
+//! the figures it qualifies. `scope`: the models it concerns.
+struct AccuracyNote {
+  enum class Scope { all, dense, moe };
+  Scope scope = Scope::all;
+  std::string text;
+};
+
 //! Measured efficiencies (gpu_validate writes them; --calibration reads them).
 struct Calibration {
   double bandwidth_efficiency = 0.80;  // achieved / datasheet memory bandwidth
@@ -234,6 +243,15 @@ struct Calibration {
   //! (roofline.cpp). Empty: a /1 file or a hand-made calibration, applied as is.
   std::string gpu;
   double gpu_interconnect_bytes_per_s = 0;
+  std::vector<AccuracyNote> accuracy;  // the file's measured error statements, if any
+
+  //! The statements that concern a model with (moe) or without routed experts.
+  std::vector<std::string> accuracy_for(bool moe) const {
+    std::vector<std::string> out;
+    for (const AccuracyNote& a : accuracy)
+      if (a.scope == AccuracyNote::Scope::all || (a.scope == AccuracyNote::Scope::moe) == moe) out.push_back(a.text);
+    return out;
+  }
 };
 
 //! What the engine is asked to do; names follow vLLM's flags.

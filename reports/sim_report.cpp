@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvplan::reports {
@@ -143,7 +144,8 @@ nlohmann::json sim_json(const SimReport& r) {
   j["calibration"] = {{"file", c.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.file)},
                       {"device", c.device},
                       {"fitted_on_gpu", c.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.gpu)},
-                      {"source", c.source}};
+                      {"source", c.source},
+                      {"accuracy", c.accuracy_for(r.moe)}};
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
   j["sim"] = {{"events", s.events},
@@ -232,6 +234,10 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                            num(s.tokens_per_wall_s))},
   };
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
+  // The calibration's own measured error, right under the calibration it qualifies.
+  auto after = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "calibration"; });
+  for (const std::string& note : r.options.calibration.accuracy_for(r.moe))
+    after = rows.emplace(after + 1, "measured error", note);
   if (r.max_rate) {
     const sim::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",

@@ -20,6 +20,7 @@ namespace kvplan::reports {
 
 struct SimReport {
   std::string model, gpu;
+  bool moe = false;  //!< the model has routed experts (which accuracy statements apply)
   ServingOptions options;
   sim::Workload workload;
   sim::SimOptions sim;

@@ -66,8 +66,12 @@ std::string reason_kind(const std::string& reason) {
 std::vector<std::string> assumptions(const size::SizeResult& r) {
   std::vector<std::string> a;
   a.push_back("Units: GB = 1e9 bytes, GiB = 2^30 bytes; memory figures are per GPU unless stated.");
-  a.push_back("FLOPs count 2 per multiply-add; step times are rooflines: max(FLOPs / (peak x efficiency), "
-              "bytes / (bandwidth x efficiency)) plus tensor-parallel all-reduces.");
+  a.push_back(r.calibrated
+                  ? "FLOPs count 2 per multiply-add; step times add each layer's GEMMs, attention, elementwise "
+                    "kernels and tensor-parallel all-reduces at the calibration's fitted efficiencies, plus the "
+                    "engine's CPU time per step and per request (docs/calibration.md)."
+                  : "FLOPs count 2 per multiply-add; step times are rooflines: max(FLOPs / (peak x efficiency), "
+                    "bytes / (bandwidth x efficiency)) plus tensor-parallel all-reduces.");
   a.push_back(fmt::format("Engine memory accounting: {} (usable = GPU memory x gpu_memory_utilization; the KV pool "
                           "is what is left after weights, activations and the runtime reserve).",
                           r.engine.empty() ? "ideal" : r.engine));
@@ -76,6 +80,7 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
   else
     a.push_back("Efficiencies: documented defaults (no --calibration): 80 % of datasheet bandwidth, 70 % of peak "
                 "FLOP/s in prefill, 50 % in decode.");
+  for (const std::string& note : r.accuracy) a.push_back("Measured error of the time model: " + note);
   a.push_back(fmt::format("Max rate per replica: the highest Poisson-scaled arrival rate whose simulated p99 TTFT and p99 "
                           "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
                           "seed {} (the same requests for every option).",

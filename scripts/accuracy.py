@@ -225,6 +225,7 @@ def main():
                                                 f"tests/data/calibration/real-vllm-h100/runs.csv row; eN: "
                                                 f"tests/data/calibration/eval-vllm-h100/runs.csv row)"}
                                   for k, v in params.items()}}
+            doc["accuracy"] = accuracy_statements(args.kvplan, with_params(cal, params, tmp), args.fit, runs, tmp)
             text = json.dumps(doc, indent=2) + "\n"
             if args.write_parameters:
                 open(args.write_parameters, "w").write(text)
@@ -282,6 +283,38 @@ def select_runs(spec, runs):
     """`0,2,e7`: rows of the first set by index, `eN` rows of the evaluation set."""
     ev = eval_runs()
     return [ev[int(tok[1:])] if tok.startswith("e") else runs[int(tok)] for tok in spec.split(",")]
+
+
+def accuracy_statements(kvplan, cal, spec, first, tmp):
+    """What the calibration file says of its own error (reports print it beside the figures):
+    the replay of every run the fit `spec` left out, worded with the measured numbers."""
+    fitted = spec.split(",")
+    ev = eval_runs()
+    held = [r for i, r in enumerate(first) if str(i) not in fitted]
+    held += [r for i, r in enumerate(ev) if f"e{i}" not in fitted and not is_moe(r)]
+    moe = [r for r in ev if is_moe(r)]
+
+    def errs(rs):
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+            sims = list(pool.map(lambda r: simulate(kvplan, r, cal, tmp), rs))
+        return [{k: (s[k] - measured(r)[k]) / measured(r)[k] for k in ("ttft", "itl", "e2e")} for r, s in zip(rs, sims)]
+
+    h, m = errs(held), errs(moe)
+
+    def mp(e, k):
+        v = [abs(x[k]) for x in e]
+        return f"{statistics.median(v):.0%}/{pctl(v, 0.9):.0%}"
+
+    # Short enough for one line of a report table; bench/ACCURACY.md has the detail.
+    out = [{"scope": "all",
+            "text": f"held-out abs. error on {len(h)} H100 vLLM runs, median/p90: ITL {mp(h, 'itl')}, "
+                    f"E2E {mp(h, 'e2e')}, TTFT {mp(h, 'ttft')} (bench/ACCURACY.md)"}]
+    if m:
+        itl = [x["itl"] for x in m]
+        out.append({"scope": "moe",
+                    "text": f"Mixtral-class MoE ({len(m)} H100 runs): ITL {-statistics.median(itl):.0%} below measured "
+                            f"(median; worst {max(abs(x) for x in itl):.0%}): max rate overstated"})
+    return out
 
 
 def is_moe(run):

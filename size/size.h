@@ -204,6 +204,8 @@ struct SizeResult {
   uint64_t seed = 0;
   bool calibrated = false;          //!< a measured calibration was used
   std::string calibration_device;
+  //! The calibration's measured error statements that concern the models searched.
+  std::vector<std::string> accuracy;
   std::string engine;               //!< engine memory accounting(s) used
   double wall_s = 0;                //!< not part of any deterministic output
 };

@@ -385,6 +385,44 @@ TEST_CASE("the shipped H100 vLLM profile is the default time model; --calibratio
   CHECK(cal["fitted_on_gpu"].is_null());
 }
 
+TEST_CASE("a calibration's measured-error statements reach the reports of the models they concern") {
+  // One statement for every model, one for models with routed experts only.
+  const auto dir = std::filesystem::temp_directory_path() / ("kvplan_accuracy." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto cal = dir / "cal.json";
+  std::ofstream(cal) << R"({"schema": "kvplan.calibration/2", "device": "test GPU", "source": "test",
+    "parameters": {"step_overhead_s": {"value": 0.001, "unit": "s", "source": "test"}},
+    "accuracy": [{"scope": "all", "text": "ALL-MODELS statement"},
+                 {"scope": "moe", "text": "MOE-ONLY statement"},
+                 {"scope": "dense", "text": "DENSE-ONLY statement"}]})";
+  const std::string common = " --gpu h100-sxm --workload chat --requests 50 --calibration " + cal.string();
+
+  Run r = kvplan("simulate --model llama-3-8b" + common);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("measured error              ALL-MODELS statement\n") != std::string::npos);
+  CHECK(r.out.find("measured error              DENSE-ONLY statement\n") != std::string::npos);
+  CHECK(r.out.find("MOE-ONLY") == std::string::npos);
+
+  r = kvplan("simulate --model mixtral-8x7b --tp 2 --format json" + common);
+  REQUIRE(r.code == 0);
+  const auto acc = nlohmann::json::parse(r.out)["calibration"]["accuracy"];
+  REQUIRE(acc.size() == 2);
+  CHECK(acc[0] == "ALL-MODELS statement");
+  CHECK(acc[1] == "MOE-ONLY statement");
+
+  // kvplan calibrate --merge carries the statements with the parameters they describe.
+  const auto merged = dir / "merged.json";
+  r = kvplan("calibrate configs/calibration/vidur-h100-measurements.json --merge " + cal.string() + " -o " +
+             merged.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(merged);
+  const auto j = nlohmann::json::parse(in);
+  REQUIRE(j["accuracy"].size() == 3);
+  CHECK(j["accuracy"][1]["scope"] == "moe");
+  CHECK(j["accuracy"][1]["text"] == "MOE-ONLY statement");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("plan --shared-prefix-tokens: the prefix's full blocks are held once for all requests") {
   // Llama-3-8B bf16: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B per token, a
   // 16-token block 2 MiB; the H100 pool of 28,096 blocks (README) holds 28,096 / 128 = 219

@@ -95,12 +95,13 @@ void check_raw_csv(const std::string& text) {
       const std::string& v = csv[r][c];
       CAPTURE(v);
       // Provenance is free text a person wrote ("NVIDIA H100 80GB HBM3", a calibration's
-      // source), quoted by the CSV writer, not a figure to parse.
+      // source, its measured-error statements), quoted by the CSV writer, not a figure to
+      // parse.
       const std::string& name = csv[0][c];
       const auto ends_with = [&](std::string_view suffix) {
         return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
       };
-      if (ends_with(".source") || ends_with(".device")) continue;
+      if (ends_with(".source") || ends_with(".device") || name.find("calibration.accuracy.") == 0) continue;
       // A number followed by a space is a number with a unit ("128.0 KiB", "6.09 ms");
       // labels such as "int4 awq" may have spaces.
       for (size_t sp = v.find(' '); sp != std::string::npos; sp = v.find(' ', sp + 1)) {
