@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/sim_options.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "planner/planner.h"
@@ -105,45 +106,15 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   r.base.gpu = layout.prefill.gpu.name + "+" + layout.decode.gpu.name;
   r.base.options = layout.decode.options;
   r.base.workload = io::load_workload(vm["workload"].as<std::string>());
+  r.base.sim = parse_sim_options(vm, r.base.workload, "continuous or chunked");
   sim::SimOptions& so = r.base.sim;
-  const auto scheduler = sim::parse_scheduler(vm["scheduler"].as<std::string>());
-  if (!scheduler)
-    throw InputError("command line", "--scheduler", "continuous or chunked", "'" + vm["scheduler"].as<std::string>() + "'");
-  so.scheduler = *scheduler;
-  so.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
-  if (vm.count("requests")) {
-    so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
-    if (*so.requests > 1'000'000'000)
-      throw InputError("command line", "--requests", "at most 1,000,000,000 requests", std::to_string(*so.requests));
-  }
-  if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
-  so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
-  if (r.base.workload.arrivals_at_one_instant() && vm.count("rate"))
-    throw InputError(r.base.workload.trace_file, "arrival_s",
-                     "arrivals spread over time (--rate scales the trace's arrival rate)", "every arrival at one instant");
-  if (vm.count("rate"))
-    so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.base.workload.base_rate_per_s();
 
   if (!vm["max-rate-seeds"].defaulted())
     throw InputError("command line", "--max-rate-seeds",
                      "no --max-rate-seeds with --disagg (its --find-max-rate runs one seed)", "--max-rate-seeds");
   const bool max_rate = vm["find-max-rate"].as<bool>();
   sim::MaxRateOptions mo;
-  if (max_rate) {
-    mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
-    const int64_t least = sim::min_requests_for_percentile(0.99);
-    if (mo.requests < least)
-      throw InputError("command line", "--max-rate-requests",
-                       "at least " + std::to_string(least) + " requests, so that 10 lie above the p99 the SLO is judged on",
-                       std::to_string(mo.requests));
-    if (!r.base.workload.slo.given())
-      throw InputError(r.base.workload.file, "slo", "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate "
-                       "measures the highest rate against it", "nothing");
-    if (r.base.workload.arrivals_at_one_instant())
-      throw InputError(r.base.workload.trace_file, "arrival_s",
-                       "arrivals spread over time (--find-max-rate scales the trace's arrival rate)",
-                       "every arrival at one instant");
-  }
+  if (max_rate) mo.requests = parse_max_rate_requests(vm, r.base.workload);
   const sim::DisaggSimulator simulator(m, layout);
   r.layout = layout;
   r.base.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, layout.decode.options), layout.decode.options);

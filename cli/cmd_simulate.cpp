@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/sim_options.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "planner/planner.h"
@@ -146,31 +147,8 @@ int cmd_simulate(const Args& args) {
   r.options = with_engine_defaults(g, all_options.front());
   r.workload = io::load_workload(vm["workload"].as<std::string>());
 
+  r.sim = parse_sim_options(vm, r.workload, "continuous, chunked or static");
   sim::SimOptions& so = r.sim;
-  const auto scheduler = sim::parse_scheduler(vm["scheduler"].as<std::string>());
-  if (!scheduler)
-    throw InputError("command line", "--scheduler", "continuous, chunked or static",
-                     "'" + vm["scheduler"].as<std::string>() + "'");
-  so.scheduler = *scheduler;
-  so.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
-  if (vm.count("requests")) {
-    so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
-    if (*so.requests > 1'000'000'000)
-      throw InputError("command line", "--requests", "at most 1,000,000,000 requests", std::to_string(*so.requests));
-  }
-  if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
-  so.host_link_bytes_per_s = 1e9 * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
-  if (r.workload.arrivals_at_one_instant() && (vm.count("rate") || vm["find-max-rate"].as<bool>()))
-    throw InputError(r.workload.trace_file, "arrival_s",
-                     "arrivals spread over time (--rate and --find-max-rate scale the trace's arrival rate)",
-                     "every arrival at one instant");
-  // Past its last row a trace replays one mean gap later; a burst has no gap to replay at.
-  if (r.workload.arrivals_at_one_instant() &&
-      std::cmp_greater(so.requests.value_or(r.workload.requests), r.workload.trace->size()))
-    throw InputError(r.workload.trace_file, "requests",
-                     "at most the trace's " + std::to_string(r.workload.trace->size()) +
-                         " rows (its arrivals share one instant, so it cannot be replayed at a rate)",
-                     std::to_string(so.requests.value_or(r.workload.requests)));
   if (vm.count("num-gpu-blocks-override"))
     so.num_blocks = parse_int_option(vm["num-gpu-blocks-override"].as<std::string>(), "--num-gpu-blocks-override");
   if (vm.count("rate"))
@@ -194,17 +172,7 @@ int cmd_simulate(const Args& args) {
     }
     r.fleet = f;
   }
-  if (vm["find-max-rate"].as<bool>()) {
-    const int64_t per_run = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
-    const int64_t least = sim::min_requests_for_percentile(0.99);
-    if (per_run < least)
-      throw InputError("command line", "--max-rate-requests",
-                       "at least " + std::to_string(least) + " requests, so that 10 lie above the p99 the SLO is judged on",
-                       std::to_string(per_run));
-    if (!r.workload.slo.given())
-      throw InputError(r.workload.file, "slo", "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate "
-                       "measures the highest rate against it", "nothing");
-  }
+  const int64_t max_rate_requests = vm["find-max-rate"].as<bool>() ? parse_max_rate_requests(vm, r.workload) : 0;
   validate(m, r.options, "command line");
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
@@ -231,7 +199,7 @@ int cmd_simulate(const Args& args) {
   if (series) series->close();
   if (vm["find-max-rate"].as<bool>()) {
     sim::MaxRateOptions mo;
-    mo.requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
+    mo.requests = max_rate_requests;
     // Each replica of a fleet probe starts empty like a lone engine's: with the fleet's
     // requests split N ways, short per-replica runs never reach their queueing steady
     // state and overstate the rate (1,000 requests over 2 replicas: 63.9/s against 27.2/s

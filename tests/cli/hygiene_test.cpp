@@ -329,6 +329,11 @@ TEST_CASE("traces: a UTF-8 byte-order mark is accepted; arrivals at one instant 
   CHECK(r.err.find("at most the trace's 3 rows") != std::string::npos);
   CHECK(kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload " + wf.string() + " --rate 5").code == 2);
   CHECK(kvplan("size --model llama-3-8b --gpus l40s --evaluator planner --workload " + wf.string()).code == 2);
+  // A disaggregated run reads the same options the same way (it once replayed past the rows).
+  r = kvplan("simulate --disagg --model llama-3-8b --prefill-pool h100-sxm:tp1:x1 --decode-pool h100-sxm:tp1:x1 "
+             "--workload " + wf.string() + " --requests 4");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("at most the trace's 3 rows") != std::string::npos);
   fs::remove_all(scratch());
 }
 

@@ -1,0 +1,22 @@
+// The options `simulate` and `simulate --disagg` share, read once so that both check them
+// the same way against the workload.
+#pragma once
+
+#include <string>
+
+#include "cli/cli.h"
+#include "sim/sim.h"
+
+namespace kvplan::cli {
+
+//! --scheduler (an unknown name is refused listing `schedulers`, the ones this mode runs),
+//! --seed, --requests, --swap, --host-link-gb-per-s and --rate, checked against workload
+//! `w`: a trace whose arrivals share one instant (a burst) has no rate to scale and
+//! replays at most its own rows.
+sim::SimOptions parse_sim_options(const po::variables_map& vm, const sim::Workload& w, const std::string& schedulers);
+
+//! --max-rate-requests for --find-max-rate: at least enough requests for a p99, and the
+//! workload must have an SLO to measure the rate against and arrivals to scale.
+int64_t parse_max_rate_requests(const po::variables_map& vm, const sim::Workload& w);
+
+}  // namespace kvplan::cli
