@@ -193,6 +193,14 @@ CalibrationFile parse_calibration_v2(const std::string& body, const std::string&
       else if (scope == "dense") note.scope = AccuracyNote::Scope::dense;
       else if (scope == "moe") note.scope = AccuracyNote::Scope::moe;
       else throw InputError(file, at + ".scope", "all, dense or moe", "'" + scope + "'");
+      if (const Json* gpus = member((*acc)[i], "gpus")) {
+        if (!gpus->is_array()) throw InputError(file, at + ".gpus", "a list of catalog GPU names", show(*gpus));
+        for (size_t k = 0; k < gpus->size(); ++k) {
+          if (!(*gpus)[k].is_string() || (*gpus)[k].get<std::string>().empty())
+            throw InputError(file, at + ".gpus[" + std::to_string(k) + "]", "a catalog GPU name", show((*gpus)[k]));
+          note.gpus.push_back((*gpus)[k].get<std::string>());
+        }
+      }
       note.text = text((*acc)[i], "text", file, at + ".text");
       if (note.text.empty()) throw InputError(file, at + ".text", "a statement", "an empty string");
       c.accuracy.push_back(note);
@@ -245,11 +253,14 @@ std::string calibration_json(const CalibrationFile& c) {
   j["parameters"] = ps;
   if (!c.accuracy.empty()) {
     nlohmann::ordered_json acc = nlohmann::ordered_json::array();
-    for (const AccuracyNote& a : c.accuracy)
-      acc.push_back({{"scope", a.scope == AccuracyNote::Scope::all     ? "all"
-                               : a.scope == AccuracyNote::Scope::dense ? "dense"
-                                                                       : "moe"},
-                     {"text", a.text}});
+    for (const AccuracyNote& a : c.accuracy) {
+      nlohmann::ordered_json n = {{"scope", a.scope == AccuracyNote::Scope::all     ? "all"
+                                            : a.scope == AccuracyNote::Scope::dense ? "dense"
+                                                                                    : "moe"}};
+      if (!a.gpus.empty()) n["gpus"] = a.gpus;
+      n["text"] = a.text;
+      acc.push_back(n);
+    }
     j["accuracy"] = acc;
   }
   return j.dump(2) + "\n";

@@ -207,10 +207,12 @@ struct GpuSpec {
 
 //! A measured statement of the time model's error, carried by the calibration file
 //! (scripts/accuracy.py writes it from the held-out runs) so that reports show it beside
-//! the figures it qualifies. `scope`: the models it concerns.
+//! the figures it qualifies. `scope`: the models it concerns; `gpus`: the catalog GPUs it
+//! was measured on (empty: any).
 struct AccuracyNote {
   enum class Scope { all, dense, moe };
   Scope scope = Scope::all;
+  std::vector<std::string> gpus;
   std::string text;
 };
 
@@ -245,11 +247,16 @@ struct Calibration {
   double gpu_interconnect_bytes_per_s = 0;
   std::vector<AccuracyNote> accuracy;  // the file's measured error statements, if any
 
-  //! The statements that concern a model with (moe) or without routed experts.
-  std::vector<std::string> accuracy_for(bool moe) const {
+  //! The statements that concern a model with (moe) or without routed experts, run on
+  //! catalog GPU `run_gpu`.
+  std::vector<std::string> accuracy_for(bool moe, const std::string& run_gpu) const {
     std::vector<std::string> out;
-    for (const AccuracyNote& a : accuracy)
-      if (a.scope == AccuracyNote::Scope::all || (a.scope == AccuracyNote::Scope::moe) == moe) out.push_back(a.text);
+    for (const AccuracyNote& a : accuracy) {
+      const bool model = a.scope == AccuracyNote::Scope::all || (a.scope == AccuracyNote::Scope::moe) == moe;
+      bool on_gpu = a.gpus.empty();
+      for (const std::string& g : a.gpus) on_gpu = on_gpu || g == run_gpu;
+      if (model && on_gpu) out.push_back(a.text);
+    }
     return out;
   }
 };

@@ -682,7 +682,8 @@ SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const Si
       res.calibration_device = o.candidate.options.calibration.device;
     }
     for (const std::string& note :
-         o.candidate.options.calibration.accuracy_for(space.models[static_cast<size_t>(o.candidate.model)].is_moe()))
+         o.candidate.options.calibration.accuracy_for(space.models[static_cast<size_t>(o.candidate.model)].is_moe(),
+                                                      space.gpus[static_cast<size_t>(o.candidate.gpu)].name))
       if (std::find(res.accuracy.begin(), res.accuracy.end(), note) == res.accuracy.end()) res.accuracy.push_back(note);
     const std::string e(to_string(o.candidate.options.engine));
     if (res.engine.find(e) == std::string::npos) res.engine += (res.engine.empty() ? "" : ", ") + e;

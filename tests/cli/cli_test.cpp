@@ -394,7 +394,8 @@ TEST_CASE("a calibration's measured-error statements reach the reports of the mo
     "parameters": {"step_overhead_s": {"value": 0.001, "unit": "s", "source": "test"}},
     "accuracy": [{"scope": "all", "text": "ALL-MODELS statement"},
                  {"scope": "moe", "text": "MOE-ONLY statement"},
-                 {"scope": "dense", "text": "DENSE-ONLY statement"}]})";
+                 {"scope": "dense", "text": "DENSE-ONLY statement"},
+                 {"scope": "all", "gpus": ["l40s"], "text": "L40S-ONLY statement"}]})";
   const std::string common = " --gpu h100-sxm --workload chat --requests 50 --calibration " + cal.string();
 
   Run r = kvplan("simulate --model llama-3-8b" + common);
@@ -402,6 +403,10 @@ TEST_CASE("a calibration's measured-error statements reach the reports of the mo
   CHECK(r.out.find("measured error              ALL-MODELS statement\n") != std::string::npos);
   CHECK(r.out.find("measured error              DENSE-ONLY statement\n") != std::string::npos);
   CHECK(r.out.find("MOE-ONLY") == std::string::npos);
+  CHECK(r.out.find("L40S-ONLY") == std::string::npos);
+  r = kvplan("simulate --model llama-3-8b --gpu l40s --workload chat --requests 50 --calibration " + cal.string());
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("measured error              L40S-ONLY statement\n") != std::string::npos);
 
   r = kvplan("simulate --model mixtral-8x7b --tp 2 --format json" + common);
   REQUIRE(r.code == 0);
@@ -417,7 +422,8 @@ TEST_CASE("a calibration's measured-error statements reach the reports of the mo
   REQUIRE(r.code == 0);
   std::ifstream in(merged);
   const auto j = nlohmann::json::parse(in);
-  REQUIRE(j["accuracy"].size() == 3);
+  REQUIRE(j["accuracy"].size() == 4);
+  CHECK(j["accuracy"][3]["gpus"][0] == "l40s");
   CHECK(j["accuracy"][1]["scope"] == "moe");
   CHECK(j["accuracy"][1]["text"] == "MOE-ONLY statement");
   std::filesystem::remove_all(dir);
