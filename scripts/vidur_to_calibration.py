@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""Converts Microsoft Vidur's published H100 profiles into kvplan.calibration/2
+"""Converts Microsoft Vidur's published H100 or A100 profiles into kvplan.calibration/2
 measurements (GEMM, elementwise and all-reduce tables) for `kvplan calibrate`.
 
 Source: github.com/microsoft/vidur, commit 7d47513363ec447a741ac5e47241580b47724fbf,
-data/profiling/compute/h100/<model>/mlp.csv and data/profiling/network/h100_dgx/all_reduce.csv
+data/profiling/compute/<gpu>/<model>/mlp.csv and data/profiling/network/<gpu>_dgx/all_reduce.csv
 (MIT licence). Times there are milliseconds (CUDA events); all_reduce `size` is a count of
 fp16 elements (vidur/profiling/collectives/collectives_impl.py allocates torch.float16).
 Medians are used.
 
-usage: vidur_to_calibration.py VIDUR_PROFILING_DIR OUT.json
+usage: vidur_to_calibration.py VIDUR_PROFILING_DIR OUT.json [h100|a100]
 """
 import csv
 import json
 import sys
 
 MODELS = ["meta-llama/Llama-2-7b-hf", "codellama/CodeLlama-34b-Instruct-hf", "meta-llama/Llama-2-70b-hf"]
+# Vidur's folder name -> (the driver's device name, kvplan's catalog GPU).
+GPUS = {"h100": ("NVIDIA H100 80GB HBM3", "h100-sxm"), "a100": ("NVIDIA A100-SXM4-80GB", "a100-80gb")}
 
 
 def med(row, op):
@@ -23,9 +25,13 @@ def med(row, op):
 
 def main():
     root, out = sys.argv[1], sys.argv[2]
+    gpu = sys.argv[3] if len(sys.argv) > 3 else "h100"
+    if gpu not in GPUS:
+        sys.exit(f"vidur_to_calibration: GPU '{gpu}': expected one of {', '.join(GPUS)}")
+    device, catalog = GPUS[gpu]
     gemm, elementwise, all_reduce = [], [], []
     for model in MODELS:
-        with open(f"{root}/compute/h100/{model}/mlp.csv") as f:
+        with open(f"{root}/compute/{gpu}/{model}/mlp.csv") as f:
             for r in csv.DictReader(f):
                 m = int(r["num_tokens"])
                 tp = int(r["num_tensor_parallel_workers"])
@@ -51,16 +57,16 @@ def main():
                 }
                 for op, b in el.items():
                     elementwise.append({"bytes": b, "time_s": med(r, op)})
-    with open(f"{root}/network/h100_dgx/all_reduce.csv") as f:
+    with open(f"{root}/network/{gpu}_dgx/all_reduce.csv") as f:
         for r in csv.DictReader(f):
             all_reduce.append({"gpus": int(r["num_workers"]), "bytes": 2 * int(r["size"]),
                                "time_s": med(r, "all_reduce")})
     doc = {
         "schema": "kvplan.calibration/2",
-        "device": "NVIDIA H100 80GB HBM3",
-        "gpu": "h100-sxm",
+        "device": device,
+        "gpu": catalog,
         "source": "Microsoft Vidur profiling data (github.com/microsoft/vidur @ 7d47513, data/profiling: "
-                  "compute/h100/{" + ", ".join(MODELS) + "}/mlp.csv, network/h100_dgx/all_reduce.csv; MIT), "
+                  f"compute/{gpu}/{{" + ", ".join(MODELS) + f"}}/mlp.csv, network/{gpu}_dgx/all_reduce.csv; MIT), "
                   "medians, converted by scripts/vidur_to_calibration.py",
         "created": "2026-12-01",
         "measurements": {"gemm": gemm, "elementwise": elementwise, "all_reduce": all_reduce},
