@@ -74,21 +74,7 @@ nlohmann::json disagg_json(const DisaggReport& r) {
   return j;
 }
 
-Table disagg_csv_record(const DisaggReport& r) {
-  Table t;
-  t.rows.emplace_back();
-  const auto walk = [&](const auto& self, const nlohmann::json& v, const std::string& path) -> void {
-    if (v.is_object()) {
-      for (const auto& [k, child] : v.items()) self(self, child, path.empty() ? k : path + "." + k);
-      return;
-    }
-    t.header.push_back(path);
-    t.rows.back().push_back(v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump());
-  };
-  walk(walk, disagg_json(r), "");
-  t.right_align.assign(t.header.size(), false);
-  return t;
-}
+Table disagg_csv_record(const DisaggReport& r) { return json_csv_record(disagg_json(r)); }
 
 std::string disagg_text(const DisaggReport& r, TextFormat f) {
   if (f == TextFormat::csv) return render(disagg_csv_record(r), f);

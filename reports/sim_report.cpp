@@ -257,7 +257,9 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   return rows;
 }
 
-Table sim_csv_record(const SimReport& r) {
+Table sim_csv_record(const SimReport& r) { return json_csv_record(sim_json(r)); }
+
+Table json_csv_record(const nlohmann::json& j) {
   Table t;
   t.rows.emplace_back();
   const auto walk = [&](const auto& self, const nlohmann::json& v, const std::string& path) -> void {
@@ -272,7 +274,7 @@ Table sim_csv_record(const SimReport& r) {
     t.header.push_back(path);
     t.rows.back().push_back(v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump());
   };
-  walk(walk, sim_json(r), "");
+  walk(walk, j, "");
   t.right_align.assign(t.header.size(), false);
   return t;
 }

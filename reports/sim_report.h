@@ -44,6 +44,8 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
 //! The JSON as one CSV record for machines: a column per leaf, named by its dotted path
 //! ("latency.ttft_s.p99"), raw numbers (units are in the names), null as an empty field.
 Table sim_csv_record(const SimReport& r);
+//! Any report JSON as that one record: objects and arrays flatten to dotted paths.
+Table json_csv_record(const nlohmann::json& j);
 //! The summary as a text table (with a title and a units line), Markdown or CSV.
 std::string sim_text(const SimReport& r, TextFormat f);
 
