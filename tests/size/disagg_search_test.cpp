@@ -10,26 +10,12 @@
 #include "io/config_io.h"
 #include "size/disagg_search.h"
 #include "size/size.h"
+#include "tests/size/workloads.h"
 
 using namespace kvplan;
 using size::DisaggRatio;
 
 namespace {
-
-//! 11 requests/s, prompts of exactly 100 tokens, outputs of exactly 50; SLO 2 s / 100 ms.
-sim::Workload fixed_workload() {
-  sim::Workload w;
-  w.name = "fixed";
-  w.requests = 1000;
-  w.arrival.process = sim::ArrivalProcess::poisson;
-  w.arrival.rate_per_s = 11;
-  w.prompt_tokens.kind = sim::LengthKind::fixed;
-  w.prompt_tokens.value = 100;
-  w.output_tokens.kind = sim::LengthKind::fixed;
-  w.output_tokens.value = 50;
-  w.slo = {2.0, 0.1};
-  return w;
-}
 
 //! Llama-3-8B, bf16 weights and KV, TP 1, on `gpu` only.
 size::SearchSpace one_layout_space(const GpuSpec& gpu) {
@@ -49,7 +35,7 @@ struct Searched {
 
 Searched search(const GpuSpec& gpu, bool prune = false) {
   const auto space = one_layout_space(gpu);
-  const auto w = fixed_workload();
+  const auto w = size_test::fixed_lengths();
   size::SizeOptions so;
   so.threads = 1;
   so.requests_per_probe = 1000;
@@ -165,11 +151,11 @@ TEST_CASE("a ratio below 1P1D is refused naming --disagg") {
   size::DisaggSearchOptions d;
   d.ratios = {{0, 1}};
   try {
-    size::run_disagg_search(space, agg, fixed_workload(), d);
+    size::run_disagg_search(space, agg, size_test::fixed_lengths(), d);
     FAIL("no InputError");
   } catch (const InputError& e) {
     CHECK(e.key() == "--disagg");
   }
   d.ratios.clear();
-  CHECK_THROWS_AS(size::run_disagg_search(space, agg, fixed_workload(), d), InputError);
+  CHECK_THROWS_AS(size::run_disagg_search(space, agg, size_test::fixed_lengths(), d), InputError);
 }

@@ -10,27 +10,12 @@
 #include "io/config_io.h"
 #include "reports/size_report.h"
 #include "size/size.h"
+#include "tests/size/workloads.h"
 #include "tests/fixtures.h"
 
 using namespace kvplan;
 
 namespace {
-
-//! 11 requests/s at fixed gaps (request i arrives at i / 11 s), prompts of exactly 100
-//! tokens, outputs of exactly 50; SLO 2 s / 100 ms.
-sim::Workload fixed_gaps(int64_t requests) {
-  sim::Workload w;
-  w.name = "fixed";
-  w.requests = requests;
-  w.arrival.process = sim::ArrivalProcess::fixed;
-  w.arrival.rate_per_s = 11;
-  w.prompt_tokens.kind = sim::LengthKind::fixed;
-  w.prompt_tokens.value = 100;
-  w.output_tokens.kind = sim::LengthKind::fixed;
-  w.output_tokens.value = 50;
-  w.slo = {2.0, 0.1};
-  return w;
-}
 
 //! 1,000 trace rows one second apart; the first `long_prompts` have 5,000-token prompts
 //! (past Llama-2-7B's 4,096-token max_model_len), the others 100.
@@ -60,7 +45,7 @@ TEST_CASE("the rate ceiling is the probe's least decode and prefill time, worked
   const ModelConfig m = test::llama3_8b();
   const GpuSpec g = test::h100();
   const sim::Simulator s(m, g, ServingOptions{});
-  const sim::Workload w = fixed_gaps(1000);
+  const sim::Workload w = size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed);
   const size::ProbeRequests p = size::probe_requests(w, 0, 1000);
   REQUIRE(p.prompt_tokens.size() == 1000);
   // Fixed gaps of 1/11 s from 0: the 1,000th request arrives at 999/11 s.
@@ -99,7 +84,7 @@ TEST_CASE("the rate ceiling is the probe's least decode and prefill time, worked
 TEST_CASE("the search's ceiling from the planner equals the one read from a built simulator") {
   // The search skips building a simulator per candidate; both routes must agree, also for
   // sliding-window layers (Gemma 3), int4 weights and an fp8 cache, and a tight pool.
-  const size::ProbeRequests p = size::probe_requests(fixed_gaps(1000), 0, 1000);
+  const size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed), 0, 1000);
   ServingOptions awq;
   awq.quantization = WeightQuant::awq;
   awq.kv_cache_dtype = DType::fp8;
@@ -118,7 +103,7 @@ TEST_CASE("the search's ceiling from the planner equals the one read from a buil
 
 TEST_CASE("a prefix-cached workload gets no prefill floor; chunked and static schedulers no finite ceiling") {
   const sim::Simulator s(test::llama3_8b(), test::h100(), ServingOptions{});
-  size::ProbeRequests p = size::probe_requests(fixed_gaps(1000), 0, 1000);
+  size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed), 0, 1000);
   CHECK(std::isinf(size::rate_ceiling(s, sim::Scheduler::chunked, p).max_rate_per_s));
   CHECK(std::isinf(size::rate_ceiling(s, sim::Scheduler::static_batch, p).max_rate_per_s));
   p.prefix_cached = true;
@@ -158,7 +143,7 @@ TEST_CASE("the bounded search recommends what the exhaustive search does, and ra
   // AWQ changes quality: the recommendation's lossless alternative must survive too.
   s.weights = {WeightQuant::none, WeightQuant::fp8, WeightQuant::awq};
   s.kv = {{std::nullopt, KvQuant::raw}, {DType::fp8, KvQuant::raw}};
-  sim::Workload w = fixed_gaps(1000);
+  sim::Workload w = size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed);
   w.arrival.process = sim::ArrivalProcess::poisson;
   w.arrival.rate_per_s = 30;  // more than one cheap replica carries: replica counts differ
   size::SizeOptions opt;

@@ -11,26 +11,12 @@
 #include "io/config_io.h"
 #include "reports/size_report.h"
 #include "size/size.h"
+#include "tests/size/workloads.h"
 
 using namespace kvplan;
 using size::Option;
 
 namespace {
-
-//! 11 requests/s, prompts of exactly 100 tokens, outputs of exactly 50; SLO 2 s / 100 ms.
-sim::Workload fixed_workload(int64_t requests = 1000) {
-  sim::Workload w;
-  w.name = "fixed";
-  w.requests = requests;
-  w.arrival.process = sim::ArrivalProcess::poisson;
-  w.arrival.rate_per_s = 11;
-  w.prompt_tokens.kind = sim::LengthKind::fixed;
-  w.prompt_tokens.value = 100;
-  w.output_tokens.kind = sim::LengthKind::fixed;
-  w.output_tokens.value = 50;
-  w.slo = {2.0, 0.1};
-  return w;
-}
 
 GpuSpec priced(const std::string& name, double price) {
   GpuSpec g = io::load_gpu(name);
@@ -164,7 +150,7 @@ TEST_CASE("an empty override list keeps the base option's own value") {
 }
 
 TEST_CASE("the workload shape of fixed lengths is exact") {
-  const auto s = size::workload_shape(fixed_workload(), 0);
+  const auto s = size::workload_shape(size_test::fixed_lengths(), 0);
   CHECK(s.samples == 1000);
   CHECK(s.prompt_p99_tokens == 100);
   CHECK(s.context_p99_tokens == 150);
@@ -212,7 +198,7 @@ TEST_CASE("a search with a hand-made evaluator prices replicas by hand and ranks
     e.at_max.e2e_p99_s = 10.0 / static_cast<double>(c.options.tp);
     return e;
   };
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   CHECK(calls == 3);
   REQUIRE(r.options.size() == 3);
   CHECK(r.options[0].candidate.options.tp == 1);
@@ -246,7 +232,7 @@ TEST_CASE("pruned candidates stay in the result with their reason, after the eva
   size::SizeOptions opt;
   opt.threads = 1;
   opt.evaluator = size::planner_evaluate;
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   REQUIRE(r.options.size() == 6);
   CHECK(r.candidates == 6);
   CHECK(r.evaluated == 1);
@@ -276,9 +262,9 @@ TEST_CASE("the search gives identical JSON on 1 and 2 threads") {
   opt.rel_tolerance = 0.1;
   opt.detail_top = 2;
   opt.threads = 1;
-  const auto one = reports::size_json(size::run_search(s, fixed_workload(), opt)).dump();
+  const auto one = reports::size_json(size::run_search(s, size_test::fixed_lengths(), opt)).dump();
   opt.threads = 2;
-  const auto two = reports::size_json(size::run_search(s, fixed_workload(), opt)).dump();
+  const auto two = reports::size_json(size::run_search(s, size_test::fixed_lengths(), opt)).dump();
   CHECK(one == two);
   const auto j = nlohmann::json::parse(one);
   CHECK(j["options"].size() == 8);
@@ -310,7 +296,7 @@ TEST_CASE("at equal cost the option without a quality cost ranks first, whatever
     e.at_max.e2e_p99_s = c.options.quantization == WeightQuant::awq ? 1.0 : 2.0;
     return e;
   };
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   REQUIRE(r.options.size() == 2);
   CHECK(r.options[0].candidate.options.quantization == WeightQuant::none);
   CHECK_FALSE(r.options[0].changes_quality);
@@ -344,12 +330,12 @@ TEST_CASE("size searches only what an engine runs unless --what-if (issue 11 ite
   size::SizeOptions opt;
   opt.threads = 1;
   opt.evaluator = constant_rate(20);
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   CHECK(r.candidates == 2);
   CHECK(r.what_if_skipped == 2);
   for (const auto& o : r.options) CHECK(dtype_bits(o.candidate.options.kv_dtype(s.models[0])) >= 8);
   s.what_if = true;
-  const auto w = size::run_search(s, fixed_workload(), opt);
+  const auto w = size::run_search(s, size_test::fixed_lengths(), opt);
   CHECK(w.candidates == 4);
   CHECK(w.what_if_skipped == 0);
   int64_t marked = 0;
@@ -367,7 +353,7 @@ TEST_CASE("the recommendation: costs per input token and request, headroom, N+1,
   size::SizeOptions opt;
   opt.threads = 1;
   opt.evaluator = constant_rate(5.0);
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   REQUIRE(r.recommendations.size() == 1);
   const auto& rec = r.recommendations[0];
   const Option& o = r.options[rec.option];
@@ -394,7 +380,7 @@ TEST_CASE("the recommendation: costs per input token and request, headroom, N+1,
   CHECK(text.find("73 % of its max rate (27 % headroom)") != std::string::npos);
   CHECK(text.find("N+1 = 4 replicas ($8.00/h)") != std::string::npos);
   s.base.front().max_num_seqs_given = true;
-  CHECK_FALSE(size::run_search(s, fixed_workload(), opt).recommendations[0].binds_on_default_max_num_seqs);
+  CHECK_FALSE(size::run_search(s, size_test::fixed_lengths(), opt).recommendations[0].binds_on_default_max_num_seqs);
 }
 
 TEST_CASE("with two models the table shows each model's best, even past the row limit (item 10)") {
@@ -414,7 +400,7 @@ TEST_CASE("with two models the table shows each model's best, even past the row 
     e.max_rate_per_s = (m.name == "llama-2-7b" ? 0.5 : 20.0) * static_cast<double>(c.options.tp);
     return e;
   };
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   REQUIRE(r.recommendations.size() == 2);
   CHECK(r.recommendations[1].model == "llama-2-7b");
   CHECK(r.recommendations[1].option >= 10);  // ranked after every llama-3-8b option
@@ -445,7 +431,7 @@ TEST_CASE("a model whose requests are rejected gets no recommendation, and the r
     e.requests_at_max = 1000;
     return e;
   };
-  const auto r = size::run_search(s, fixed_workload(), opt);
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   CHECK(r.recommendations.empty());
   REQUIRE(r.unmet.size() == 1);
   CHECK(r.unmet[0].rejections_decide());  // 35 > 1 % of 1,000
