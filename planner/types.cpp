@@ -30,21 +30,6 @@ std::string message(const std::string& file, const std::string& key, const std::
   return clean;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-template <typename E, size_t N>
-std::optional<E> lookup(const std::array<std::pair<std::string_view, E>, N>& table,
-                        std::string_view s) {
-  const std::string l = lower(s);
-  for (const auto& [name, value] : table)
-    if (name == l) return value;
-  return std::nullopt;
-}
 }  // namespace
 
 InputError::InputError(std::string file, std::string key, const std::string& expected, const std::string& got)
@@ -65,84 +50,14 @@ int dtype_bits(DType d) {
   return 16;
 }
 
-std::string_view to_string(DType d) {
-  switch (d) {
-    case DType::fp32: return "fp32";
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
-    case DType::fp8: return "fp8";
-    case DType::int8: return "int8";
-    case DType::int4: return "int4";
-    case DType::int2: return "int2";
-  }
-  return "?";
-}
-
-std::optional<DType> parse_dtype(std::string_view s) {
-  static constexpr std::array<std::pair<std::string_view, DType>, 13> table{{
-      {"fp32", DType::fp32}, {"float32", DType::fp32}, {"float", DType::fp32},
-      {"fp16", DType::fp16}, {"float16", DType::fp16}, {"half", DType::fp16},
-      {"bf16", DType::bf16}, {"bfloat16", DType::bf16},
-      {"fp8", DType::fp8}, {"fp8_e4m3", DType::fp8},
-      {"int8", DType::int8}, {"int4", DType::int4}, {"int2", DType::int2},
-  }};
-  return lookup(table, s);
-}
-
-std::string_view to_string(WeightQuant q) {
-  switch (q) {
-    case WeightQuant::none: return "none";
-    case WeightQuant::fp8: return "fp8";
-    case WeightQuant::int8: return "int8";
-    case WeightQuant::awq: return "awq";
-    case WeightQuant::gptq: return "gptq";
-  }
-  return "?";
-}
-
-std::optional<WeightQuant> parse_weight_quant(std::string_view s) {
-  static constexpr std::array<std::pair<std::string_view, WeightQuant>, 5> table{{
-      {"none", WeightQuant::none}, {"fp8", WeightQuant::fp8}, {"int8", WeightQuant::int8},
-      {"awq", WeightQuant::awq}, {"gptq", WeightQuant::gptq},
-  }};
-  return lookup(table, s);
-}
-
-std::string_view to_string(KvQuant q) {
-  switch (q) {
-    case KvQuant::raw: return "raw";
-    case KvQuant::per_token: return "per-token";
-    case KvQuant::kivi: return "kivi";
-    case KvQuant::kvquant: return "kvquant";
-  }
-  return "?";
-}
-
-std::optional<KvQuant> parse_kv_quant(std::string_view s) {
-  static constexpr std::array<std::pair<std::string_view, KvQuant>, 4> table{{
-      {"raw", KvQuant::raw}, {"per-token", KvQuant::per_token}, {"kivi", KvQuant::kivi},
-      {"kvquant", KvQuant::kvquant},
-  }};
-  return lookup(table, s);
-}
-
-std::string_view to_string(Engine e) {
-  switch (e) {
-    case Engine::ideal: return "ideal";
-    case Engine::vllm: return "vllm";
-    case Engine::sglang: return "sglang";
-    case Engine::trtllm: return "trtllm";
-  }
-  return "?";
-}
-
-std::optional<Engine> parse_engine(std::string_view s) {
-  static constexpr std::array<std::pair<std::string_view, Engine>, 4> table{{
-      {"ideal", Engine::ideal}, {"vllm", Engine::vllm}, {"sglang", Engine::sglang},
-      {"trtllm", Engine::trtllm},
-  }};
-  return lookup(table, s);
-}
+std::string_view to_string(DType d) { return kDTypeNames.name(d); }
+std::optional<DType> parse_dtype(std::string_view s) { return kDTypeNames.parse(s); }
+std::string_view to_string(WeightQuant q) { return kWeightQuantNames.name(q); }
+std::optional<WeightQuant> parse_weight_quant(std::string_view s) { return kWeightQuantNames.parse(s); }
+std::string_view to_string(KvQuant q) { return kKvQuantNames.name(q); }
+std::optional<KvQuant> parse_kv_quant(std::string_view s) { return kKvQuantNames.parse(s); }
+std::string_view to_string(Engine e) { return kEngineNames.name(e); }
+std::optional<Engine> parse_engine(std::string_view s) { return kEngineNames.parse(s); }
 
 int64_t ModelConfig::q_dim() const {
   if (is_mla()) return num_heads * (qk_nope_head_dim + qk_rope_head_dim);

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/names.h"
+
 namespace kvplan {
 
 //! Bad user input: names the file (or option), the key and what was expected. CLI exit 2.
@@ -26,22 +28,41 @@ class InputError : public std::runtime_error {
 //! Element types. Bits per element are exact (int4 = 4 bits, packed).
 enum class DType { fp32, fp16, bf16, fp8, int8, int4, int2 };
 int dtype_bits(DType d);
+//! fp32|fp16|bf16|fp8|int8|int4|int2, also float32, float, float16, half, bfloat16 and
+//! fp8_e4m3 (config.json's torch_dtype spellings), in any case.
+inline constexpr NameTable<DType, 13> kDTypeNames{{{
+    {"fp32", DType::fp32}, {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"fp8", DType::fp8},
+    {"int8", DType::int8}, {"int4", DType::int4}, {"int2", DType::int2},
+    {"float32", DType::fp32}, {"float", DType::fp32}, {"float16", DType::fp16}, {"half", DType::fp16},
+    {"bfloat16", DType::bf16}, {"fp8_e4m3", DType::fp8},
+}}, true};
 std::string_view to_string(DType d);
-//! Parses fp32|fp16|bf16|fp8|int8|int4|int2 (also float16, bfloat16, half, float32, float).
 std::optional<DType> parse_dtype(std::string_view s);
 
 //! Weight quantization as engines load it.
 enum class WeightQuant { none, fp8, int8, awq, gptq };
+inline constexpr NameTable<WeightQuant, 5> kWeightQuantNames{{{
+    {"none", WeightQuant::none}, {"fp8", WeightQuant::fp8}, {"int8", WeightQuant::int8},
+    {"awq", WeightQuant::awq}, {"gptq", WeightQuant::gptq},
+}}, true};
 std::string_view to_string(WeightQuant q);
 std::optional<WeightQuant> parse_weight_quant(std::string_view s);
 
 //! How a quantized KV cache stores its metadata (see planner/kv.h for each layout).
 enum class KvQuant { raw, per_token, kivi, kvquant };
+inline constexpr NameTable<KvQuant, 4> kKvQuantNames{{{
+    {"raw", KvQuant::raw}, {"per-token", KvQuant::per_token}, {"kivi", KvQuant::kivi},
+    {"kvquant", KvQuant::kvquant},
+}}, true};
 std::string_view to_string(KvQuant q);
 std::optional<KvQuant> parse_kv_quant(std::string_view s);
 
 //! How the engine splits GPU memory (planner/engine.h).
 enum class Engine { ideal, vllm, sglang, trtllm };
+inline constexpr NameTable<Engine, 4> kEngineNames{{{
+    {"ideal", Engine::ideal}, {"vllm", Engine::vllm}, {"sglang", Engine::sglang},
+    {"trtllm", Engine::trtllm},
+}}, true};
 std::string_view to_string(Engine e);
 std::optional<Engine> parse_engine(std::string_view s);
 
