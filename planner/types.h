@@ -323,6 +323,10 @@ struct ServingOptions {
   std::optional<bool> enable_prefix_caching;
   Calibration calibration;
 
+  //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has
+  //! dp ranks of tp GPUs in each pipeline stage). The one count that rent, purchase,
+  //! reports and layouts all use.
+  int64_t gpus_per_replica() const { return tp * dp * pp; }
   DType activation_dtype(const ModelConfig& m) const;
   DType kv_dtype(const ModelConfig& m) const;
 };

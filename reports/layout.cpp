@@ -35,7 +35,9 @@ std::string fill_of(PoolRole r) {
   return "#eef6ee";
 }
 
-int64_t gpus_drawn(const LayoutPool& p) { return std::min(p.tp, kMaxGpusDrawn); }
+// One row per pipeline stage: its dp TP groups side by side.
+int64_t stage_gpus(const LayoutPool& p) { return p.tp * p.dp; }
+int64_t gpus_drawn(const LayoutPool& p) { return std::min(stage_gpus(p), kMaxGpusDrawn); }
 int64_t rows_drawn(const LayoutPool& p) { return std::min<int64_t>(p.pp, 4); }
 int instance_w(const LayoutPool& p) {
   return std::max(150, 2 * kPad + static_cast<int>(gpus_drawn(p)) * (kGpu + kGpuGap) + 40);
@@ -63,11 +65,12 @@ std::string arrow(int x1, int y1, int x2, int y2, const char* color) {
 //! the y of each drawn instance's middle, for the arrows.
 std::string column(const LayoutPool& p, int x, int y0, std::vector<int>& mids) {
   std::string s;
-  const int64_t gpus = p.tp * p.pp;
+  const int64_t gpus = stage_gpus(p) * p.pp;
   s += text(x, y0 - 22,
-            fmt::format("{} {}{} ({} GPU{} each: TP {}{})", p.instances,
+            fmt::format("{} {}{} ({} GPU{} each: TP {}{}{})", p.instances,
                         p.role == PoolRole::replicas ? "replica" : role_name(p.role) + " instance", p.instances == 1 ? "" : "s",
-                        gpus, gpus == 1 ? "" : "s", p.tp, p.pp > 1 ? fmt::format(" x PP {}", p.pp) : ""),
+                        gpus, gpus == 1 ? "" : "s", p.tp, p.dp > 1 ? fmt::format(" x DP {}", p.dp) : "",
+                        p.pp > 1 ? fmt::format(" x PP {}", p.pp) : ""),
             " font-weight=\"600\"");
   if (!p.detail.empty()) s += text(x, y0 - 8, p.gpu + ": " + p.detail, " fill=\"#555\"");
   const int w = instance_w(p), h = instance_h(p);
@@ -79,16 +82,20 @@ std::string column(const LayoutPool& p, int x, int y0, std::vector<int>& mids) {
     s += text(x + kPad, y + 13, fmt::format("{} {} · {}", role_name(p.role), i + 1, p.gpu));
     for (int64_t r = 0; r < rows_drawn(p); ++r) {
       const int gy = y + kHeader + kPad + static_cast<int>(r) * (kGpu + kGpuGap);
-      // The TP group: GPUs that all-reduce every layer, framed together.
-      s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"3\" fill=\"none\" stroke=\"#999\" "
-                       "stroke-dasharray=\"3,2\"/>",
-                       x + kPad - 2, gy - 2, static_cast<int>(gpus_drawn(p)) * (kGpu + kGpuGap) + 2, kGpu + 4);
+      // Each TP group (GPUs that all-reduce every layer) framed on its own; a stage holds dp of them.
+      for (int64_t g0 = 0; g0 < gpus_drawn(p); g0 += p.tp) {
+        const int64_t in_frame = std::min(p.tp, gpus_drawn(p) - g0);
+        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"3\" fill=\"none\" stroke=\"#999\" "
+                         "stroke-dasharray=\"3,2\"/>",
+                         x + kPad - 2 + static_cast<int>(g0) * (kGpu + kGpuGap), gy - 2,
+                         static_cast<int>(in_frame) * (kGpu + kGpuGap) + 2, kGpu + 4);
+      }
       for (int64_t g = 0; g < gpus_drawn(p); ++g)
         s += fmt::format("<rect class=\"gpu\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"#4a7fb5\"/>",
                          x + kPad + static_cast<int>(g) * (kGpu + kGpuGap), gy, kGpu, kGpu);
-      if (p.tp > kMaxGpusDrawn)
+      if (stage_gpus(p) > kMaxGpusDrawn)
         s += text(x + kPad + static_cast<int>(gpus_drawn(p)) * (kGpu + kGpuGap) + 2, gy + 17,
-                  fmt::format("+{}", p.tp - kMaxGpusDrawn));
+                  fmt::format("+{}", stage_gpus(p) - kMaxGpusDrawn));
     }
   }
   if (p.instances > kMaxInstancesDrawn)
@@ -108,6 +115,7 @@ Layout layout_of(const size::Option& o) {
   p.gpu = o.gpu;
   p.instances = std::max<int64_t>(1, o.replicas);
   p.tp = so.tp;
+  p.dp = so.dp;
   p.pp = so.pp;
   p.detail = fmt::format("{} weights, KV {}", size_detail::weight_label(o), size_detail::kv_label(o));
   l.pools.push_back(p);
@@ -125,6 +133,7 @@ Layout layout_of(const size::DisaggOption& o) {
     p.gpu = gpu;
     p.instances = units * per_unit;
     p.tp = so.tp;
+    p.dp = so.dp;
     p.pp = so.pp;
     return p;
   };

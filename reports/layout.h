@@ -21,8 +21,9 @@ struct LayoutPool {
   PoolRole role = PoolRole::replicas;
   std::string gpu;         //!< GPU type, e.g. "h200"
   int64_t instances = 1;   //!< replicas, or prefill / decode instances
-  int64_t tp = 1, pp = 1;  //!< GPUs per instance = tp x pp
+  int64_t tp = 1, pp = 1;  //!< GPUs per instance = tp x dp x pp
   std::string detail;      //!< formats and limits, e.g. "fp8 weights, KV fp8"
+  int64_t dp = 1;          //!< data-parallel attention ranks per stage (ServingOptions::dp)
 };
 
 struct Layout {

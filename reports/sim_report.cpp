@@ -172,7 +172,7 @@ nlohmann::json sim_json(const SimReport& r) {
     for (size_t i = 0; i < r.replica_results.size(); ++i) per.push_back(replica_json(i, r.replica_results[i]));
     j["fleet"] = {{"replicas", r.fleet->replicas},
                   {"router", std::string(sim::to_string(r.fleet->router))},
-                  {"gpus", r.fleet->replicas * r.options.tp * r.options.pp},
+                  {"gpus", r.fleet->replicas * r.options.gpus_per_replica()},
                   {"per_replica", per}};
   }
   return j;
@@ -190,7 +190,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   if (r.fleet)
     rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: fleet totals below, then each replica",
                                               r.fleet->replicas, sim::to_string(r.fleet->router),
-                                              count(r.fleet->replicas * r.options.tp * r.options.pp * r.options.dp)));
+                                              count(r.fleet->replicas * r.options.gpus_per_replica())));
   const std::vector<std::pair<std::string, std::string>> main_rows = {
       {"workload", r.workload.arrivals_at_one_instant()
                        ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",

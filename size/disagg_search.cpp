@@ -42,8 +42,8 @@ std::optional<double> disagg_cost_per_hour(int64_t units, const DisaggRatio& r, 
                                            const GpuSpec& prefill_gpu, const ServingOptions& decode,
                                            const GpuSpec& decode_gpu) {
   if (!prefill_gpu.price_per_hour_usd || !decode_gpu.price_per_hour_usd) return std::nullopt;
-  return cost_per_hour(units * r.prefill, prefill.tp, prefill.pp, *prefill_gpu.price_per_hour_usd) +
-         cost_per_hour(units * r.decode, decode.tp, decode.pp, *decode_gpu.price_per_hour_usd);
+  return cost_per_hour(units * r.prefill, prefill, *prefill_gpu.price_per_hour_usd) +
+         cost_per_hour(units * r.decode, decode, *decode_gpu.price_per_hour_usd);
 }
 
 namespace {
@@ -127,8 +127,8 @@ void simulate_layout(Layout& l, const ModelConfig& m, const GpuSpec& gp, const G
     o.meets_slo = o.cost_per_hour_usd.has_value();
   }
   o.gpus_total = std::max<int64_t>(o.units, 1) *
-                 (o.ratio.prefill * o.prefill_options.tp * o.prefill_options.pp +
-                  o.ratio.decode * o.decode_options.tp * o.decode_options.pp);
+                 (o.ratio.prefill * o.prefill_options.gpus_per_replica() +
+                  o.ratio.decode * o.decode_options.gpus_per_replica());
 }
 
 //! Runs fn(i) for i in [0, n) on `threads` threads; the first exception is rethrown.

@@ -135,8 +135,8 @@ int64_t replicas_for(double rate_per_s, double max_rate_per_s) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(ratio * (1 - 1e-12))));
 }
 
-double cost_per_hour(int64_t replicas, int64_t tp, int64_t pp, double price_per_gpu_hour) {
-  return static_cast<double>(replicas * tp * pp) * price_per_gpu_hour;
+double cost_per_hour(int64_t replicas, const ServingOptions& o, double price_per_gpu_hour) {
+  return static_cast<double>(replicas * o.gpus_per_replica()) * price_per_gpu_hour;
 }
 
 double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_s, double output_mean_tokens) {
@@ -396,7 +396,7 @@ std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidate
       p.ceiling_per_s = rc.max_rate_per_s;
       if (rc.max_rate_per_s > 0) p.replicas_floor = replicas_for(shape.rate_per_s, rc.max_rate_per_s);
       if (g.price_per_hour_usd)
-        p.cost_floor = cost_per_hour(p.replicas_floor, c.options.tp, c.options.pp, *g.price_per_hour_usd);
+        p.cost_floor = cost_per_hour(p.replicas_floor, c.options, *g.price_per_hour_usd);
     } catch (const InputError& e) {
       o.pruned = std::string("invalid: ") + e.what();
       p.evaluate = false;
@@ -428,7 +428,7 @@ std::optional<double> proven_cost(const Option& o, const SearchSpace& space, dou
   const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
   if (!o.meets_slo || !g.price_per_hour_usd) return std::nullopt;
   const auto& so = o.candidate.options;
-  return cost_per_hour(replicas_for(rate_per_s, o.eval.max_rate_per_s), so.tp, so.pp, *g.price_per_hour_usd);
+  return cost_per_hour(replicas_for(rate_per_s, o.eval.max_rate_per_s), so, *g.price_per_hour_usd);
 }
 
 //! Phase 1b: evaluate the candidates, cheapest cost floor first, on `threads` workers.
@@ -554,9 +554,9 @@ void price_options(std::vector<Option>& options, const SearchSpace& space, SizeR
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
     const auto& so = o.candidate.options;
     o.replicas = replicas_for(shape.rate_per_s, o.eval.max_rate_per_s);
-    o.gpus_total = o.replicas * so.tp * so.dp * so.pp;  // a DP-attention replica has tp x dp GPUs per stage
+    o.gpus_total = o.replicas * so.gpus_per_replica();
     if (g.price_per_hour_usd) {
-      const double per_h = cost_per_hour(o.replicas, so.tp * so.dp, so.pp, *g.price_per_hour_usd);
+      const double per_h = cost_per_hour(o.replicas, so, *g.price_per_hour_usd);
       o.cost_per_hour_usd = per_h;
       o.cost_per_million_output_tokens_usd = cost_per_million_output_tokens(per_h, shape.rate_per_s, shape.output_mean_tokens);
       o.cost_per_million_input_tokens_usd = cost_per_million_input_tokens(per_h, shape.rate_per_s, shape.prompt_mean_tokens);

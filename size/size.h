@@ -244,8 +244,8 @@ std::optional<std::string> prune_reason(const Plan& p, const sim::Slo& slo);
 
 //! Replicas needed for `rate` when one sustains `max_rate_per_s`: ceil(rate / max), >= 1.
 int64_t replicas_for(double rate_per_s, double max_rate_per_s);
-//! cost / h = replicas x TP x PP x price per GPU-hour.
-double cost_per_hour(int64_t replicas, int64_t tp, int64_t pp, double price_per_gpu_hour);
+//! cost / h = replicas x GPUs per replica (ServingOptions::gpus_per_replica) x price per GPU-hour.
+double cost_per_hour(int64_t replicas, const ServingOptions& o, double price_per_gpu_hour);
 //! cost / h over the output tokens an hour brings at the workload's rate, per million.
 double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_s,
                                       double output_mean_tokens);

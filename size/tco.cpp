@@ -41,12 +41,13 @@ void validate(const SiteOptions& s) {
           s.rack_usd_per_month);
 }
 
-Layout layout(int64_t replicas, int64_t tp, int64_t pp, const ServerSpec& s) {
+Layout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s) {
   Layout l;
-  if (replicas < 1 || tp < 1 || pp < 1 || s.gpus_per_server < 1)
-    throw std::invalid_argument("layout: replicas, TP, PP and GPUs per server must be >= 1");
+  const int64_t tp = o.tp;
+  if (replicas < 1 || tp < 1 || o.dp < 1 || o.pp < 1 || s.gpus_per_server < 1)
+    throw std::invalid_argument("layout: replicas, TP, DP, PP and GPUs per server must be >= 1");
   const int64_t n = s.gpus_per_server;
-  l.gpus_per_replica = tp * pp;
+  l.gpus_per_replica = o.gpus_per_replica();
   l.gpus_used = replicas * l.gpus_per_replica;
   if (tp > n && !s.tp_across_servers) {
     l.infeasible = fmt::format("TP {} needs {} GPUs on one fabric; a {} holds {} and its fabric does not span servers",
@@ -59,8 +60,8 @@ Layout layout(int64_t replicas, int64_t tp, int64_t pp, const ServerSpec& s) {
     l.servers = ceil_div(replicas, l.replicas_per_server);
   } else {
     // A fabric that spans servers takes the replica's GPUs in any grouping; otherwise
-    // whole TP groups (pipeline stages) fill each server.
-    l.servers_per_replica = s.tp_across_servers ? ceil_div(l.gpus_per_replica, n) : ceil_div(pp, n / tp);
+    // whole TP groups (dp x pp of them: attention ranks and pipeline stages) fill each server.
+    l.servers_per_replica = s.tp_across_servers ? ceil_div(l.gpus_per_replica, n) : ceil_div(o.dp * o.pp, n / tp);
     l.servers = replicas * l.servers_per_replica;
   }
   l.gpus_bought = s.whole_server ? l.servers * n : l.gpus_used;
@@ -85,7 +86,11 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   BuyFigures b;
   b.server = s;
   b.amortization_years = site.amortization_years;
-  b.layout = layout(in.replicas, in.tp, in.pp, s);
+  ServingOptions shape;
+  shape.tp = in.tp;
+  shape.dp = in.dp;
+  shape.pp = in.pp;
+  b.layout = layout(in.replicas, shape, s);
   if (b.layout.infeasible) {
     b.infeasible = b.layout.infeasible;
     return b;
@@ -165,6 +170,7 @@ BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& serv
     BuyInputs in;
     in.replicas = o.replicas;
     in.tp = o.candidate.options.tp;
+    in.dp = o.candidate.options.dp;
     in.pp = o.candidate.options.pp;
     in.busy_fraction = busy_fraction(o, r.shape.rate_per_s);
     in.rate_per_s = r.shape.rate_per_s;

@@ -81,14 +81,16 @@ inline std::string_view to_string(Objective o) {
 //! How a deployment's replicas map onto servers (see the layout rule above).
 struct Layout {
   std::optional<std::string> infeasible;  //!< why it cannot be built, or empty
-  int64_t gpus_per_replica = 0;           //!< TP x PP
+  int64_t gpus_per_replica = 0;           //!< TP x DP x PP (ServingOptions::gpus_per_replica)
   int64_t replicas_per_server = 0;        //!< 0 when a replica spans servers
   int64_t servers_per_replica = 0;        //!< 1 when replicas share servers
   int64_t servers = 0;
-  int64_t gpus_used = 0;                  //!< replicas x TP x PP
+  int64_t gpus_used = 0;                  //!< replicas x GPUs per replica
   int64_t gpus_bought = 0;                //!< whole servers round this up
 };
-Layout layout(int64_t replicas, int64_t tp, int64_t pp, const ServerSpec& s);
+//! A replica is dp x pp TP groups of tp GPUs; a TP group never spans servers unless the
+//! fabric does (tp_across_servers).
+Layout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s);
 
 //! Servers one rack holds: the fewer of floor(rack power / server peak power) and
 //! floor(rack units / server units); 0 when one server exceeds the rack.
@@ -100,7 +102,7 @@ std::optional<int64_t> break_even_month(double capex_usd, double opex_usd_per_mo
 
 //! What the arithmetic needs about one option, apart from its server and the site.
 struct BuyInputs {
-  int64_t replicas = 0, tp = 1, pp = 1;
+  int64_t replicas = 0, tp = 1, dp = 1, pp = 1;  //!< dp: data-parallel attention ranks (ServingOptions::dp)
   double busy_fraction = 0;              //!< of one replica's time at its share of the load
   double rate_per_s = 0;                 //!< the workload's rate (all replicas)
   double prompt_mean_tokens = 0, output_mean_tokens = 0;

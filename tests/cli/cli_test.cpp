@@ -464,3 +464,17 @@ TEST_CASE("plan --ep/--dp: the ep and dp columns and keys appear only when a row
   CHECK(csv.out.rfind("model,gpu,tp,pp,ep,dp,", 0) == 0);
   CHECK(kvplan("plan --model deepseek-v3 --gpu h200 --format csv").out.rfind("model,gpu,tp,pp,context_tokens,", 0) == 0);
 }
+
+TEST_CASE("simulate --dp: the JSON and the text count the same GPUs, tp x dp x pp per replica") {
+  // Two replicas of TP 1 x DP 2 (EP 2): 2 x (1 x 2 x 1) = 4 GPUs. The JSON once counted
+  // replicas x tp x pp = 2 while the text said 4.
+  const std::string args =
+      "simulate --model mixtral-8x7b --gpu h100-sxm --tp 1 --dp 2 --enable-expert-parallel --replicas 2 "
+      "--workload chat --requests 200";
+  const Run json = kvplan(args + " --format json");
+  REQUIRE(json.code == 0);
+  CHECK(nlohmann::json::parse(json.out)["fleet"]["gpus"] == 4);
+  const Run text = kvplan(args);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("2 behind a round-robin router, 4 GPUs") != std::string::npos);
+}

@@ -36,11 +36,20 @@ Option option(const std::string& model, int64_t model_index, double cost, double
 
 }  // namespace
 
-TEST_CASE("cost per hour is replicas x TP x PP x price per GPU-hour") {
+TEST_CASE("cost per hour is replicas x TP x DP x PP x price per GPU-hour") {
+  const auto shape = [](int64_t tp, int64_t pp, int64_t dp) {
+    ServingOptions o;
+    o.tp = tp;
+    o.pp = pp;
+    o.dp = dp;
+    return o;
+  };
   // 3 replicas of TP 2 x PP 1 at $2.50: 6 GPUs x 2.50 = $15.00/h.
-  CHECK(size::cost_per_hour(3, 2, 1, 2.5) == doctest::Approx(15.0));
+  CHECK(size::cost_per_hour(3, shape(2, 1, 1), 2.5) == doctest::Approx(15.0));
   // 1 replica of TP 4 x PP 2 at $3.35: 8 GPUs = $26.80/h.
-  CHECK(size::cost_per_hour(1, 4, 2, 3.35) == doctest::Approx(26.8));
+  CHECK(size::cost_per_hour(1, shape(4, 2, 1), 3.35) == doctest::Approx(26.8));
+  // TP 2 x DP 2: two attention ranks of 2 GPUs, 4 GPUs per replica; 2 replicas at $2 = $16/h.
+  CHECK(size::cost_per_hour(2, shape(2, 1, 2), 2.0) == doctest::Approx(16.0));
 }
 
 TEST_CASE("cost per million output tokens divides the hourly cost by the tokens an hour brings") {

@@ -39,38 +39,64 @@ ServerSpec pcie() {
   return s;
 }
 
+//! A replica's parallel shape: TP x PP (x DP data-parallel attention ranks).
+ServingOptions shape(int64_t tp, int64_t pp, int64_t dp = 1) {
+  ServingOptions o;
+  o.tp = tp;
+  o.pp = pp;
+  o.dp = dp;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("layout: replicas pack whole into servers; TP stays on one fabric, PP splits at stage boundaries") {
   // 3 replicas of TP 2 on 8-GPU servers: floor(8/2) = 4 replicas per server -> 1 server;
   // 6 GPUs used; a baseboard is bought whole (8), PCIe slots are not (6).
-  Layout l = layout(3, 2, 1, hgx());
+  Layout l = layout(3, shape(2, 1), hgx());
   CHECK(l.replicas_per_server == 4);
   CHECK(l.servers == 1);
   CHECK(l.gpus_used == 6);
   CHECK(l.gpus_bought == 8);
-  CHECK(layout(3, 2, 1, pcie()).gpus_bought == 6);
+  CHECK(layout(3, shape(2, 1), pcie()).gpus_bought == 6);
   // 5 replicas of TP 4: 2 per server -> ceil(5/2) = 3 servers, 20 used, 24 bought.
-  l = layout(5, 4, 1, hgx());
+  l = layout(5, shape(4, 1), hgx());
   CHECK(l.servers == 3);
   CHECK(l.gpus_bought == 24);
   // TP 4 x PP 4 = 16 GPUs: floor(8/4) = 2 stages per server -> ceil(4/2) = 2 servers per
   // replica; 2 replicas -> 4 servers, 32 GPUs.
-  l = layout(2, 4, 4, hgx());
+  l = layout(2, shape(4, 4), hgx());
   CHECK(l.replicas_per_server == 0);
   CHECK(l.servers_per_replica == 2);
   CHECK(l.servers == 4);
   CHECK(l.gpus_bought == 32);
   // TP 8 x PP 3: one stage per server -> 3 servers per replica.
-  CHECK(layout(1, 8, 3, hgx()).servers_per_replica == 3);
+  CHECK(layout(1, shape(8, 3), hgx()).servers_per_replica == 3);
   // TP 16 needs 16 GPUs on one fabric: impossible in 8-GPU servers unless it spans them,
   // then ceil(16/8) = 2 servers.
-  CHECK(layout(1, 16, 1, hgx()).infeasible.has_value());
+  CHECK(layout(1, shape(16, 1), hgx()).infeasible.has_value());
   ServerSpec spanning = hgx();
   spanning.tp_across_servers = true;
-  l = layout(1, 16, 1, spanning);
+  l = layout(1, shape(16, 1), spanning);
   CHECK_FALSE(l.infeasible.has_value());
   CHECK(l.servers == 2);
+}
+
+TEST_CASE("layout: data-parallel attention ranks are GPUs of the replica, for purchase as for rent") {
+  // DeepSeek-style TP 1 x DP 8 (x EP 8): 8 attention ranks of one GPU each, 8 GPUs per
+  // replica -> one replica per 8-GPU server; 2 replicas -> 2 servers, 16 GPUs, the same
+  // 16 GPUs rent pays for (cost_per_hour = replicas x tp x dp x pp x price).
+  Layout l = layout(2, shape(1, 1, 8), hgx());
+  CHECK(l.gpus_per_replica == 8);
+  CHECK(l.replicas_per_server == 1);
+  CHECK(l.servers == 2);
+  CHECK(l.gpus_used == 16);
+  CHECK(size::cost_per_hour(2, shape(1, 1, 8), 2.0) == doctest::Approx(2 * 8 * 2.0));
+  CHECK(static_cast<double>(l.gpus_used) * 2.0 == doctest::Approx(size::cost_per_hour(2, shape(1, 1, 8), 2.0)));
+  // TP 2 x DP 4 x PP 2 = 16 GPUs: 8 TP groups of 2, four per server -> 2 servers per replica.
+  l = layout(1, shape(2, 2, 4), hgx());
+  CHECK(l.gpus_per_replica == 16);
+  CHECK(l.servers_per_replica == 2);
 }
 
 TEST_CASE("servers per rack: the fewer of the power and the space budget") {
