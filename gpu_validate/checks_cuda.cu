@@ -16,7 +16,6 @@
 #include "gpu_validate/cuda_checks.h"
 #include "gpu_validate/cuda_common.cuh"
 #include "gpu_validate/datasheets.h"
-#include "planner/engine_common.h"
 
 namespace kvplan::gv {
 
@@ -370,10 +369,10 @@ Report run_cuda_validation(const Options& o) {
     // The prediction: the CUDA context as vLLM 0.19 logs it on an H100 (planner
     // kCudaContextBytes) plus the cuBLAS workspace set above. Logged on sm_90 only: a
     // check there, a figure elsewhere (the context's size varies with chip and driver).
-    const double pred = double(kvplan::detail::kCudaContextBytes + workspace_bytes);
+    const double pred = double(kvplan::kCudaContextBytes + workspace_bytes);
     const bool logged_arch = dev.sm / 10 == 9;
     r.checks.push_back(make_check("memory", "cuda_context_bytes", "total - free once the context exists", "B",
-                                  double(kvplan::detail::kCudaContextBytes), double(context_bytes),
+                                  double(kvplan::kCudaContextBytes), double(context_bytes),
                                   logged_arch ? Compare::relative : Compare::info, 0.3,
                                   "predicted: planner kCudaContextBytes (vLLM 0.19 on H100)"));
     r.checks.push_back(make_check("memory", "runtime_reserve_bytes", "context + modules + cuBLAS (total - free)", "B",

@@ -80,10 +80,6 @@ ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, c
 // both. They are deliberately not the H100 measurements below: ideal plans for any GPU.
 inline constexpr int64_t kIdealContextReserveBytes = 512 * kEngMiB;
 inline constexpr int64_t kIdealNcclReserveBytes = 256 * kEngMiB;
-//! The CUDA context a process holds before it loads weights: 0.51 GiB in vLLM 0.19's
-//! "worker init memory snapshot" on H100 (llm-d-incubation/llm-d-planner
-//! accuracy/results/v0.19.0/logs). SGLang and TensorRT-LLM measure free memory after it.
-inline constexpr int64_t kCudaContextBytes = 522 * kEngMiB;  // 0.51 GiB
 //! Communication buffers that TP > 1 adds on each GPU (NCCL channels, custom all-reduce
 //! and symmetric-memory buffers); vLLM 0.19 on H100 NVLink: 2.06-2.17 GiB of non-torch
 //! memory at TP 2-4 against 0.25 GiB at TP 1 (same logs, accuracy_report.md TP table).

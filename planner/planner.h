@@ -147,6 +147,12 @@ FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens);
 //! multiply-add, summed over T steps and L layers: 3 d^2 T(T+1)/2 L.
 double seed_naive_projection_flops(const ModelConfig& m, int64_t tokens);
 
+//! The CUDA context a process holds before it loads weights: 0.51 GiB in vLLM 0.19's
+//! "worker init memory snapshot" on H100 (llm-d-incubation/llm-d-planner
+//! accuracy/results/v0.19.0/logs). SGLang and TensorRT-LLM measure free memory after it.
+//! Public because gpu_validate measures it on the device.
+inline constexpr int64_t kCudaContextBytes = int64_t{522} << 20;  // 0.51 GiB
+
 // ---------------------------------------------------------------- memory and capacity
 struct MemoryBudget {
   int64_t gpu_bytes = 0;          // memory as CUDA reports it
