@@ -1,4 +1,4 @@
-// Tests of sim/disagg.h: closed forms worked by hand (KV bytes from the model's shapes,
+// Tests of cluster/disagg.h: closed forms worked by hand (KV bytes from the model's shapes,
 // transfer times from the link figures, step times from the planner's step-time model,
 // never from the disaggregated simulator's own output), the link rule, admission
 // waiting on a full decode pool, and bad layouts.
@@ -6,12 +6,14 @@
 
 #include <cstdint>
 
+#include "cluster/disagg.h"
+#include "cluster/max_rate.h"
 #include "planner/planner.h"
-#include "sim/disagg.h"
 #include "tests/sim/fixtures.h"
 
 using namespace kvplan;
 using namespace kvplan::sim;
+using namespace kvplan::cluster;
 using kvplan::sim::test::burst;
 using kvplan::sim::test::h100;
 using kvplan::sim::test::llama3_8b;
