@@ -36,7 +36,7 @@ void PrefixCache::unref(uint64_t k) {
   if (--it->second.refs == 0) it->second.pos = lru_.insert(lru_.end(), k);
 }
 
-void PrefixCache::trim(int64_t free_blocks) {
+void PrefixCache::evict(int64_t free_blocks) {
   while (static_cast<int64_t>(lru_.size()) > std::max<int64_t>(free_blocks, 0)) {
     map_.erase(lru_.front());
     lru_.pop_front();

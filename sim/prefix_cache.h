@@ -31,10 +31,14 @@ class PrefixCache {
   int64_t hits(const PromptContent& c, int64_t max_blocks, int64_t block_size) const;
   void ref(uint64_t key);
   void unref(uint64_t key);
-  //! Evicts least recently freed blocks until at most `free_blocks` cached blocks stay.
-  void trim(int64_t free_blocks);
+  //! Evicts least recently freed blocks until at most `free_blocks` cached blocks stay
+  //! (inline: every block allocation asks, and mostly nothing is to be evicted).
+  void trim(int64_t free_blocks) {
+    if (static_cast<int64_t>(lru_.size()) > free_blocks) evict(free_blocks);
+  }
 
  private:
+  void evict(int64_t free_blocks);
   struct Entry {
     int32_t refs = 0;
     std::list<uint64_t>::iterator pos;

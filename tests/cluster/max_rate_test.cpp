@@ -17,12 +17,7 @@ using kvplan::sim::Scheduler;
 using kvplan::sim::SimOptions;
 using kvplan::sim::SimResult;
 using kvplan::sim::Simulator;
-using kvplan::sim::test::decode_sum;
-using kvplan::sim::test::h100;
-using kvplan::sim::test::llama3_8b;
-using kvplan::sim::test::poisson;
-using kvplan::sim::test::serving;
-using kvplan::sim::test::with;
+using namespace kvplan::sim::test;  // the shared workloads, options and closed forms
 
 TEST_CASE("the max rate of a one-at-a-time server is the inverse of its service time") {
   // Static batching with max_num_seqs 1 and evenly spaced arrivals is a D/D/1 queue:
