@@ -168,9 +168,9 @@ class Simulator {
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  //! Runs the workload to the last request: one EngineInstance fed by the workload's
-  //! request stream. Throws InputError when the pool is empty (weights do not fit) or the
-  //! options are inconsistent (chunked with max_num_batched_tokens < max_num_seqs).
+  //! Runs the workload to the last request, feeding one engine its request stream through
+  //! EngineInstance's calls. Throws InputError when the pool is empty (weights do not fit)
+  //! or the options are inconsistent (chunked with max_num_batched_tokens < max_num_seqs).
   SimResult run(const Workload& w, const SimOptions& opt) const;
 
   int64_t num_blocks() const;       //!< KV pool, blocks per GPU (planner)
