@@ -3,7 +3,7 @@
 // First measures the saturated throughput (20,000 requests arriving 1000x faster than the
 // engine serves them), then runs N requests with Poisson arrivals at `load` x that rate.
 // With `replicas` > 1, the N requests go to that many replicas behind `router`
-// (sim/fleet.h) at replicas x the rate, so each replica carries the same load as the lone
+// (cluster/fleet.h) at replicas x the rate, so each replica carries the same load as the lone
 // engine of the run without it: the same requests, the same total work, one event loop.
 // Usage: build/bench/sim_bench [requests=1000000] [load=0.95] [scheduler=continuous]
 //                              [replicas=1] [router=round-robin]
@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "cluster/fleet.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
-#include "sim/fleet.h"
 #include "sim/sim.h"
 
 using namespace kvplan;
@@ -26,16 +26,16 @@ int main(int argc, char** argv) {
     const double load = argc > 2 ? std::atof(argv[2]) : 0.95;
     const auto scheduler = sim::parse_scheduler(argc > 3 ? argv[3] : "continuous");
     const int64_t replicas = argc > 4 ? std::atoll(argv[4]) : 1;
-    const auto router = sim::parse_router(argc > 5 ? argv[5] : "round-robin");
+    const auto router = cluster::parse_router(argc > 5 ? argv[5] : "round-robin");
     if (requests < 1 || !(load > 0) || !scheduler || replicas < 1 || !router) {
-      std::fprintf(stderr, "usage: sim_bench [requests] [load] [continuous|chunked|static] [replicas] "
-                   "[round-robin|least-outstanding|least-kv|prefix-aware]\n");
+      std::fprintf(stderr, "usage: sim_bench [requests] [load] [%s] [replicas] [%s]\n",
+                   sim::kSchedulerNames.choices().c_str(), cluster::kRouterNames.choices().c_str());
       return 2;
     }
     const ModelConfig m = io::load_model("llama-3-8b");
     const GpuSpec g = io::load_gpu("h100-sxm");
     const ServingOptions o;
-    sim::Workload w = io::load_workload("chat");
+    Workload w = io::load_workload("chat");
     const sim::Simulator s(m, g, o);
 
     sim::SimOptions so;
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     so.requests = requests;
     so.rate_scale = rate / w.base_rate_per_s();
     const sim::SimResult r = replicas == 1 ? s.run(w, so)
-                                           : sim::simulate_fleet(s, w, so, sim::FleetOptions{replicas, *router, {}, {}}).fleet;
+                                           : cluster::simulate_fleet(s, w, so, cluster::FleetOptions{replicas, *router, {}, {}}).fleet;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     std::printf("run: %lld requests at %.2f /s (%.0f %% of saturation), scheduler %s, %lld replica(s), router %s\n",

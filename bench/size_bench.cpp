@@ -23,7 +23,7 @@ namespace {
 
 using namespace kvplan;
 
-void print_ceilings(const size::SearchSpace& space, const sim::Workload& w, int64_t requests) {
+void print_ceilings(const size::SearchSpace& space, const Workload& w, int64_t requests) {
   const size::ProbeRequests probe = size::probe_requests(w, 0, requests);
   for (const auto& c : size::enumerate(space)) {
     const ModelConfig& m = space.models[static_cast<size_t>(c.model)];
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     space.pp = {1};
     space.kv = size::default_kv_options();
     space.weights = size::default_weight_options();
-    const sim::Workload w = io::load_workload(workload);
+    const Workload w = io::load_workload(workload);
     if (mode == "ceilings") {
       print_ceilings(space, w, requests);
       return 0;

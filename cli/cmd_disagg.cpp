@@ -1,5 +1,5 @@
 // kvplan simulate --disagg: a workload through disaggregated prefill and decode pools
-// (sim/disagg.h), each given as GPU[:tpN][:ppN][:xN].
+// (cluster/disagg.h), each given as GPU[:tpN][:ppN][:xN].
 #include <fmt/format.h>
 
 #include <iostream>
@@ -8,11 +8,11 @@
 
 #include "cli/cli.h"
 #include "cli/sim_options.h"
+#include "cluster/max_rate.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "planner/planner.h"
 #include "reports/disagg_report.h"
-#include "sim/disagg.h"
 
 namespace kvplan::cli {
 
@@ -23,7 +23,7 @@ constexpr const char* kPoolGrammar = "GPU[:tpN][:ppN][:xN] (a catalog GPU or fil
 
 //! "h100-sxm:tp2:x3" -> GPU h100-sxm, TP 2, 3 instances; the serving options of the
 //! command line (everything but TP and PP) apply to every pool.
-sim::PoolSpec parse_pool(const std::string& spec, const std::string& option, const ServingOptions& common) {
+cluster::PoolSpec parse_pool(const std::string& spec, const std::string& option, const ServingOptions& common) {
   std::vector<std::string> parts;
   size_t start = 0;
   for (;;) {
@@ -36,7 +36,7 @@ sim::PoolSpec parse_pool(const std::string& spec, const std::string& option, con
     return InputError("command line", option, kPoolGrammar, "'" + spec + "'" + why);
   };
   if (parts.front().empty()) throw bad(" (no GPU)");
-  sim::PoolSpec p;
+  cluster::PoolSpec p;
   p.options = common;
   bool tp = false, pp = false, x = false;
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -86,13 +86,13 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   if (all_options.size() != 1)
     throw InputError("command line", "", "one value per serving option (simulate runs one configuration)",
                      std::to_string(all_options.size()) + " combinations");
-  sim::DisaggLayout layout;
+  cluster::DisaggLayout layout;
   layout.prefill = parse_pool(vm["prefill-pool"].as<std::string>(), "--prefill-pool", all_options.front());
   layout.decode = parse_pool(vm["decode-pool"].as<std::string>(), "--decode-pool", all_options.front());
   if (vm.count("kv-link")) {
-    const auto k = sim::parse_link(vm["kv-link"].as<std::string>());
+    const auto k = cluster::parse_link(vm["kv-link"].as<std::string>());
     if (!k)
-      throw InputError("command line", "--kv-link", "nvlink, pcie, rdma or ethernet",
+      throw InputError("command line", "--kv-link", cluster::kLinkKindNames.expected(),
                        "'" + vm["kv-link"].as<std::string>() + "'");
     layout.link = *k;
   }
@@ -113,22 +113,22 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
     throw InputError("command line", "--max-rate-seeds",
                      "no --max-rate-seeds with --disagg (its --find-max-rate runs one seed)", "--max-rate-seeds");
   const bool max_rate = vm["find-max-rate"].as<bool>();
-  sim::MaxRateOptions mo;
+  cluster::MaxRateOptions mo;
   if (max_rate) mo.requests = parse_max_rate_requests(vm, r.base.workload);
-  const sim::DisaggSimulator simulator(m, layout);
+  const cluster::DisaggSimulator simulator(m, layout);
   r.layout = layout;
   r.base.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, layout.decode.options), layout.decode.options);
   r.prefill_kv_block_bytes_per_gpu =
       kv_block_bytes_per_gpu(apply_what_if(m, layout.prefill.options), layout.prefill.options);
-  r.base.max_num_batched_tokens = simulator.decode_engine().max_num_batched_tokens(so.scheduler);
+  r.base.max_num_batched_tokens = simulator.decode_engine().limits(so.scheduler).max_num_batched_tokens;
   r.base.max_model_len = simulator.decode_engine().max_model_len();
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   r.result = simulator.run(r.base.workload, so);
   r.base.result = r.result.overall;
   if (max_rate) {
     // One seed: --max-rate-seeds applies to single-engine runs only.
-    r.base.max_rate = sim::find_max_rate(simulator, r.base.workload, so, mo);
-    r.base.max_rate_requests = mo.requests;
+    r.base.max_rate = cluster::find_max_rate(simulator, r.base.workload, so, mo);
+    r.base.max_rate_requests = cluster::probe_requests(mo);
     r.base.max_rate_range.seeds = 1;
     r.base.max_rate_range.min_per_s = r.base.max_rate_range.max_per_s =
         r.base.max_rate->found ? r.base.max_rate->max_rate_per_s : 0;

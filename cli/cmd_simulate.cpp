@@ -15,11 +15,12 @@
 
 #include "cli/cli.h"
 #include "cli/sim_options.h"
+#include "cluster/fleet.h"
+#include "cluster/max_rate.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "planner/planner.h"
 #include "reports/sim_report.h"
-#include "sim/fleet.h"
 #include "sim/sim.h"
 
 namespace kvplan::cli {
@@ -77,6 +78,9 @@ class TimeSeries {
 }  // namespace
 
 int cmd_simulate(const Args& args) {
+  const std::string max_rate_requests_help = fmt::format(
+      "requests per run of the --find-max-rate search (at least {}; with --replicas N the default is N x {})",
+      sim::min_requests_for_percentile(0.99), cluster::kProbeRequests);
   po::options_description desc("kvplan simulate: a workload through a simulated serving engine");
   desc.add_options()
       ("help,h", "this help")
@@ -95,9 +99,9 @@ int cmd_simulate(const Args& args) {
        "KV pool in blocks per GPU, in place of the engine's accounting (vLLM's flag; e.g. the '# GPU blocks' a server logged)")
       ("timeseries", po::value<std::string>(), "write one CSV row per engine step to FILE")
       ("find-max-rate", po::bool_switch(), "also search the highest arrival rate meeting the workload's SLO")
-      ("max-rate-requests", po::value<std::string>()->default_value("4000"),
-       "requests per run of the --find-max-rate search (at least 1,000; with --replicas N the default is N x 4000)")
-      ("max-rate-seeds", po::value<std::string>()->default_value("3"),
+      ("max-rate-requests", po::value<std::string>()->default_value(std::to_string(cluster::kProbeRequests)),
+       max_rate_requests_help.c_str())
+      ("max-rate-seeds", po::value<std::string>()->default_value(std::to_string(cluster::kProbeSeeds)),
        "seeds --find-max-rate runs, for the range of its answer")
       ("replicas", po::value<std::string>(),
        "simulate N identical replicas behind a router (the rows are then the fleet's, with one per replica)")
@@ -147,7 +151,7 @@ int cmd_simulate(const Args& args) {
   r.options = with_engine_defaults(g, all_options.front());
   r.workload = io::load_workload(vm["workload"].as<std::string>());
 
-  r.sim = parse_sim_options(vm, r.workload, "continuous, chunked or static");
+  r.sim = parse_sim_options(vm, r.workload, sim::kSchedulerNames.expected());
   sim::SimOptions& so = r.sim;
   if (vm.count("num-gpu-blocks-override"))
     so.num_blocks = parse_int_option(vm["num-gpu-blocks-override"].as<std::string>(), "--num-gpu-blocks-override");
@@ -158,25 +162,26 @@ int cmd_simulate(const Args& args) {
     throw InputError("command line", "--router", "--replicas N alongside it (a router picks among replicas)",
                      "'" + vm["router"].as<std::string>() + "' alone");
   if (vm.count("replicas")) {
-    sim::FleetOptions f;
+    cluster::FleetOptions f;
     f.replicas = parse_int_option(vm["replicas"].as<std::string>(), "--replicas");
     if (f.replicas > kMaxReplicas)
       throw InputError("command line", "--replicas", "at most " + std::to_string(kMaxReplicas) + " replicas",
                        std::to_string(f.replicas));
     if (vm.count("router")) {
-      const auto router = sim::parse_router(vm["router"].as<std::string>());
+      const auto router = cluster::parse_router(vm["router"].as<std::string>());
       if (!router)
-        throw InputError("command line", "--router", "round-robin, least-outstanding, least-kv or prefix-aware",
+        throw InputError("command line", "--router", cluster::kRouterNames.expected(),
                          "'" + vm["router"].as<std::string>() + "'");
       f.router = *router;
     }
     r.fleet = f;
   }
-  const int64_t max_rate_requests = vm["find-max-rate"].as<bool>() ? parse_max_rate_requests(vm, r.workload) : 0;
+  const std::optional<int64_t> max_rate_requests =
+      vm["find-max-rate"].as<bool>() ? parse_max_rate_requests(vm, r.workload) : std::nullopt;
   validate(m, r.options, "command line");
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
-  r.max_num_batched_tokens = simulator.max_num_batched_tokens(so.scheduler);
+  r.max_num_batched_tokens = simulator.limits(so.scheduler).max_num_batched_tokens;
   r.max_model_len = simulator.max_model_len();
   refuse_same_path(vm, "output", "timeseries");
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
@@ -187,9 +192,9 @@ int cmd_simulate(const Args& args) {
     so.on_step = [&series](const sim::StepSample& s) { series->add(s); };
   }
   if (r.fleet) {
-    sim::FleetOptions f = *r.fleet;
+    cluster::FleetOptions f = *r.fleet;
     if (series) f.on_step = [&series](int64_t i, const sim::StepSample& s) { series->add(i, s); };
-    sim::FleetResult fr = sim::simulate_fleet(simulator, r.workload, so, f);
+    cluster::FleetResult fr = cluster::simulate_fleet(simulator, r.workload, so, f);
     r.result = fr.fleet;
     r.replica_results = std::move(fr.replicas);
   } else {
@@ -198,22 +203,17 @@ int cmd_simulate(const Args& args) {
   so.on_step = nullptr;
   if (series) series->close();
   if (vm["find-max-rate"].as<bool>()) {
-    sim::MaxRateOptions mo;
+    cluster::MaxRateOptions mo;
     mo.requests = max_rate_requests;
-    // Each replica of a fleet probe starts empty like a lone engine's: with the fleet's
-    // requests split N ways, short per-replica runs never reach their queueing steady
-    // state and overstate the rate (1,000 requests over 2 replicas: 63.9/s against 27.2/s
-    // for one; 20,000: 46.1/s, 2x). The default keeps each replica's share at 4,000.
-    if (r.fleet && vm["max-rate-requests"].defaulted()) mo.requests *= r.fleet->replicas;
-    r.max_rate_requests = mo.requests;
     // With --replicas the search is over the fleet's arrival rate, the same router.
-    const sim::RunWorkload run = [&](const sim::Workload& w, const sim::SimOptions& o) {
-      return r.fleet ? sim::simulate_fleet(simulator, w, o, *r.fleet).fleet : simulator.run(w, o);
-    };
-    r.max_rate = sim::find_max_rate(run, r.workload, so, mo);
+    r.max_rate_requests = cluster::probe_requests(mo, r.fleet ? r.fleet->replicas : 1);
+    r.max_rate = r.fleet ? cluster::find_max_rate(simulator, *r.fleet, r.workload, so, mo)
+                         : cluster::find_max_rate(simulator, r.workload, so, mo);
     const auto seeds = parse_int_option(vm["max-rate-seeds"].as<std::string>(), "--max-rate-seeds");
     if (seeds > 20) throw InputError("command line", "--max-rate-seeds", "an integer from 1 to 20", std::to_string(seeds));
-    r.max_rate_range = sim::max_rate_range(run, r.workload, so, mo, *r.max_rate, static_cast<int>(seeds));
+    const int n = static_cast<int>(seeds);
+    r.max_rate_range = r.fleet ? cluster::max_rate_range(simulator, *r.fleet, r.workload, so, mo, *r.max_rate, n)
+                               : cluster::max_rate_range(simulator, r.workload, so, mo, *r.max_rate, n);
   }
   emit(vm, render(r, format));
   return 0;

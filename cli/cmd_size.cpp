@@ -103,7 +103,7 @@ int cmd_size(const Args& args) {
     space.schedulers.push_back(*sch);
   }
   space.what_if = vm["what-if"].as<bool>();
-  const sim::Workload workload = io::load_workload(vm["workload"].as<std::string>());
+  const Workload workload = io::load_workload(vm["workload"].as<std::string>());
   if (workload.arrivals_at_one_instant())
     throw InputError(workload.trace_file, "arrival_s", "arrivals spread over time (size searches arrival rates)",
                      "every arrival at one instant");

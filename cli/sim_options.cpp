@@ -4,7 +4,7 @@
 
 namespace kvplan::cli {
 
-sim::SimOptions parse_sim_options(const po::variables_map& vm, const sim::Workload& w, const std::string& schedulers) {
+sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w, const std::string& schedulers) {
   sim::SimOptions so;
   const auto scheduler = sim::parse_scheduler(vm["scheduler"].as<std::string>());
   if (!scheduler)
@@ -34,7 +34,7 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const sim::Worklo
   return so;
 }
 
-int64_t parse_max_rate_requests(const po::variables_map& vm, const sim::Workload& w) {
+std::optional<int64_t> parse_max_rate_requests(const po::variables_map& vm, const Workload& w) {
   const int64_t requests = parse_int_option(vm["max-rate-requests"].as<std::string>(), "--max-rate-requests");
   const int64_t least = sim::min_requests_for_percentile(0.99);
   if (requests < least)
@@ -46,6 +46,7 @@ int64_t parse_max_rate_requests(const po::variables_map& vm, const sim::Workload
                      "a TTFT and TPOT target (slo: {ttft_p99_s, tpot_p99_s}): --find-max-rate measures the highest "
                      "rate against it",
                      "nothing");
+  if (vm["max-rate-requests"].defaulted()) return std::nullopt;
   return requests;
 }
 

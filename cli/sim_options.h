@@ -2,6 +2,8 @@
 // the same way against the workload.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cli/cli.h"
@@ -13,10 +15,11 @@ namespace kvplan::cli {
 //! --seed, --requests, --swap, --host-link-gb-per-s and --rate, checked against workload
 //! `w`: a trace whose arrivals share one instant (a burst) has no rate to scale and
 //! replays at most its own rows.
-sim::SimOptions parse_sim_options(const po::variables_map& vm, const sim::Workload& w, const std::string& schedulers);
+sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w, const std::string& schedulers);
 
 //! --max-rate-requests for --find-max-rate: at least enough requests for a p99, and the
-//! workload must have an SLO to measure the rate against and arrivals to scale.
-int64_t parse_max_rate_requests(const po::variables_map& vm, const sim::Workload& w);
+//! workload must have an SLO to measure the rate against and arrivals to scale. Nothing
+//! when the option was not given: the search's own default (cluster::probe_requests).
+std::optional<int64_t> parse_max_rate_requests(const po::variables_map& vm, const Workload& w);
 
 }  // namespace kvplan::cli

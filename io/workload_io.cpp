@@ -49,24 +49,24 @@ double positive(const YAML::Node& n, const std::string& key, const std::string& 
   return d;
 }
 
-sim::LengthDist length_dist(const YAML::Node& root, const std::string& key, const std::string& file) {
+LengthDist length_dist(const YAML::Node& root, const std::string& key, const std::string& file) {
   const YAML::Node n = section(root, key, file, {"dist", "value", "min", "max", "mean", "sigma"},
                                "a mapping with dist: fixed|uniform|lognormal|trace");
   const std::string dist_key = key + ".dist";
   const std::string dist = req_str(n, dist_key, file);
-  sim::LengthDist d;
+  LengthDist d;
   if (dist == "fixed") {
-    d.kind = sim::LengthKind::fixed;
+    d.kind = LengthKind::fixed;
     d.value = req_int(n, key + ".value", file, 1);
   } else if (dist == "uniform") {
-    d.kind = sim::LengthKind::uniform;
+    d.kind = LengthKind::uniform;
     d.min = req_int(n, key + ".min", file, 1);
     d.max = req_int(n, key + ".max", file, 1);
     if (d.max < d.min)
       throw InputError(file, key + ".max", "at least " + key + ".min (" + std::to_string(d.min) + ")",
                        std::to_string(d.max));
   } else if (dist == "lognormal") {
-    d.kind = sim::LengthKind::lognormal;
+    d.kind = LengthKind::lognormal;
     d.mean = positive(n, key + ".mean", file);
     d.sigma = req_num(n, key + ".sigma", file, 0, 10);
     d.min = opt_int(n, key + ".min", file, 1).value_or(1);
@@ -83,7 +83,7 @@ sim::LengthDist length_dist(const YAML::Node& root, const std::string& key, cons
       throw InputError(file, key + ".max", "at least " + key + ".mean (" + n[key + ".mean"].Scalar() + ")",
                        std::to_string(d.max));
   } else if (dist == "trace") {
-    d.kind = sim::LengthKind::trace;
+    d.kind = LengthKind::trace;
   } else {
     throw InputError(file, dist_key, "fixed, uniform, lognormal or trace", "'" + dist + "'");
   }
@@ -121,8 +121,8 @@ fs::path resolve_trace(const std::string& trace, const std::string& workload_fil
                    "'" + trace + "'");
 }
 
-std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::string& file) {
-  std::vector<sim::TraceRow> rows;
+std::vector<TraceRow> parse_trace(const std::string& text, const std::string& file) {
+  std::vector<TraceRow> rows;
   size_t pos = 0;
   int64_t line_no = 0;
   bool header = false;
@@ -160,7 +160,7 @@ std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::strin
     }
     if (n != 3)
       throw InputError(file, "", "3 comma-separated columns", std::to_string(n) + where);
-    sim::TraceRow r;
+    TraceRow r;
     if (!parse_field(f[0], r.arrival_s) || !std::isfinite(r.arrival_s) || r.arrival_s < 0)
       throw InputError(file, "arrival_s", "a finite number of seconds >= 0", "'" + std::string(f[0]) + "'" + where);
     if (!parse_field(f[1], r.prompt_tokens) || r.prompt_tokens < 1)
@@ -178,13 +178,13 @@ std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::strin
   return rows;
 }
 
-std::shared_ptr<const std::vector<sim::TraceRow>> load_trace(const fs::path& path) {
-  return std::make_shared<const std::vector<sim::TraceRow>>(parse_trace(read_file(path, kMaxTraceBytes), path.string()));
+std::shared_ptr<const std::vector<TraceRow>> load_trace(const fs::path& path) {
+  return std::make_shared<const std::vector<TraceRow>>(parse_trace(read_file(path, kMaxTraceBytes), path.string()));
 }
 
-sim::Workload parse_workload(const std::string& text, const std::string& file) {
+Workload parse_workload(const std::string& text, const std::string& file) {
   const YAML::Node root = parse_yaml_mapping(text, file);
-  sim::Workload w;
+  Workload w;
   w.file = file;
   w.name = opt_str(root, "name", file).value_or(fs::path(file).stem().string());
   w.source = opt_str(root, "source", file).value_or("");
@@ -193,20 +193,20 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
                                "a mapping with process: poisson|gamma|fixed|trace");
   const std::string process = req_str(a, "arrival.process", file);
   if (process == "poisson") {
-    w.arrival.process = sim::ArrivalProcess::poisson;
+    w.arrival.process = ArrivalProcess::poisson;
   } else if (process == "gamma") {
-    w.arrival.process = sim::ArrivalProcess::gamma;
+    w.arrival.process = ArrivalProcess::gamma;
     w.arrival.cv = positive(a, "arrival.cv", file);
   } else if (process == "fixed") {
-    w.arrival.process = sim::ArrivalProcess::fixed;
+    w.arrival.process = ArrivalProcess::fixed;
   } else if (process == "trace") {
-    w.arrival.process = sim::ArrivalProcess::trace;
+    w.arrival.process = ArrivalProcess::trace;
   } else {
     throw InputError(file, "arrival.process", "poisson, gamma, fixed or trace", "'" + process + "'");
   }
   const YAML::Node stages = a["arrival.stages"];
   if (stages.IsDefined() && !stages.IsNull()) {
-    if (w.arrival.process == sim::ArrivalProcess::trace)
+    if (w.arrival.process == ArrivalProcess::trace)
       throw InputError(file, "arrival.stages", "no stages with arrival.process trace", "a list");
     if (!stages.IsSequence() || stages.size() == 0)
       throw InputError(file, "arrival.stages", "a non-empty list of {rate_per_s, duration_s}", show(stages));
@@ -216,7 +216,7 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
       YAML::Node wrap(YAML::NodeType::Map);
       wrap[key] = stages[i];
       const YAML::Node st = section(wrap, key, file, {"rate_per_s", "duration_s"}, "a mapping {rate_per_s, duration_s}");
-      sim::Stage stage;
+      Stage stage;
       stage.rate_per_s = positive(st, key + ".rate_per_s", file);
       stage.duration_s = positive(st, key + ".duration_s", file);
       n += stage.rate_per_s * stage.duration_s;
@@ -226,7 +226,7 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
     if (a["arrival.rate_per_s"].IsDefined())
       throw InputError(file, "arrival.rate_per_s", "either rate_per_s or stages, not both", "both");
     w.arrival.rate_per_s = n / t;
-  } else if (w.arrival.process != sim::ArrivalProcess::trace) {
+  } else if (w.arrival.process != ArrivalProcess::trace) {
     w.arrival.rate_per_s = positive(a, "arrival.rate_per_s", file);
   }
 
@@ -247,14 +247,14 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
         throw InputError(file, "shared_prefix.multi_turn", "true or false", show(mt));
       w.shared_prefix.multi_turn = v == "true";
     }
-    if (w.prompt_tokens.kind == sim::LengthKind::trace)
+    if (w.prompt_tokens.kind == LengthKind::trace)
       throw InputError(file, "prompt_tokens.dist", "fixed, uniform or lognormal question lengths with shared_prefix",
                        "'trace'");
   }
 
-  const bool uses_trace = w.arrival.process == sim::ArrivalProcess::trace ||
-                          w.prompt_tokens.kind == sim::LengthKind::trace ||
-                          w.output_tokens.kind == sim::LengthKind::trace;
+  const bool uses_trace = w.arrival.process == ArrivalProcess::trace ||
+                          w.prompt_tokens.kind == LengthKind::trace ||
+                          w.output_tokens.kind == LengthKind::trace;
   const auto trace = opt_str(root, "trace", file);
   if (uses_trace && !trace)
     throw InputError(file, "trace", "a trace CSV path (arrival or a length distribution is 'trace')", "nothing");
@@ -275,7 +275,7 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
     double n = 0;
     for (const auto& st : w.arrival.stages) n += st.rate_per_s * st.duration_s;
     w.requests = std::max<int64_t>(1, static_cast<int64_t>(std::llround(n)));
-  } else if (w.arrival.process == sim::ArrivalProcess::trace) {
+  } else if (w.arrival.process == ArrivalProcess::trace) {
     w.requests = static_cast<int64_t>(w.trace->size());
   } else {
     throw InputError(file, "requests", "an integer >= 1 (the key is required unless arrivals come from a trace)",
@@ -293,7 +293,7 @@ sim::Workload parse_workload(const std::string& text, const std::string& file) {
   return w;
 }
 
-sim::Workload load_workload(const std::string& name_or_path) {
+Workload load_workload(const std::string& name_or_path) {
   const fs::path p = resolve("workloads", name_or_path);
   return parse_workload(read_file(p), p.string());
 }

@@ -1,5 +1,5 @@
 // kvplan io: workload files (ARCHITECTURE.md "Workload file") and request traces (CSV
-// with columns arrival_s,prompt_tokens,output_tokens) into sim::Workload values.
+// with columns arrival_s,prompt_tokens,output_tokens) into Workload values.
 // Every error is an InputError naming the file, the key (nested keys dotted:
 // "arrival.rate_per_s"; trace columns by name) and what was expected.
 #pragma once
@@ -10,16 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "sim/workload.h"
+#include "planner/workload.h"
 
 namespace kvplan::io {
 
 //! A catalog name (configs/workloads/<name>.yaml) or a path to a workload file.
-sim::Workload load_workload(const std::string& name_or_path);
+Workload load_workload(const std::string& name_or_path);
 
 //! Parses workload text. `file` names it in errors; a relative `trace:` path is looked up
 //! beside `file` first, then under the data folder (io::find_data_root).
-sim::Workload parse_workload(const std::string& text, const std::string& file);
+Workload parse_workload(const std::string& text, const std::string& file);
 
 //! Where a workload's `trace:` value points: absolute as given; relative, beside the
 //! workload file if it exists there, else under the data folder. InputError (key
@@ -33,7 +33,7 @@ constexpr int64_t kMaxTraceBytes = int64_t{1} << 30;
 
 //! Reads a trace CSV (UTF-8, a byte-order mark allowed) of at most kMaxTraceBytes: a header naming the three columns, then one request per line,
 //! arrivals non-decreasing; the rows are shifted so the first arrives at 0.
-std::shared_ptr<const std::vector<sim::TraceRow>> load_trace(const std::filesystem::path& path);
-std::vector<sim::TraceRow> parse_trace(const std::string& text, const std::string& file);
+std::shared_ptr<const std::vector<TraceRow>> load_trace(const std::filesystem::path& path);
+std::vector<TraceRow> parse_trace(const std::string& text, const std::string& file);
 
 }  // namespace kvplan::io

@@ -16,11 +16,11 @@ std::string num(double x) {
   return fmt::format("{:.3g}", x);
 }
 
-std::string pool_name(const sim::PoolSpec& p) {
+std::string pool_name(const cluster::PoolSpec& p) {
   return fmt::format("{} x {} (TP {}, PP {})", p.instances, p.gpu.name, p.options.tp, p.options.pp);
 }
 
-nlohmann::json pool_json(const sim::PoolSpec& spec, const sim::PoolMetrics& m, int64_t block_bytes_per_gpu) {
+nlohmann::json pool_json(const cluster::PoolSpec& spec, const cluster::PoolMetrics& m, int64_t block_bytes_per_gpu) {
   return {{"gpu", spec.gpu.name},
           {"tp", spec.options.tp},
           {"pp", spec.options.pp},
@@ -41,7 +41,7 @@ nlohmann::json pool_json(const sim::PoolSpec& spec, const sim::PoolMetrics& m, i
           {"wait_s", {{"p50", m.wait_s.p50}, {"p90", m.wait_s.p90}, {"p99", m.wait_s.p99}, {"mean", m.wait_s.mean}}}};
 }
 
-std::string pool_row(const sim::PoolSpec& spec, const sim::PoolMetrics& m, int64_t block_bytes_per_gpu) {
+std::string pool_row(const cluster::PoolSpec& spec, const cluster::PoolMetrics& m, int64_t block_bytes_per_gpu) {
   return fmt::format("{}: {} GPU{}, {} blocks of {} tokens = {} per GPU; busy {}, KV use mean / peak {} / {}, "
                      "batch mean / max {} / {}, wait p50 / p99 {} / {}, {} rejected, {} preemptions",
                      pool_name(spec), m.gpus, m.gpus == 1 ? "" : "s", count(m.num_blocks), m.block_size, gib(m.num_blocks * block_bytes_per_gpu),
@@ -54,12 +54,12 @@ std::string pool_row(const sim::PoolSpec& spec, const sim::PoolMetrics& m, int64
 
 nlohmann::json disagg_json(const DisaggReport& r) {
   nlohmann::json j = sim_json(r.base);
-  const sim::DisaggResult& d = r.result;
+  const cluster::DisaggResult& d = r.result;
   j["disagg"] = {
       {"prefill", pool_json(r.layout.prefill, d.prefill, r.prefill_kv_block_bytes_per_gpu)},
       {"decode", pool_json(r.layout.decode, d.decode, r.base.kv_block_bytes_per_gpu)},
       {"link",
-       {{"kind", std::string(sim::to_string(d.link.kind))},
+       {{"kind", std::string(cluster::to_string(d.link.kind))},
         {"same_node", d.link.same_node},
         {"bytes_per_s", d.link.bytes_per_s},
         {"latency_s", d.link.latency_s},
@@ -78,7 +78,7 @@ Table disagg_csv_record(const DisaggReport& r) { return json_csv_record(disagg_j
 
 std::string disagg_text(const DisaggReport& r, TextFormat f) {
   if (f == TextFormat::csv) return render(disagg_csv_record(r), f);
-  const sim::DisaggResult& d = r.result;
+  const cluster::DisaggResult& d = r.result;
   std::vector<std::pair<std::string, std::string>> rows;
   for (auto& [k, v] : sim_summary(r.base)) {
     if (k == "model / GPU") {
@@ -91,7 +91,7 @@ std::string disagg_text(const DisaggReport& r, TextFormat f) {
     if (k == "KV pool") {
       rows.emplace_back("prefill pool", pool_row(r.layout.prefill, d.prefill, r.prefill_kv_block_bytes_per_gpu));
       rows.emplace_back("decode pool", pool_row(r.layout.decode, d.decode, r.base.kv_block_bytes_per_gpu));
-      rows.emplace_back("KV link", fmt::format("{} ({}), {} GB/s, {} latency per transfer", sim::to_string(d.link.kind),
+      rows.emplace_back("KV link", fmt::format("{} ({}), {} GB/s, {} latency per transfer", cluster::to_string(d.link.kind),
                                                d.link.why, num(d.link.bytes_per_s / 1e9), seconds(d.link.latency_s)));
       rows.emplace_back("KV transfer",
                         d.transfers == 0 ? std::string("none")

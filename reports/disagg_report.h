@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <string>
 
+#include "cluster/disagg.h"
 #include "reports/sim_report.h"
 #include "reports/table.h"
-#include "sim/disagg.h"
 
 namespace kvplan::reports {
 
@@ -19,8 +19,8 @@ struct DisaggReport {
   //! model, workload, SimOptions; gpu names both pools; options and the KV figures are
   //! the decode pool's; result is DisaggResult::overall.
   SimReport base;
-  sim::DisaggLayout layout;
-  sim::DisaggResult result;
+  cluster::DisaggLayout layout;
+  cluster::DisaggResult result;
   int64_t prefill_kv_block_bytes_per_gpu = 0;
 };
 

@@ -171,7 +171,7 @@ nlohmann::json sim_json(const SimReport& r) {
     nlohmann::json per = nlohmann::json::array();
     for (size_t i = 0; i < r.replica_results.size(); ++i) per.push_back(replica_json(i, r.replica_results[i]));
     j["fleet"] = {{"replicas", r.fleet->replicas},
-                  {"router", std::string(sim::to_string(r.fleet->router))},
+                  {"router", std::string(cluster::to_string(r.fleet->router))},
                   {"gpus", r.fleet->replicas * r.options.gpus_per_replica()},
                   {"per_replica", per}};
   }
@@ -189,7 +189,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   };
   if (r.fleet)
     rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: fleet totals below, then each replica",
-                                              r.fleet->replicas, sim::to_string(r.fleet->router),
+                                              r.fleet->replicas, cluster::to_string(r.fleet->router),
                                               count(r.fleet->replicas * r.options.gpus_per_replica())));
   const std::vector<std::pair<std::string, std::string>> main_rows = {
       {"workload", r.workload.arrivals_at_one_instant()
@@ -239,7 +239,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   for (const std::string& note : r.options.calibration.accuracy_for(r.moe, r.gpu))
     after = rows.emplace(after + 1, "measured error", note);
   if (r.max_rate) {
-    const sim::MaxRate& m = *r.max_rate;
+    const cluster::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",
                       m.found ? fmt::format("{} requests/s (TTFT p99 {}, TPOT p99 {}; {} runs of {} requests){}",
                                             num(m.max_rate_per_s), seconds(m.at_max.ttft_s.p99),

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/max_rate.h"
 #include "planner/types.h"
 #include "reports/table.h"
-#include "sim/fleet.h"
 #include "sim/sim.h"
 
 namespace kvplan::reports {
@@ -22,18 +22,18 @@ struct SimReport {
   std::string model, gpu;
   bool moe = false;  //!< the model has routed experts (which accuracy statements apply)
   ServingOptions options;
-  sim::Workload workload;
+  Workload workload;
   sim::SimOptions sim;
   sim::SimResult result;
   int64_t kv_block_bytes_per_gpu = 0;
   int64_t max_num_batched_tokens = 0;
-  std::optional<sim::MaxRate> max_rate;
-  sim::MaxRateRange max_rate_range;
+  std::optional<cluster::MaxRate> max_rate;
+  cluster::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;
   int64_t max_model_len = 0;
   //! A fleet run (simulate --replicas): `result` is then the fleet's, and each replica's
   //! own follows in replica_results. Absent: one engine, reported as before fleets existed.
-  std::optional<sim::FleetOptions> fleet;
+  std::optional<cluster::FleetOptions> fleet;
   std::vector<sim::SimResult> replica_results;
 };
 

@@ -111,18 +111,19 @@ def self_test(root):
         planted = {
             "planner/bad.h": '#include "io/config_io.h"\n',
             "sim/bad.cpp": "#include <fmt/format.h>\n",
+            "cluster/bad.h": '#include "size/size.h"\n',
             "reports/bad.cpp": '// make_plan( in a comment is fine\nauto p = kvplan::make_plan(m, g, o, 1, 1);\n'
                                'auto n = v.capacity() + j["capacity"].size();\n',
             "gpu_validate/bad.cpp": "#include <yaml-cpp/yaml.h>\n",
             "newfolder/x.cpp": "int x;\n",
-            "io/ok.cpp": '#include "planner/types.h"\n#include "sim/workload.h"\n#include <yaml-cpp/yaml.h>\n',
+            "io/ok.cpp": '#include "planner/types.h"\n#include "planner/workload.h"\n#include <yaml-cpp/yaml.h>\n',
         }
         for rel, text in planted.items():
             os.makedirs(os.path.join(tmp, os.path.dirname(rel)), exist_ok=True)
             with open(os.path.join(tmp, rel), "w", encoding="utf-8") as f:
                 f.write(text)
         got = check(tmp)
-        want = ["gpu_validate/bad.cpp:1:", "newfolder/", "planner/bad.h:1:", "reports/bad.cpp:2:", "sim/bad.cpp:1:"]
+        want = ["cluster/bad.h:1:", "gpu_validate/bad.cpp:1:", "newfolder/", "planner/bad.h:1:", "reports/bad.cpp:2:", "sim/bad.cpp:1:"]
         ok = len(got) == len(want) and all(g.startswith(w) for g, w in zip(sorted(got), want))
         print("\n".join(got))
         print("check_layers self-test:", "ok" if ok else "FAILED (expected one violation in each of " + ", ".join(want) + ")")

@@ -10,11 +10,11 @@
 
 namespace kvplan::size {
 
-ProbeRequests probe_requests(const sim::Workload& w, uint64_t seed, int64_t requests) {
+ProbeRequests probe_requests(const Workload& w, uint64_t seed, int64_t requests) {
   ProbeRequests p;
   // The simulator draws lengths from their own stream (sim.h), so a probe at any rate
   // sees these requests, and arrival times divided by the rate scale.
-  sim::detail::RequestStream stream(w, seed, 1.0, std::max<int64_t>(requests, 1));
+  sim::RequestStream stream(w, seed, 1.0, std::max<int64_t>(requests, 1));
   while (auto r = stream.next()) {
     p.prompt_tokens.push_back(std::max<int64_t>(r->prompt_tokens, 1));
     p.output_tokens.push_back(std::max<int64_t>(r->output_tokens, 1));
@@ -30,24 +30,21 @@ ProbeRequests probe_requests(const sim::Workload& w, uint64_t seed, int64_t requ
 
 namespace {
 
-//! What rate_ceiling reads of a replica: the Simulator's pool, limits, block counts and
-//! step-time model.
-struct Replica {
-  int64_t max_model_len = 0, num_blocks = 0, max_num_seqs = 0, max_num_batched_tokens = 0;
+//! What rate_ceiling reads of a candidate engine: its limits (sim::EngineLimits, the one
+//! home of the defaults the simulator applies), block counts and step-time model.
+struct CeilingInputs {
+  sim::EngineLimits limits;
   std::function<int64_t(int64_t)> blocks_for;
   const StepTimeModel* stm = nullptr;
 };
 
-RateCeiling ceiling(const Replica& s, sim::Scheduler scheduler, const ProbeRequests& p);
+RateCeiling ceiling(const CeilingInputs& s, sim::Scheduler scheduler, const ProbeRequests& p);
 
 }  // namespace
 
 RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, const ProbeRequests& p) {
-  Replica r;
-  r.max_model_len = s.max_model_len();
-  r.num_blocks = s.num_blocks();
-  r.max_num_seqs = s.options().max_num_seqs;
-  r.max_num_batched_tokens = s.max_num_batched_tokens(scheduler);
+  CeilingInputs r;
+  r.limits = s.limits(scheduler);
   r.blocks_for = [&s](int64_t tokens) { return s.blocks_for(tokens); };
   r.stm = &s.step_model();
   return ceiling(r, scheduler, p);
@@ -55,22 +52,12 @@ RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, cons
 
 RateCeiling rate_ceiling(const ModelConfig& given, const GpuSpec& g, const ServingOptions& o, sim::Scheduler scheduler,
                          const ProbeRequests& p) {
-  // As sim::Simulator's constructor and accessors derive them (sim/sim.cpp), without its
-  // per-block table (O(max_model_len / block size) footprint calls): tests/size checks
-  // that both give the same ceiling.
+  // The simulator's limits without its per-block table (O(max_model_len / block size)
+  // footprint calls): tests/size checks that both give the same ceiling.
   const ModelConfig m = apply_what_if(given, o);
   const StepTimeModel stm(m, g, o);
-  Replica r;
-  const int64_t derived = derived_max_model_len(m);
-  r.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : 131072);
-  r.num_blocks = capacity(m, o, memory_budget(m, g, o), r.max_model_len).num_blocks;
-  r.max_num_seqs = o.max_num_seqs;
-  if (o.max_num_batched_tokens)
-    r.max_num_batched_tokens = *o.max_num_batched_tokens;
-  else
-    r.max_num_batched_tokens = scheduler == sim::Scheduler::continuous ? std::max<int64_t>(r.max_model_len, 2048)
-                               : scheduler == sim::Scheduler::chunked  ? 8192
-                                                                       : std::numeric_limits<int64_t>::max() / 4;
+  CeilingInputs r;
+  r.limits = sim::engine_limits(given, g, o, scheduler);
   r.blocks_for = [&m, &o](int64_t tokens) { return kv_blocks_per_request(m, o, tokens); };
   r.stm = &stm;
   return ceiling(r, scheduler, p);
@@ -78,16 +65,16 @@ RateCeiling rate_ceiling(const ModelConfig& given, const GpuSpec& g, const Servi
 
 namespace {
 
-RateCeiling ceiling(const Replica& s, sim::Scheduler scheduler, const ProbeRequests& p) {
+RateCeiling ceiling(const CeilingInputs& s, sim::Scheduler scheduler, const ProbeRequests& p) {
   RateCeiling c;
   c.requests = static_cast<int64_t>(p.prompt_tokens.size());
-  const int64_t mml = s.max_model_len;
-  const int64_t blocks = s.num_blocks;
-  // The simulator's admission rules at arrival (sim.cpp, Run::arrive): a prompt at
-  // max_model_len is refused, an output is cut there, a request whose whole length
+  const int64_t mml = s.limits.max_model_len;
+  const int64_t blocks = s.limits.num_blocks;
+  // The simulator's admission rules at arrival (sim/engine.cpp, Engine::refuse): a prompt
+  // at max_model_len is refused, an output is cut there, a request whose whole length
   // cannot fit the pool is refused, and V0 (continuous) also refuses a prompt that
-  // would leave less than its 1 % watermark free in an empty pool.
-  const int64_t watermark = static_cast<int64_t>(0.01 * static_cast<double>(blocks));
+  // would leave less than its watermark free in an empty pool.
+  const int64_t watermark = s.limits.watermark_blocks;
   const KvTraffic& kv = s.stm->kv_traffic();
   // Blocks grow with the tokens held (windowed layers stop growing at their window), so
   // each limit is a token count, found once: the most tokens whose blocks fit `limit`.
@@ -128,8 +115,8 @@ RateCeiling ceiling(const Replica& s, sim::Scheduler scheduler, const ProbeReque
     decode_keys += kv.prefill_pairs(prompt - 1, output - 1);
   }
   // A rejected request counts as infinitely late: p99 TTFT over all n requests is then
-  // infinite once more than n - ceil(0.99 n) are rejected (nearest rank, sim.cpp
-  // percentiles), at every arrival rate.
+  // infinite once more than n - ceil(0.99 n) are rejected (nearest rank, sim/metrics.h),
+  // at every arrival rate.
   const auto n = static_cast<double>(c.requests);
   const auto allowed = c.requests - static_cast<int64_t>(std::ceil(0.99 * n));
   c.infeasible = p.ttft_target_s > 0 && c.requests > 0 && c.rejected > allowed;
@@ -148,20 +135,20 @@ RateCeiling ceiling(const Replica& s, sim::Scheduler scheduler, const ProbeReque
   // with T = max_num_batched_tokens (whole prompts per step).
   const StepTimeModel& stm = *s.stm;
   const int64_t by_pool = blocks / std::max<int64_t>(1, s.blocks_for(shortest_prompt));
-  c.batch_max = std::max<int64_t>(1, std::min(s.max_num_seqs, by_pool));
+  c.batch_max = std::max<int64_t>(1, std::min(s.limits.max_num_seqs, by_pool));
   const auto b = static_cast<double>(c.batch_max);
   if (decode_tokens > 0)
     c.decode_busy_s = decode_tokens * stm.step(0, 0, c.batch_max, b * decode_keys / decode_tokens).time_s / b;
   // Prompts served from the prefix cache are not computed: no prefill floor then.
   if (!p.prefix_cached && prefill_tokens > 0) {
-    const int64_t t = s.max_num_batched_tokens;
+    const int64_t t = s.limits.max_num_batched_tokens;
     const auto td = static_cast<double>(t);
     c.prefill_busy_s = prefill_tokens * stm.step(t, td * prefill_pairs / prefill_tokens, 0, 0).time_s / td;
   }
   const double busy_s = c.decode_busy_s + c.prefill_busy_s;
   // Arrivals at k x the workload's rate span last_arrival_s / k. A probe passes only with
   // p99 TTFT within the target and a queue that does not keep growing
-  // (sim::find_max_rate), so at the last arrival at most about a TTFT target's worth of
+  // (cluster::find_max_rate), so at the last arrival at most about a TTFT target's worth of
   // work may still be queued: busy_s <= last_arrival_s / k + ttft, k <= last_arrival_s /
   // (busy_s - ttft). kCeilingSlack allows for what that reasoning leaves out (a p99, not
   // every request; decoding after the first token). Without a TTFT target find_max_rate

@@ -14,7 +14,7 @@
 #include <set>
 #include <thread>
 
-#include "sim/disagg.h"
+#include "cluster/max_rate.h"
 
 namespace kvplan::size {
 
@@ -87,35 +87,35 @@ bool ranks_before(const DisaggOption& a, const DisaggOption& b) {
   return a.index < b.index;
 }
 
-void simulate_layout(Layout& l, const ModelConfig& m, const GpuSpec& gp, const GpuSpec& gd, const sim::Workload& w,
+void simulate_layout(Layout& l, const ModelConfig& m, const GpuSpec& gp, const GpuSpec& gd, const Workload& w,
                      const DisaggSearchOptions& opt, double rate_per_s, double prompt_mean_tokens) {
   DisaggOption& o = l.option;
-  sim::DisaggLayout dl;
+  cluster::DisaggLayout dl;
   dl.prefill.gpu = gp;
   dl.prefill.options = o.prefill_options;
   dl.prefill.instances = o.ratio.prefill;
   dl.decode.gpu = gd;
   dl.decode.options = o.decode_options;
   dl.decode.instances = o.ratio.decode;
-  const sim::DisaggSimulator s(m, dl);
-  o.link = std::string(sim::to_string(s.link().kind));
+  const cluster::DisaggSimulator s(m, dl);
+  o.link = std::string(cluster::to_string(s.link().kind));
   o.link_why = s.link().why;
   o.transfer_mean_prompt_s = s.transfer_s(static_cast<int64_t>(std::llround(prompt_mean_tokens)));
   sim::SimOptions so;
   so.scheduler = o.scheduler;
   so.seed = opt.seed;
   so.requests = opt.requests_per_probe;
-  sim::MaxRateOptions mo;
+  cluster::MaxRateOptions mo;
   mo.requests = opt.requests_per_probe;
   mo.rel_tolerance = opt.rel_tolerance;
-  const sim::MaxRate mr = sim::find_max_rate(s, w, so, mo);
+  const cluster::MaxRate mr = cluster::find_max_rate(s, w, so, mo);
   o.found = mr.found;
   o.max_rate_per_s = mr.max_rate_per_s;
   o.runs = mr.runs + 1;
   // Once more at the answer (at the workload's rate when none met the SLO): the pools'
   // and the link's figures are not in MaxRate.
   so.rate_scale = mr.found ? mr.rate_scale : 1.0;
-  const sim::DisaggResult r = s.run(w, so);
+  const cluster::DisaggResult r = s.run(w, so);
   o.ttft_p99_s = r.overall.ttft_s.p99;
   o.tpot_p99_s = r.overall.tpot_s.p99;
   o.transfer_p99_s = r.transfer_s.p99;
@@ -166,7 +166,7 @@ std::string agg_label(const Option& a) {
 }
 
 DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std::vector<DisaggOption>& options,
-                      const sim::Slo& slo) {
+                      const Slo& slo) {
   DisaggVerdict v;
   v.model = model;
   const Option* a = nullptr;
@@ -246,7 +246,7 @@ DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std
 
 }  // namespace
 
-DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult& aggregated, const sim::Workload& w,
+DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult& aggregated, const Workload& w,
                                      const DisaggSearchOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.ratios.empty()) throw InputError("command line", "--disagg", "at least one xPyD ratio, e.g. 1P2D", "none");

@@ -5,8 +5,8 @@
 // the model's best aggregated option, so the comparison isolates the layout. The space,
 // small and explicit: prefill GPU x decode GPU (any two of the searched GPUs, a mix
 // allowed) x prefill TP x decode TP (the TPs the aggregated search kept on that GPU,
-// pruned ones left out) x xPyD ratio. Each layout's max rate is sim::find_max_rate over
-// a sim::DisaggSimulator (sim/disagg.h) with the aggregated search's seed, probe size and
+// pruned ones left out) x xPyD ratio. Each layout's max rate is cluster::find_max_rate over
+// a cluster::DisaggSimulator (cluster/disagg.h) with the aggregated search's seed, probe size and
 // tolerance; whole copies of the xPyD unit serve the workload's rate.
 //
 // The result types are plain values, so reports/ can render them without this library.
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "planner/types.h"
-#include "sim/workload.h"
+#include "planner/workload.h"
 #include "size/size.h"
 
 namespace kvplan::size {
@@ -48,7 +48,7 @@ struct DisaggOption {
   ServingOptions prefill_options, decode_options;  //!< TP set per pool
   sim::Scheduler scheduler = sim::Scheduler::continuous;
   DisaggRatio ratio;
-  std::string link;            //!< nvlink | pcie | rdma | ethernet (sim::choose_link)
+  std::string link;            //!< nvlink | pcie | rdma | ethernet (cluster::choose_link)
   std::string link_why;
   double transfer_mean_prompt_s = 0;  //!< one mean-length prompt's KV over the idle link
   //! Not simulated, and why: one unit already costs at least the aggregated answer, so
@@ -107,7 +107,7 @@ std::optional<double> disagg_cost_per_hour(int64_t units, const DisaggRatio& r, 
 //! The disaggregated search over `space` (its models and GPUs), given the aggregated
 //! search's result on the same space and workload, and the verdict per model. Throws
 //! InputError (key --disagg) on an empty ratio list or a ratio below 1P1D.
-DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult& aggregated, const sim::Workload& w,
+DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult& aggregated, const Workload& w,
                                      const DisaggSearchOptions& opt);
 
 }  // namespace kvplan::size

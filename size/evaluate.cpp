@@ -1,10 +1,11 @@
-// kvplan size: evaluators. The simulator evaluator runs sim::find_max_rate with a capped
+// kvplan size: evaluators. The simulator evaluator runs cluster::find_max_rate with a capped
 // number of requests per probe and names the constraint that binds at the max rate;
 // the planner evaluator estimates the same from the planner alone (no simulation).
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
+#include "cluster/max_rate.h"
 #include "size/size.h"
 
 namespace kvplan::size {
@@ -34,7 +35,7 @@ sim::SimOptions sim_options(const Candidate& c, const SizeOptions& opt) {
 }
 }  // namespace
 
-LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const sim::Workload& w,
+LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const Workload& w,
                      double arrival_rate_per_s, const SizeOptions& opt) {
   const sim::Simulator s(m, g, c.options);
   sim::SimOptions so = sim_options(c, opt);
@@ -43,13 +44,13 @@ LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
   return load_point(s.run(w, so), arrival_rate_per_s);
 }
 
-double max_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const sim::Workload& w,
+double max_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const Workload& w,
                 const SizeOptions& opt) {
   const sim::Simulator s(m, g, c.options);
-  sim::MaxRateOptions mo;
+  cluster::MaxRateOptions mo;
   mo.requests = opt.requests_per_probe;
   mo.rel_tolerance = opt.rel_tolerance;
-  const sim::MaxRate mr = sim::find_max_rate(s, w, sim_options(c, opt), mo);
+  const cluster::MaxRate mr = cluster::find_max_rate(s, w, sim_options(c, opt), mo);
   return mr.found ? mr.max_rate_per_s : 0;
 }
 
@@ -60,16 +61,16 @@ Evaluator simulator_evaluator(const SizeOptions& opt) {
   const double tolerance = opt.rel_tolerance;
   const uint64_t seed = opt.seed;
   return [requests, tolerance, seed](const Candidate& c, const ModelConfig& m, const GpuSpec& g,
-                                     const sim::Workload& w, const WorkloadShape& shape) {
+                                     const Workload& w, const WorkloadShape& shape) {
     const sim::Simulator s(m, g, c.options);
     sim::SimOptions so;
     so.scheduler = c.scheduler;
     so.seed = seed;
     so.requests = requests;
-    sim::MaxRateOptions mo;
+    cluster::MaxRateOptions mo;
     mo.requests = requests;
     mo.rel_tolerance = tolerance;
-    const sim::MaxRate mr = sim::find_max_rate(s, w, so, mo);
+    const cluster::MaxRate mr = cluster::find_max_rate(s, w, so, mo);
     const sim::SimResult& r = mr.at_max;
 
     Evaluation e;
@@ -115,7 +116,7 @@ Evaluator simulator_evaluator(const SizeOptions& opt) {
   };
 }
 
-Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const sim::Workload& w,
+Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const Workload& w,
                             const WorkloadShape& shape) {
   // Steady state of a closed loop: N requests in flight, each spending its prefill plus
   // output_mean decode steps of a batch of N; throughput N / (prefill + out x step(N)).

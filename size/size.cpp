@@ -24,9 +24,9 @@ namespace detail {
 //! The exception of the lowest failing index is rethrown after every thread has joined.
 void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn);
 LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
-                     const sim::Workload& w, double arrival_rate_per_s, const SizeOptions& opt);
+                     const Workload& w, double arrival_rate_per_s, const SizeOptions& opt);
 //! find_max_rate's answer for one candidate with opt's seed and probe size (0: none).
-double max_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const sim::Workload& w,
+double max_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g, const Workload& w,
                 const SizeOptions& opt);
 }  // namespace detail
 
@@ -83,9 +83,9 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
   return out;
 }
 
-WorkloadShape workload_shape(const sim::Workload& w, uint64_t seed) {
+WorkloadShape workload_shape(const Workload& w, uint64_t seed) {
   const int64_t n = std::clamp<int64_t>(w.requests, 1, 20000);
-  sim::detail::RequestStream stream(w, seed, 1.0, n);
+  sim::RequestStream stream(w, seed, 1.0, n);
   std::vector<int64_t> prompts, contexts;
   double prompt_sum = 0, output_sum = 0;
   while (auto r = stream.next()) {
@@ -98,20 +98,14 @@ WorkloadShape workload_shape(const sim::Workload& w, uint64_t seed) {
   s.samples = static_cast<int64_t>(prompts.size());
   s.rate_per_s = w.base_rate_per_s();
   if (prompts.empty()) return s;
-  // Nearest rank: the smallest value with at least 99 % of the values at or below it.
-  const auto p99 = [](std::vector<int64_t>& v) {
-    std::sort(v.begin(), v.end());
-    const auto rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-    return v[std::max<size_t>(rank, 1) - 1];
-  };
-  s.prompt_p99_tokens = p99(prompts);
-  s.context_p99_tokens = p99(contexts);
+  s.prompt_p99_tokens = sim::nearest_rank(prompts, 0.99);
+  s.context_p99_tokens = sim::nearest_rank(contexts, 0.99);
   s.prompt_mean_tokens = prompt_sum / static_cast<double>(s.samples);
   s.output_mean_tokens = output_sum / static_cast<double>(s.samples);
   return s;
 }
 
-std::optional<std::string> prune_reason(const Plan& p, const sim::Slo& slo) {
+std::optional<std::string> prune_reason(const Plan& p, const Slo& slo) {
   const MemoryBudget& b = p.memory;
   if (b.weights_bytes > b.usable_bytes)
     return fmt::format("memory: weights {:.1f} GB per GPU exceed the usable {:.1f} GB",
@@ -284,7 +278,7 @@ namespace {
 
 // ---- phases of run_search, in order
 
-void check_inputs(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt) {
+void check_inputs(const SearchSpace& space, const Workload& w, const SizeOptions& opt) {
   if (space.models.empty()) throw InputError("size", "--model", "at least one model");
   if (space.gpus.empty()) throw InputError("size", "--gpus", "at least one GPU");
   if (space.base.empty()) throw InputError("size", "serving options", "at least one combination");
@@ -353,7 +347,7 @@ std::string infeasible_reason(const RateCeiling& rc, int64_t max_model_len) {
 //! Phase 1a: plan and prune every candidate; with the simulator, also its rate ceiling
 //! and the cost of the fewest replicas it could need.
 std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidates, std::vector<Option>& options,
-                                         const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt,
+                                         const SearchSpace& space, const Workload& w, const SizeOptions& opt,
                                          const WorkloadShape& shape, bool simulate, bool bounded, int threads) {
   std::vector<Prepared> prep(candidates.size());
   const ProbeRequests probe = simulate ? probe_requests(w, opt.seed, opt.requests_per_probe) : ProbeRequests{};
@@ -438,7 +432,7 @@ std::optional<double> proven_cost(const Option& o, const SearchSpace& space, dou
 //! best only falls to its final value), the others are reported as skipped by the bound.
 //! Identical simulations run once (simulation_key).
 void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepared>& prep, const SearchSpace& space,
-                         const sim::Workload& w, const SizeOptions& opt, const Evaluator& evaluator,
+                         const Workload& w, const SizeOptions& opt, const Evaluator& evaluator,
                          const WorkloadShape& shape, bool bounded, int threads) {
   std::vector<size_t> order;
   for (size_t i = 0; i < prep.size(); ++i)
@@ -567,7 +561,7 @@ void price_options(std::vector<Option>& options, const SearchSpace& space, SizeR
 }
 
 //! Phase 2 (simulator only): each replica at its share of the workload's rate.
-void probe_operating_points(std::vector<Option>& options, const SearchSpace& space, const sim::Workload& w,
+void probe_operating_points(std::vector<Option>& options, const SearchSpace& space, const Workload& w,
                             const SizeOptions& opt, double rate_per_s, int threads) {
   std::vector<size_t> meeting;
   for (size_t i = 0; i < options.size(); ++i)
@@ -583,7 +577,7 @@ void probe_operating_points(std::vector<Option>& options, const SearchSpace& spa
 //! Chart data for the first options: KV capacity against context; load curves.
 //! Diverse first: the best option of each model, then of each (model, GPU), then the
 //! next best overall, up to detail_top; charted in rank order.
-void add_chart_data(std::vector<Option>& options, const SearchSpace& space, const sim::Workload& w,
+void add_chart_data(std::vector<Option>& options, const SearchSpace& space, const Workload& w,
                     const SizeOptions& opt, bool simulate, int threads) {
   std::vector<size_t> charted;
   const auto pick_best_per = [&](auto key) {
@@ -622,7 +616,7 @@ void add_chart_data(std::vector<Option>& options, const SearchSpace& space, cons
 
 //! The recommended options' max rate again with other seeds: the spread a reader needs
 //! before calling two results different.
-void measure_spread(SizeResult& res, const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt,
+void measure_spread(SizeResult& res, const SearchSpace& space, const Workload& w, const SizeOptions& opt,
                     int threads) {
   if (opt.spread_seeds < 2) return;
   detail::parallel_for(static_cast<int64_t>(res.recommendations.size()), threads, [&](int64_t k) {
@@ -649,7 +643,7 @@ void measure_spread(SizeResult& res, const SearchSpace& space, const sim::Worklo
 
 }  // namespace
 
-SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt) {
+SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   check_inputs(space, w, opt);
   SizeResult res;

@@ -24,7 +24,7 @@
 #include "planner/planner.h"
 #include "planner/types.h"
 #include "sim/sim.h"
-#include "sim/workload.h"
+#include "planner/workload.h"
 
 namespace kvplan::size {
 
@@ -187,7 +187,7 @@ struct Unmet {
 };
 
 struct SizeResult {
-  sim::Workload workload;
+  Workload workload;
   WorkloadShape shape;
   std::vector<Option> options;      //!< ranked: meeting the SLO by cost, then the others
   std::vector<Recommendation> recommendations;  //!< one per model with an option, in rank order
@@ -212,7 +212,7 @@ struct SizeResult {
 
 //! Evaluates one candidate that survived pruning; must be thread-safe and deterministic.
 using Evaluator = std::function<Evaluation(const Candidate&, const ModelConfig&, const GpuSpec&,
-                                           const sim::Workload&, const WorkloadShape&)>;
+                                           const Workload&, const WorkloadShape&)>;
 
 struct SizeOptions {
   int threads = 0;                    //!< 0 = std::thread::hardware_concurrency()
@@ -235,12 +235,12 @@ struct SizeOptions {
 std::vector<Candidate> enumerate(const SearchSpace& space);
 
 //! Samples the workload's lengths (its request count, at most 20,000) with `seed`.
-WorkloadShape workload_shape(const sim::Workload& w, uint64_t seed);
+WorkloadShape workload_shape(const Workload& w, uint64_t seed);
 
 //! Why a candidate is hopeless before simulation, or nullopt when it may work. Checks,
 //! in order: weights fit; one request of the p99 context fits in the KV pool; the decode
 //! step at batch 1 meets the TPOT SLO; prefill of the p99 prompt alone meets the TTFT SLO.
-std::optional<std::string> prune_reason(const Plan& p, const sim::Slo& slo);
+std::optional<std::string> prune_reason(const Plan& p, const Slo& slo);
 
 //! Replicas needed for `rate` when one sustains `max_rate_per_s`: ceil(rate / max), >= 1.
 int64_t replicas_for(double rate_per_s, double max_rate_per_s);
@@ -265,12 +265,12 @@ void mark_pareto(std::vector<Option>& options);
 //! The published quality cost of an option's weight and KV formats (docs/references.md), or "".
 std::string quality_note(const ServingOptions& o, const ModelConfig& m);
 
-//! The default evaluator: sim::find_max_rate, then the binding constraint at the max.
+//! The default evaluator: cluster::find_max_rate, then the binding constraint at the max.
 Evaluator simulator_evaluator(const SizeOptions& opt);
 //! A planner-only evaluator (no simulation): the rate at which the KV pool or the
 //! decode roofline saturates, whichever is lower. Fast, for tests and rough sweeps.
 Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
-                            const sim::Workload& w, const WorkloadShape& shape);
+                            const Workload& w, const WorkloadShape& shape);
 
 //! The requests every rate probe of the search simulates: the simulator draws lengths
 //! from their own stream, so probes at any rate see the same lengths, and arrival times
@@ -283,7 +283,7 @@ struct ProbeRequests {
   bool arrivals_scale = true;   //!< false for staged arrivals (stages do not stretch)
   double ttft_target_s = 0;
 };
-ProbeRequests probe_requests(const sim::Workload& w, uint64_t seed, int64_t requests);
+ProbeRequests probe_requests(const Workload& w, uint64_t seed, int64_t requests);
 
 //! Allowance beyond rate_ceiling's reasoning (a p99 lets 1 % of requests wait longer;
 //! decoding continues after the first token). Checked on the whole catalog's exhaustive
@@ -314,6 +314,6 @@ RateCeiling rate_ceiling(const ModelConfig& m, const GpuSpec& g, const ServingOp
 
 //! The whole search. Throws InputError on an empty space, a workload without an SLO or
 //! fewer requests per probe than the p99 needs (sim::min_requests_for_percentile).
-SizeResult run_search(const SearchSpace& space, const sim::Workload& w, const SizeOptions& opt);
+SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOptions& opt);
 
 }  // namespace kvplan::size

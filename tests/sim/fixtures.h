@@ -5,8 +5,10 @@
 #include <memory>
 #include <vector>
 
+#include "planner/planner.h"
 #include "planner/types.h"
-#include "sim/workload.h"
+#include "planner/workload.h"
+#include "sim/sim.h"
 #include "tests/fixtures.h"
 
 namespace kvplan::sim::test {
@@ -42,6 +44,28 @@ inline Workload poisson(int64_t n, double rate_per_s, int64_t prompt, int64_t ou
   w.output_tokens.value = output;
   w.slo = Slo{1e9, 1e9};
   return w;
+}
+
+//! Serving options of up to 256 sequences (vLLM V0's default max_num_seqs).
+inline ServingOptions serving() {
+  ServingOptions o;
+  o.max_num_seqs = 256;
+  return o;
+}
+
+//! A run with scheduler `s` that checks the engine's invariants after every step.
+inline SimOptions with(Scheduler s) {
+  SimOptions o;
+  o.scheduler = s;
+  o.check_invariants = true;
+  return o;
+}
+
+//! Decode steps i = 1..n of `batch` sequences each at context `prompt + i`, summed.
+inline double decode_sum(const StepTimeModel& stm, int64_t batch, int64_t prompt, int64_t n) {
+  double t = 0;
+  for (int64_t i = 1; i <= n; ++i) t += stm.decode(batch, prompt + i).time_s;
+  return t;
 }
 
 }  // namespace kvplan::sim::test

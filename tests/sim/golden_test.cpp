@@ -1,6 +1,7 @@
 // Golden simulator output: every request event of a small fixed workload, byte for byte,
 // under each scheduler and preemption mode, so that any change in scheduling semantics or
-// step times shows as a diff of tests/data/golden/sim_events.txt.
+// step times shows as a diff of tests/data/golden/sim_events.txt. Events are listed in
+// time order.
 //
 // After an intentional change (a new step-time model, a scheduling fix), regenerate with
 //   scripts/update_golden.sh
@@ -8,6 +9,7 @@
 // the diff and commit it with the change that caused it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/sim.h"
@@ -78,15 +81,21 @@ std::string golden_text() {
     so.preemption = run.preemption;
     so.num_blocks = 64;
     so.check_invariants = true;
-    so.on_request = [&out](const RequestEvent& e) {
+    // An arrival is reported when the engine lets the request in, stamped with its
+    // arrival time; the file lists the events in time order (a stable sort: events at
+    // one instant keep the order the engine reported them in).
+    std::vector<std::pair<double, std::string>> events;
+    so.on_request = [&events](const RequestEvent& e) {
       char line[160];
       std::snprintf(line, sizeof line, "%.9f %2lld %-11s %4lld %3lld\n", e.time_s, static_cast<long long>(e.request),
                     kind_name(e.kind), static_cast<long long>(e.tokens), static_cast<long long>(e.kv_blocks));
-      out += line;
+      events.emplace_back(e.time_s, line);
     };
     out += "## scheduler " + std::string(to_string(run.scheduler)) + ", preemption " +
            (run.preemption == Preemption::swap ? "swap" : "recompute") + "\n";
     const SimResult r = sim.run(golden_workload(), so);
+    std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& e : events) out += e.second;
     char summary[200];
     std::snprintf(summary, sizeof summary, "## completed %lld, rejected %lld, preemptions %lld, steps %lld, duration %.9f s\n",
                   static_cast<long long>(r.completed), static_cast<long long>(r.rejected),

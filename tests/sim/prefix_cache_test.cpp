@@ -126,7 +126,7 @@ TEST_CASE("staged fixed-rate arrivals start each stage at its beginning") {
   Workload w = users(1, 1, 0, 10, 1, 4, 1.0);
   w.shared_prefix = SharedPrefix{};
   w.arrival.stages = {Stage{2.0, 1.0}, Stage{4.0, 0.5}};
-  detail::RequestStream s(w, 0, 1.0, 4);
+  RequestStream s(w, 0, 1.0, 4);
   std::vector<double> t;
   while (auto r = s.next()) t.push_back(r->arrival_s);
   REQUIRE(t.size() == 4);

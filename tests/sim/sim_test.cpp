@@ -18,33 +18,12 @@
 using namespace kvplan;
 using namespace kvplan::sim;
 using kvplan::sim::test::burst;
+using kvplan::sim::test::decode_sum;
 using kvplan::sim::test::h100;
 using kvplan::sim::test::llama3_8b;
 using kvplan::sim::test::poisson;
-
-namespace {
-
-ServingOptions serving() {
-  ServingOptions o;
-  o.max_num_seqs = 256;
-  return o;
-}
-
-SimOptions with(Scheduler s) {
-  SimOptions o;
-  o.scheduler = s;
-  o.check_invariants = true;
-  return o;
-}
-
-//! Decode steps i = 1..n of `batch` sequences each at context `prompt + i`, summed.
-double decode_sum(const StepTimeModel& stm, int64_t batch, int64_t prompt, int64_t n) {
-  double t = 0;
-  for (int64_t i = 1; i <= n; ++i) t += stm.decode(batch, prompt + i).time_s;
-  return t;
-}
-
-}  // namespace
+using kvplan::sim::test::serving;
+using kvplan::sim::test::with;
 
 TEST_CASE("one request alone has TTFT equal to the planner's prefill and TPOT to its decode steps") {
   // A 1000-token prompt and 101 output tokens: one prefill step of 1000 tokens (it
@@ -328,150 +307,6 @@ TEST_CASE("goodput counts the requests within both SLO targets") {
   CHECK(tight.goodput_requests_per_s == 0.0);
 }
 
-TEST_CASE("the max rate of a one-at-a-time server is the inverse of its service time") {
-  // Static batching with max_num_seqs 1 and evenly spaced arrivals is a D/D/1 queue:
-  // below 1 / E (E = prefill + 49 decode steps) nobody waits and TTFT is the prefill
-  // time; above it the queue grows with every request. With the TTFT target just above
-  // the prefill time, the highest rate meeting it is 1 / E.
-  const ModelConfig m = llama3_8b();
-  const GpuSpec g = h100();
-  ServingOptions o = serving();
-  o.max_num_seqs = 1;
-  const StepTimeModel stm(m, g, o);
-  const double prefill_s = stm.prefill(500).time_s;
-  const double service_s = prefill_s + decode_sum(stm, 1, 500, 49);
-  Workload w = poisson(1, 1.0, 500, 50);
-  w.arrival.process = ArrivalProcess::fixed;
-  w.slo = Slo{prefill_s * 1.5, 1.0};
-  const Simulator sim(m, g, o);
-  SimOptions so;
-  so.scheduler = Scheduler::static_batch;
-  MaxRateOptions mo;
-  mo.requests = 1000;
-  mo.rel_tolerance = 0.005;
-  const MaxRate mr = find_max_rate(sim, w, so, mo);
-  CHECK(mr.found);
-  CHECK(mr.max_rate_per_s == doctest::Approx(1.0 / service_s).epsilon(0.01));
-  CHECK(mr.max_rate_per_s <= 1.0 / service_s * 1.0001);
-  CHECK(mr.at_max.meets_slo);
-  CHECK(mr.runs <= mo.max_runs);
-}
-
-TEST_CASE("the max rate under Poisson arrivals meets the SLO and a tenth more does not") {
-  const Simulator sim(llama3_8b(), h100(), serving());
-  Workload w = poisson(1, 10.0, 600, 200);
-  w.slo = Slo{0.5, 0.05};
-  MaxRateOptions mo;
-  mo.requests = 1500;
-  const MaxRate mr = find_max_rate(sim, w, SimOptions{}, mo);
-  REQUIRE(mr.found);
-  SimOptions at;
-  at.requests = 1500;
-  at.rate_scale = mr.rate_scale;
-  CHECK(sim.run(w, at).meets_slo);
-  at.rate_scale = mr.rate_scale * 1.1;
-  CHECK_FALSE(sim.run(w, at).meets_slo);
-}
-
-TEST_CASE("an SLO no rate can meet is reported as not found") {
-  const Simulator sim(llama3_8b(), h100(), serving());
-  Workload w = poisson(1, 10.0, 600, 200);
-  w.slo = Slo{1e-6, 1.0};
-  const MaxRate mr = find_max_rate(sim, w, SimOptions{}, MaxRateOptions{1000, 0.02, 40});
-  CHECK_FALSE(mr.found);
-  CHECK(mr.max_rate_per_s == 0.0);
-}
-
-TEST_CASE("the random streams are mt19937_64 and the project's own distributions") {
-  // The standard fixes mt19937_64's 10000th output for the default seed 5489.
-  detail::Rng rng(5489);
-  uint64_t x = 0;
-  for (int i = 0; i < 10000; ++i) x = rng.next_u64();
-  CHECK(x == 9981545732273789042ULL);
-
-  detail::Rng r(1);
-  const int n = 200000;
-  double su = 0, sn = 0, sn2 = 0, se = 0, sg = 0, sg2 = 0, sh = 0;
-  for (int i = 0; i < n; ++i) {
-    const double u = r.uniform();
-    REQUIRE(u >= 0.0);
-    REQUIRE(u < 1.0);
-    su += u;
-    const double z = r.normal();
-    sn += z;
-    sn2 += z * z;
-    se += r.exponential();
-    const double y = r.gamma(4.0);
-    sg += y;
-    sg2 += y * y;
-    sh += r.gamma(0.25);
-  }
-  // Means within ~5 standard errors.
-  CHECK(su / n == doctest::Approx(0.5).epsilon(0.005));
-  CHECK(std::abs(sn / n) < 0.012);
-  CHECK(sn2 / n == doctest::Approx(1.0).epsilon(0.015));
-  CHECK(se / n == doctest::Approx(1.0).epsilon(0.012));
-  CHECK(sg / n == doctest::Approx(4.0).epsilon(0.012));
-  CHECK(sg2 / n - (sg / n) * (sg / n) == doctest::Approx(4.0).epsilon(0.04));  // var = shape
-  CHECK(sh / n == doctest::Approx(0.25).epsilon(0.03));
-}
-
-TEST_CASE("generated arrivals and lengths have the asked rate, burstiness and mean") {
-  Workload w = poisson(100000, 50.0, 1, 1);
-  w.arrival.process = ArrivalProcess::gamma;
-  w.arrival.cv = 3.0;
-  w.prompt_tokens = LengthDist{LengthKind::lognormal, 0, 1, 1 << 30, 800.0, 0.8};
-  w.output_tokens = LengthDist{LengthKind::uniform, 0, 10, 20, 0, 0};
-  detail::RequestStream s(w, 3, 2.0, w.requests);  // rate x 2 = 100 /s
-  double last = 0, sg = 0, sg2 = 0, sp = 0;
-  int64_t out_min = 1 << 30, out_max = 0, n = 0;
-  while (auto r = s.next()) {
-    if (n > 0) {
-      const double gap = r->arrival_s - last;
-      REQUIRE(gap >= 0.0);
-      sg += gap;
-      sg2 += gap * gap;
-    }
-    if (n == 0) CHECK(r->arrival_s == 0.0);
-    last = r->arrival_s;
-    sp += static_cast<double>(r->prompt_tokens);
-    out_min = std::min(out_min, r->output_tokens);
-    out_max = std::max(out_max, r->output_tokens);
-    ++n;
-  }
-  CHECK(n == 100000);
-  const auto gaps = static_cast<double>(n - 1);
-  const double mean = sg / gaps;
-  const double sd = std::sqrt(sg2 / gaps - mean * mean);
-  CHECK(mean == doctest::Approx(0.01).epsilon(0.05));
-  CHECK(sd / mean == doctest::Approx(3.0).epsilon(0.08));
-  CHECK(sp / static_cast<double>(n) == doctest::Approx(800.0).epsilon(0.01));
-  CHECK(out_min == 10);
-  CHECK(out_max == 20);
-}
-
-TEST_CASE("a trace replays its arrivals, scaled, and starts again after its end") {
-  auto rows = std::make_shared<std::vector<TraceRow>>(
-      std::vector<TraceRow>{{0.0, 10, 1}, {1.0, 20, 2}, {3.0, 30, 3}});
-  Workload w;
-  w.arrival.process = ArrivalProcess::trace;
-  w.prompt_tokens.kind = LengthKind::trace;
-  w.output_tokens.kind = LengthKind::trace;
-  w.trace = rows;
-  // 2 gaps over 3 s: 2/3 requests per second; the replay starts 1.5 s after the last row.
-  CHECK(w.base_rate_per_s() == doctest::Approx(2.0 / 3.0));
-  detail::RequestStream s(w, 0, 2.0, 5);
-  const double want[] = {0.0, 0.5, 1.5, 2.25, 2.75};
-  const int64_t prompts[] = {10, 20, 30, 10, 20};
-  for (int i = 0; i < 5; ++i) {
-    const auto r = s.next();
-    REQUIRE(r);
-    CHECK(r->arrival_s == doctest::Approx(want[i]));
-    CHECK(r->prompt_tokens == prompts[i]);
-  }
-  CHECK_FALSE(s.next());
-}
-
 TEST_CASE("the scheduler names parse and print back") {
   for (Scheduler s : {Scheduler::continuous, Scheduler::chunked, Scheduler::static_batch})
     CHECK(parse_scheduler(to_string(s)) == s);
@@ -532,44 +367,3 @@ TEST_CASE("rejected requests are failed requests in attainment and the p99 verdi
   CHECK(one.meets_slo);
 }
 
-TEST_CASE("a p99 needs 1,000 requests: 10 above the nearest-rank quantile (issue 11 item 3)") {
-  // n - ceil(0.99 n) >= 10 first holds at n = 1,000 (1,000 - 990 = 10, while
-  // 999 - ceil(989.01) = 9); p90: 100 - 90 = 10; p50: 20 - 10 = 10.
-  CHECK(min_requests_for_percentile(0.99) == 1000);
-  CHECK(min_requests_for_percentile(0.90) == 100);
-  CHECK(min_requests_for_percentile(0.50) == 20);
-  const Simulator sim(llama3_8b(), h100(), serving());
-  Workload w = poisson(1, 10.0, 600, 200);
-  w.slo = Slo{0.5, 0.05};
-  CHECK_THROWS_AS(find_max_rate(sim, w, SimOptions{}, MaxRateOptions{999, 0.02, 40}), InputError);
-}
-
-TEST_CASE("a workload without an SLO simulates, with no verdict; the max-rate search needs one (issue 11 item 12)") {
-  const Simulator sim(llama3_8b(), h100(), serving());
-  Workload w = poisson(1000, 10.0, 600, 20);
-  w.slo = Slo{};
-  const SimResult r = sim.run(w, with(Scheduler::continuous));
-  CHECK(r.completed == 1000);
-  CHECK_FALSE(r.slo.given());
-  CHECK_FALSE(r.meets_slo);
-  CHECK_THROWS_AS(find_max_rate(sim, w, SimOptions{}, MaxRateOptions{1000, 0.02, 40}), InputError);
-}
-
-TEST_CASE("the max rate comes with its range over seeds, which contains the first seed's answer (issue 11 item 3)") {
-  const Simulator sim(llama3_8b(), h100(), serving());
-  Workload w = poisson(1, 10.0, 600, 200);
-  w.slo = Slo{0.5, 0.05};
-  const MaxRateOptions mo{1000, 0.02, 40};
-  const MaxRate first = find_max_rate(sim, w, SimOptions{}, mo);
-  REQUIRE(first.found);
-  const MaxRateRange range = max_rate_range(sim, w, SimOptions{}, mo, first, 3);
-  CHECK(range.seeds == 3);
-  CHECK(range.min_per_s <= first.max_rate_per_s);
-  CHECK(range.max_per_s >= first.max_rate_per_s);
-  // Seed 1 on its own: one end of the range or inside it.
-  SimOptions seed1;
-  seed1.seed = 1;
-  const double second = find_max_rate(sim, w, seed1, mo).max_rate_per_s;
-  CHECK(second >= range.min_per_s);
-  CHECK(second <= range.max_per_s);
-}

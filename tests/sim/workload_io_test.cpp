@@ -64,17 +64,17 @@ void check_error(const std::string& text, const std::string& key, const std::str
 }  // namespace
 
 TEST_CASE("a workload file gives its arrival, lengths and SLO") {
-  const sim::Workload w = io::parse_workload(kGood, "w.yaml");
+  const Workload w = io::parse_workload(kGood, "w.yaml");
   CHECK(w.name == "t");
   CHECK(w.requests == 100);
-  CHECK(w.arrival.process == sim::ArrivalProcess::poisson);
+  CHECK(w.arrival.process == ArrivalProcess::poisson);
   CHECK(w.arrival.rate_per_s == 2.5);
-  CHECK(w.prompt_tokens.kind == sim::LengthKind::lognormal);
+  CHECK(w.prompt_tokens.kind == LengthKind::lognormal);
   CHECK(w.prompt_tokens.mean == 600);
   CHECK(w.prompt_tokens.sigma == 1.0);
   CHECK(w.prompt_tokens.min == 1);
   CHECK(w.prompt_tokens.max == 8192);
-  CHECK(w.output_tokens.kind == sim::LengthKind::fixed);
+  CHECK(w.output_tokens.kind == LengthKind::fixed);
   CHECK(w.output_tokens.value == 256);
   CHECK(w.slo.ttft_p99_s == 2.0);
   CHECK(w.slo.tpot_p99_s == 0.1);
@@ -82,9 +82,9 @@ TEST_CASE("a workload file gives its arrival, lengths and SLO") {
 }
 
 TEST_CASE("gamma arrivals need a coefficient of variation") {
-  const sim::Workload w = io::parse_workload(
+  const Workload w = io::parse_workload(
       good_with("{process: poisson, rate_per_s: 2.5}", "{process: gamma, rate_per_s: 4, cv: 3}"), "w.yaml");
-  CHECK(w.arrival.process == sim::ArrivalProcess::gamma);
+  CHECK(w.arrival.process == ArrivalProcess::gamma);
   CHECK(w.arrival.cv == 3.0);
   check_error(good_with("{process: poisson, rate_per_s: 2.5}", "{process: gamma, rate_per_s: 4}"), "arrival.cv");
 }
@@ -113,7 +113,7 @@ TEST_CASE("a trace is found beside the workload file and its rows are checked") 
   const std::string poisson = "{process: poisson, rate_per_s: 2.5}";
   text.replace(text.find(poisson), poisson.size(), "{process: trace}");
   const fs::path wf = write("set/workloads/w.yaml", text);
-  const sim::Workload w = io::load_workload(wf.string());
+  const Workload w = io::load_workload(wf.string());
   REQUIRE(w.trace);
   CHECK(w.requests == 3);  // every row when requests is not given
   REQUIRE(w.trace->size() == 3);
@@ -155,7 +155,7 @@ TEST_CASE("a trace CSV with a bad header, a bad field or arrivals out of order i
 TEST_CASE("the shipped workloads load, and the trace workloads find the shipped traces") {
   for (const char* name : {"chat", "code", "summarization", "azure-conv", "azure-code"}) {
     CAPTURE(name);
-    sim::Workload w;
+    Workload w;
     REQUIRE_NOTHROW(w = io::load_workload(name));
     CHECK(w.requests > 0);
     CHECK(w.slo.ttft_p99_s > 0);
@@ -169,7 +169,7 @@ TEST_CASE("the shipped workloads load, and the trace workloads find the shipped 
 
 TEST_CASE("stages and shared_prefix are read, and requests default to the stages' rate x duration") {
   // 2.5/s x 600 s + 6/s x 600 s = 1500 + 3600 = 5100 requests over 1200 s: 4.25/s mean.
-  const sim::Workload w = io::parse_workload(
+  const Workload w = io::parse_workload(
       "arrival: {process: fixed, stages: [{rate_per_s: 2.5, duration_s: 600}, {rate_per_s: 6.0, duration_s: 600}]}\n"
       "shared_prefix: {groups: 9, users_per_group: 5, system_prompt_tokens: 100, multi_turn: true}\n"
       "prompt_tokens: {dist: fixed, value: 473}\noutput_tokens: {dist: fixed, value: 248}\n"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 
+#include "cluster/max_rate.h"
 #include "io/config_io.h"
 #include "reports/size_report.h"
 #include "size/size.h"
@@ -19,15 +20,15 @@ namespace {
 
 //! 1,000 trace rows one second apart; the first `long_prompts` have 5,000-token prompts
 //! (past Llama-2-7B's 4,096-token max_model_len), the others 100.
-sim::Workload with_long_prompts(int64_t long_prompts) {
-  auto rows = std::make_shared<std::vector<sim::TraceRow>>();
+Workload with_long_prompts(int64_t long_prompts) {
+  auto rows = std::make_shared<std::vector<TraceRow>>();
   for (int64_t i = 0; i < 1000; ++i) rows->push_back({static_cast<double>(i), i < long_prompts ? 5000 : 100, 20});
-  sim::Workload w;
+  Workload w;
   w.name = "long";
   w.requests = 1000;
-  w.arrival.process = sim::ArrivalProcess::trace;
-  w.prompt_tokens.kind = sim::LengthKind::trace;
-  w.output_tokens.kind = sim::LengthKind::trace;
+  w.arrival.process = ArrivalProcess::trace;
+  w.prompt_tokens.kind = LengthKind::trace;
+  w.output_tokens.kind = LengthKind::trace;
   w.trace = rows;
   w.slo = {2.0, 0.1};
   return w;
@@ -45,7 +46,7 @@ TEST_CASE("the rate ceiling is the probe's least decode and prefill time, worked
   const ModelConfig m = test::llama3_8b();
   const GpuSpec g = test::h100();
   const sim::Simulator s(m, g, ServingOptions{});
-  const sim::Workload w = size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed);
+  const Workload w = size_test::fixed_lengths(1000, ArrivalProcess::fixed);
   const size::ProbeRequests p = size::probe_requests(w, 0, 1000);
   REQUIRE(p.prompt_tokens.size() == 1000);
   // Fixed gaps of 1/11 s from 0: the 1,000th request arrives at 999/11 s.
@@ -74,9 +75,9 @@ TEST_CASE("the rate ceiling is the probe's least decode and prefill time, worked
   // The simulator's own answer lies below it.
   sim::SimOptions so;
   so.requests = 1000;
-  sim::MaxRateOptions mo;
+  cluster::MaxRateOptions mo;
   mo.requests = 1000;
-  const sim::MaxRate mr = sim::find_max_rate(s, w, so, mo);
+  const cluster::MaxRate mr = cluster::find_max_rate(s, w, so, mo);
   REQUIRE(mr.found);
   CHECK(mr.max_rate_per_s <= rc.max_rate_per_s);
 }
@@ -84,7 +85,7 @@ TEST_CASE("the rate ceiling is the probe's least decode and prefill time, worked
 TEST_CASE("the search's ceiling from the planner equals the one read from a built simulator") {
   // The search skips building a simulator per candidate; both routes must agree, also for
   // sliding-window layers (Gemma 3), int4 weights and an fp8 cache, and a tight pool.
-  const size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed), 0, 1000);
+  const size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, ArrivalProcess::fixed), 0, 1000);
   ServingOptions awq;
   awq.quantization = WeightQuant::awq;
   awq.kv_cache_dtype = DType::fp8;
@@ -103,7 +104,7 @@ TEST_CASE("the search's ceiling from the planner equals the one read from a buil
 
 TEST_CASE("a prefix-cached workload gets no prefill floor; chunked and static schedulers no finite ceiling") {
   const sim::Simulator s(test::llama3_8b(), test::h100(), ServingOptions{});
-  size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed), 0, 1000);
+  size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, ArrivalProcess::fixed), 0, 1000);
   CHECK(std::isinf(size::rate_ceiling(s, sim::Scheduler::chunked, p).max_rate_per_s));
   CHECK(std::isinf(size::rate_ceiling(s, sim::Scheduler::static_batch, p).max_rate_per_s));
   p.prefix_cached = true;
@@ -129,10 +130,10 @@ TEST_CASE("rejections fail a p99 at any rate once more than n - ceil(0.99 n) req
   // The simulator agrees: with 11 it finds no rate at all.
   sim::SimOptions so;
   so.requests = 1000;
-  sim::MaxRateOptions mo;
+  cluster::MaxRateOptions mo;
   mo.requests = 1000;
   mo.max_runs = 3;
-  CHECK_FALSE(sim::find_max_rate(s, with_long_prompts(11), so, mo).found);
+  CHECK_FALSE(cluster::find_max_rate(s, with_long_prompts(11), so, mo).found);
 }
 
 TEST_CASE("the bounded search recommends what the exhaustive search does, and ranks the options it keeps the same") {
@@ -143,8 +144,8 @@ TEST_CASE("the bounded search recommends what the exhaustive search does, and ra
   // AWQ changes quality: the recommendation's lossless alternative must survive too.
   s.weights = {WeightQuant::none, WeightQuant::fp8, WeightQuant::awq};
   s.kv = {{std::nullopt, KvQuant::raw}, {DType::fp8, KvQuant::raw}};
-  sim::Workload w = size_test::fixed_lengths(1000, sim::ArrivalProcess::fixed);
-  w.arrival.process = sim::ArrivalProcess::poisson;
+  Workload w = size_test::fixed_lengths(1000, ArrivalProcess::fixed);
+  w.arrival.process = ArrivalProcess::poisson;
   w.arrival.rate_per_s = 30;  // more than one cheap replica carries: replica counts differ
   size::SizeOptions opt;
   opt.requests_per_probe = 1000;

@@ -95,7 +95,7 @@ TEST_CASE("pruning names the first reason in order: weights, KV pool, decode ste
   p.context_tokens = 4096;
   p.memory.usable_bytes = 72'000'000'000;
   p.memory.weights_bytes = 80'000'000'000;
-  const sim::Slo slo{2.0, 0.1};
+  const Slo slo{2.0, 0.1};
   auto r = size::prune_reason(p, slo);
   REQUIRE(r);
   CHECK(*r == "memory: weights 80.0 GB per GPU exceed the usable 72.0 GB");
@@ -197,7 +197,7 @@ TEST_CASE("a search with a hand-made evaluator prices replicas by hand and ranks
   size::SizeOptions opt;
   opt.threads = 2;
   std::atomic<int> calls{0};
-  opt.evaluator = [&calls](const size::Candidate& c, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+  opt.evaluator = [&calls](const size::Candidate& c, const ModelConfig&, const GpuSpec&, const Workload&,
                            const size::WorkloadShape&) {
     ++calls;
     size::Evaluation e;
@@ -297,7 +297,7 @@ TEST_CASE("at equal cost the option without a quality cost ranks first, whatever
   s.weights = {WeightQuant::awq, WeightQuant::none};
   size::SizeOptions opt;
   opt.threads = 1;
-  opt.evaluator = [](const size::Candidate& c, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+  opt.evaluator = [](const size::Candidate& c, const ModelConfig&, const GpuSpec&, const Workload&,
                      const size::WorkloadShape&) {
     size::Evaluation e;
     e.found = true;
@@ -318,7 +318,7 @@ TEST_CASE("at equal cost the option without a quality cost ranks first, whatever
 namespace {
 //! Every candidate sustains `rate` per replica, binding on max-num-seqs.
 size::Evaluator constant_rate(double rate) {
-  return [rate](const size::Candidate&, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+  return [rate](const size::Candidate&, const ModelConfig&, const GpuSpec&, const Workload&,
                 const size::WorkloadShape&) {
     size::Evaluation e;
     e.found = true;
@@ -402,7 +402,7 @@ TEST_CASE("with two models the table shows each model's best, even past the row 
   size::SizeOptions opt;
   opt.threads = 1;
   // llama-2-7b sustains less, so all of llama-3-8b's options are cheaper than its best.
-  opt.evaluator = [](const size::Candidate& c, const ModelConfig& m, const GpuSpec&, const sim::Workload&,
+  opt.evaluator = [](const size::Candidate& c, const ModelConfig& m, const GpuSpec&, const Workload&,
                      const size::WorkloadShape&) {
     size::Evaluation e;
     e.found = true;
@@ -431,7 +431,7 @@ TEST_CASE("a model whose requests are rejected gets no recommendation, and the r
   size::SizeOptions opt;
   opt.threads = 1;
   // As the simulator reports it: 35 of 1,000 requests past max_model_len, SLO missed.
-  opt.evaluator = [](const size::Candidate&, const ModelConfig&, const GpuSpec&, const sim::Workload&,
+  opt.evaluator = [](const size::Candidate&, const ModelConfig&, const GpuSpec&, const Workload&,
                      const size::WorkloadShape&) {
     size::Evaluation e;
     e.found = false;

@@ -1,7 +1,8 @@
-// kvplan sim: a fleet of identical engine replicas (one Simulator each: the same model,
+// kvplan cluster: a fleet of identical engine replicas (one Simulator each: the same model,
 // GPU and serving options) behind a request router, simulated exactly: one request
 // stream for the fleet, each request routed at its arrival time from the replicas'
-// state at that instant, every replica stepping as a lone engine would.
+// state at that instant, every replica an EngineInstance (sim/sim.h) stepping as a lone
+// engine would.
 //
 // Time order (one event loop over the fleet; docs/ARCHITECTURE.md "Replicas and routing"):
 // events are ordered by time, and at equal times (1) step ends (tokens delivered,
@@ -19,9 +20,11 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/names.h"
+#include "planner/workload.h"
 #include "sim/sim.h"
 
-namespace kvplan::sim {
+namespace kvplan::cluster {
 
 //! How the router picks a replica for a request, from the replicas' state at its arrival.
 //! `round_robin`: request i (arrival order, rejected ones included) to replica i mod N.
@@ -32,7 +35,7 @@ namespace kvplan::sim {
 //! cached blocks no request holds count as free, as in vLLM V1's KV usage
 //! (vllm/v1/core/block_pool.py get_usage: 1 - free blocks / pool, cached ones free).
 //! `prefix_aware`: the replica whose prefix cache holds the longest run of the request's
-//! leading prompt blocks (vLLM's block hashing, sim.cpp PrefixCache), ties and no hit
+//! leading prompt blocks (vLLM's block hashing, sim/prefix_cache.h), ties and no hit
 //! anywhere by least outstanding, then index. Modelled on SGLang's cache-aware router
 //! (sgl-project/sglang sgl-router/src/policies/cache_aware.rs, commit 026f853: highest
 //! prefix match, else the least loaded worker) with the replicas' exact cache state in
@@ -40,6 +43,10 @@ namespace kvplan::sim {
 //! reads the engines' KV-cache events for the same reason), and without its load-
 //! imbalance override.
 enum class Router { round_robin, least_outstanding, least_kv, prefix_aware };
+inline constexpr NameTable<Router, 4> kRouterNames{{{
+    {"round-robin", Router::round_robin}, {"least-outstanding", Router::least_outstanding},
+    {"least-kv", Router::least_kv}, {"prefix-aware", Router::prefix_aware},
+}}};
 std::string_view to_string(Router r);
 //! Parses round-robin|least-outstanding|least-kv|prefix-aware.
 std::optional<Router> parse_router(std::string_view s);
@@ -48,9 +55,9 @@ struct FleetOptions {
   int64_t replicas = 1;
   Router router = Router::round_robin;
   //! Called after each step of each replica, with its index (SimOptions::on_step is not).
-  std::function<void(int64_t, const StepSample&)> on_step;
+  std::function<void(int64_t, const sim::StepSample&)> on_step;
   //! Called at each request event, with the replica it was routed to.
-  std::function<void(int64_t, const RequestEvent&)> on_request;
+  std::function<void(int64_t, const sim::RequestEvent&)> on_request;
 };
 
 struct FleetResult {
@@ -59,15 +66,16 @@ struct FleetResult {
   //! Per-GPU figures (num_blocks, block_size) are one replica's; peak_blocks and
   //! peak_kv_utilization are the fullest replica's; busy_s, steps and events are summed
   //! over replicas, batch_mean and mean_kv_utilization weighted by each one's busy time.
-  SimResult fleet;
+  sim::SimResult fleet;
   //! Each replica's own metrics, in index order (wall_s 0: measured for the fleet).
-  std::vector<SimResult> replicas;
+  std::vector<sim::SimResult> replicas;
 };
 
 //! Runs the workload (SimOptions: seed, request count, rate scale, pool override and
 //! scheduler as for one engine; its observers are ignored, FleetOptions has the fleet's)
 //! over f.replicas copies of the engine. One replica with any router is exactly
 //! Simulator::run. Throws InputError when f.replicas < 1 or the engine refuses the options.
-FleetResult simulate_fleet(const Simulator& s, const Workload& w, const SimOptions& opt, const FleetOptions& f);
+FleetResult simulate_fleet(const sim::Simulator& s, const Workload& w, const sim::SimOptions& opt,
+                           const FleetOptions& f);
 
-}  // namespace kvplan::sim
+}  // namespace kvplan::cluster

@@ -1,47 +1,27 @@
-// Tests of sim/disagg.h: closed forms worked by hand (KV bytes from the model's shapes,
+// Tests of cluster/disagg.h: closed forms worked by hand (KV bytes from the model's shapes,
 // transfer times from the link figures, step times from the planner's step-time model,
-// never from the disaggregated simulator's own output), the link rule, admission
+// never from the disaggregated simulator's own output), admission
 // waiting on a full decode pool, and bad layouts.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 
+#include "cluster/disagg.h"
+#include "cluster/max_rate.h"
 #include "planner/planner.h"
-#include "sim/disagg.h"
+#include "tests/cluster/fixtures.h"
 #include "tests/sim/fixtures.h"
 
 using namespace kvplan;
 using namespace kvplan::sim;
+using namespace kvplan::cluster;
 using kvplan::sim::test::burst;
 using kvplan::sim::test::h100;
 using kvplan::sim::test::llama3_8b;
+using kvplan::cluster::test::h100_with_links;
+using kvplan::cluster::test::pool;
 
 namespace {
-
-//! The H100 SXM's links in configs/gpus/h100-sxm.yaml (docs/gpus.md "KV transfer
-//! links"): 8 GPUs a node, NVLink 450 GB/s per direction, one 400 Gb/s ConnectX-7 per
-//! GPU (50 GB/s), Ethernet 100 Gb/s shared by 8 GPUs (1.5625 GB/s); latencies from
-//! NCCL's tuning constants (14.1 us within a node, 15 us across).
-GpuSpec h100_with_links(const char* name = "h100-sxm") {
-  GpuSpec g = h100();
-  g.name = name;
-  KvLinks l;
-  l.gpus_per_node = 8;
-  l.nvlink = KvLink{450e9, 14.1e-6};
-  l.rdma = KvLink{50e9, 15.0e-6};
-  l.ethernet = KvLink{1.5625e9, 15.0e-6};
-  g.kv_links = l;
-  return g;
-}
-
-PoolSpec pool(const GpuSpec& g, int64_t tp, int64_t instances) {
-  PoolSpec p;
-  p.gpu = g;
-  p.options.tp = tp;
-  p.options.max_num_seqs = 256;
-  p.instances = instances;
-  return p;
-}
 
 SimOptions chunked() {
   SimOptions o;
@@ -55,43 +35,6 @@ SimOptions chunked() {
 constexpr int64_t kKvBytesPerToken = int64_t{2} * 32 * 8 * 128 * 2;
 
 }  // namespace
-
-TEST_CASE("the link rule: one node over NVLink, different GPU types or too many GPUs over RDMA") {
-  DisaggLayout l{pool(h100_with_links(), 2, 1), pool(h100_with_links(), 2, 2), {}};
-  // 2 + 4 = 6 GPUs of one type fit a node of 8: NVLink; each side's TP 2 GPUs carry a
-  // share: min(2 x 450, 2 x 450) GB/s.
-  KvTransferLink k = choose_link(l);
-  CHECK(k.kind == LinkKind::nvlink);
-  CHECK(k.same_node);
-  CHECK(k.bytes_per_s == doctest::Approx(900e9));
-  CHECK(k.latency_s == doctest::Approx(14.1e-6));
-  // 2 + 4 x 2 = 10 GPUs exceed the node: RDMA, 2 x 50 GB/s on the prefill side and
-  // 1 x 50 on the decode side (TP 1): the slower side's 50 GB/s.
-  l.decode = pool(h100_with_links(), 1, 8);
-  k = choose_link(l);
-  CHECK(k.kind == LinkKind::rdma);
-  CHECK_FALSE(k.same_node);
-  CHECK(k.bytes_per_s == doctest::Approx(50e9));
-  CHECK(k.latency_s == doctest::Approx(15e-6));
-  // Every GPU of an instance has its share: decode TP 2 x PP 2 on 4 nodes' worth of GPUs
-  // (2 + 4 x 4 = 18 > 8) moves 4 x 50 GB/s, the prefill side TP 2 x 50: 100 GB/s.
-  l.decode = pool(h100_with_links(), 2, 4);
-  l.decode.options.pp = 2;
-  CHECK(choose_link(l).bytes_per_s == doctest::Approx(100e9));
-  // Different GPU types never share a node; without an rdma figure on one side: Ethernet.
-  GpuSpec other = h100_with_links("other");
-  other.kv_links->rdma.reset();
-  l.decode = pool(other, 1, 1);
-  k = choose_link(l);
-  CHECK(k.kind == LinkKind::ethernet);
-  CHECK(k.bytes_per_s == doctest::Approx(1.5625e9));
-  // Forcing a link one side lacks, or a GPU without links, is bad input.
-  l.link = LinkKind::rdma;
-  CHECK_THROWS_AS(choose_link(l), InputError);
-  l.link.reset();
-  l.decode.gpu.kv_links.reset();
-  CHECK_THROWS_AS(choose_link(l), InputError);
-}
 
 TEST_CASE("one request alone: TTFT = prefill + KV transfer + the decode instance's first step") {
   // Prefill on one H100, decode on one H100 of another name (so another node): RDMA at

@@ -1,15 +1,17 @@
-// A fleet of replicas behind a router (sim/fleet.h): closed forms and hand-worked routes.
+// A fleet of replicas behind a router (cluster/fleet.h): closed forms and hand-worked routes.
 #include <doctest/doctest.h>
 
 #include <memory>
 #include <vector>
 
-#include "sim/fleet.h"
+#include "cluster/fleet.h"
+#include "cluster/max_rate.h"
 #include "sim/sim.h"
 #include "tests/sim/fixtures.h"
 
 using namespace kvplan;
 using namespace kvplan::sim;
+using namespace kvplan::cluster;
 using kvplan::sim::test::h100;
 using kvplan::sim::test::llama3_8b;
 

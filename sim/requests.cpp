@@ -1,4 +1,4 @@
-// Random numbers and the lazy request stream. std::mt19937_64 is specified bit for bit
+// Random numbers and the lazy request stream (sim/requests.h). std::mt19937_64 is specified bit for bit
 // by the standard; the distributions are ours, so a seed gives the same requests with
 // every standard library (std::normal_distribution & co. differ between them).
 #include <algorithm>
@@ -7,9 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/sim.h"
+#include "planner/types.h"
+#include "sim/requests.h"
 
-namespace kvplan::sim::detail {
+namespace kvplan::sim {
 
 namespace {
 //! SplitMix64 (Steele, Lea, Flood 2014): decorrelates the per-stream seeds.
@@ -68,7 +69,7 @@ double Rng::gamma(double shape) {
 }
 
 RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale, int64_t count)
-    : w_(&w),
+    : workload_(&w),
       arrivals_(splitmix64(2 * seed + 1)),
       lengths_(splitmix64(2 * seed + 2)),
       rate_scale_(rate_scale),
@@ -136,11 +137,11 @@ int64_t RequestStream::length(const LengthDist& d, const TraceRow* row, bool pro
 }
 
 double RequestStream::next_gap_s(double rate_per_s) {
-  switch (w_->arrival.process) {
+  switch (workload_->arrival.process) {
     case ArrivalProcess::poisson: return arrivals_.exponential() / rate_per_s;
     case ArrivalProcess::gamma: {
       // Gamma(k, theta) with k = 1/cv^2 and k * theta = 1/rate: mean 1/rate, cv as asked.
-      const double k = 1.0 / (w_->arrival.cv * w_->arrival.cv);
+      const double k = 1.0 / (workload_->arrival.cv * workload_->arrival.cv);
       return arrivals_.gamma(k) / (k * rate_per_s);
     }
     default: return 1.0 / rate_per_s;
@@ -151,7 +152,7 @@ std::optional<GeneratedRequest> RequestStream::next() {
   if (produced_ >= count_) return std::nullopt;
   GeneratedRequest r;
   r.index = produced_;
-  const Workload& w = *w_;
+  const Workload& w = *workload_;
   const TraceRow* row = nullptr;
   const std::vector<TraceRow>* trace = w.trace.get();
   switch (w.arrival.process) {
@@ -164,7 +165,7 @@ std::optional<GeneratedRequest> RequestStream::next() {
       const double period_s = span_s + 1.0 / w.base_rate_per_s();
       const int64_t pass = produced_ / n;  // whole passes over the trace so far
       const auto passes = static_cast<double>(pass);
-      t_ = (row->arrival_s - first_s + passes * period_s) / rate_scale_;
+      clock_s_ = (row->arrival_s - first_s + passes * period_s) / rate_scale_;
       break;
     }
     case ArrivalProcess::poisson:
@@ -174,24 +175,24 @@ std::optional<GeneratedRequest> RequestStream::next() {
       if (produced_ > 0) {
         const auto& stages = w.arrival.stages;
         if (stages.empty()) {
-          t_ += next_gap_s(w.arrival.rate_per_s * rate_scale_);
+          clock_s_ += next_gap_s(w.arrival.rate_per_s * rate_scale_);
         } else {
-          const double t = t_ + next_gap_s(stages[stage_].rate_per_s * rate_scale_);
+          const double t = clock_s_ + next_gap_s(stages[stage_].rate_per_s * rate_scale_);
           if (t >= stage_end_s_ && stage_ + 1 < stages.size()) {
             // The next stage starts its own arrivals at its start (inference-perf runs
             // each stage's load from the stage's beginning).
-            t_ = stage_end_s_;
+            clock_s_ = stage_end_s_;
             ++stage_;
             stage_end_s_ += stages[stage_].duration_s;
           } else {
-            t_ = t;
+            clock_s_ = t;
           }
         }
       }
       break;
     }
   }
-  r.arrival_s = t_;
+  r.arrival_s = clock_s_;
   const bool lengths_from_trace = w.prompt_tokens.kind == LengthKind::trace ||
                                   w.output_tokens.kind == LengthKind::trace;
   if (lengths_from_trace && row == nullptr) {
@@ -217,4 +218,4 @@ std::optional<GeneratedRequest> RequestStream::next() {
   return r;
 }
 
-}  // namespace kvplan::sim::detail
+}  // namespace kvplan::sim

@@ -1,6 +1,6 @@
-// kvplan sim: what a workload is (ARCHITECTURE.md "Workload file"), as plain values.
-// Header-only and standard-library-only, so io/workload_io.cpp fills it without linking
-// the simulator, and the simulator reads it without knowing YAML.
+// kvplan: what a workload is (ARCHITECTURE.md "Workload file"), as plain values.
+// Header-only and standard-library-only (the ground floor), so io/workload_io.cpp fills it
+// without the simulator, and the simulator reads it without knowing YAML.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kvplan::sim {
+namespace kvplan {
 
 //! How requests arrive. `poisson`: exponential gaps at rate_per_s; `gamma`: gamma gaps
 //! with mean 1/rate_per_s and coefficient of variation `cv` (cv > 1 is burstier than
@@ -117,4 +117,4 @@ struct Workload {
   }
 };
 
-}  // namespace kvplan::sim
+}  // namespace kvplan

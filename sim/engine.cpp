@@ -1,0 +1,387 @@
+// One engine: a request's life and the end of a step (sim/engine.h; the step's
+// composition is sim/compose.cpp). See sim.h for the semantics and the event order.
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace kvplan::sim {
+
+Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& opt, int64_t requests,
+               bool hold_finished)
+    : sim_(sim), table_(*sim.blocks), workload_(w), opt_(opt), wall0_(std::chrono::steady_clock::now()),
+      hold_finished_(hold_finished), request_count_(requests),
+      // Data-parallel attention (--dp): the dp ranks' pools, sequence limits and token
+      // budgets are pooled into one scheduler (balanced ranks; docs/parallelism.md).
+      pool_(opt.num_blocks.value_or(sim.num_blocks) * sim.opts.dp),
+      max_seqs_(sim.opts.max_num_seqs * sim.opts.dp),
+      token_budget_(opt.scheduler == Scheduler::static_batch
+                        ? max_num_batched_tokens(sim.opts, opt.scheduler, sim.max_model_len)
+                        : max_num_batched_tokens(sim.opts, opt.scheduler, sim.max_model_len) * sim.opts.dp),
+      caching_(sim.opts.enable_prefix_caching.value_or(true) && opt.scheduler != Scheduler::static_batch),
+      watermark_blocks_(opt.scheduler == Scheduler::continuous ? v0_watermark_blocks(pool_.total()) : 0),
+      request_overhead_s_(sim.opts.calibration.request_overhead_s),
+      output_lag_steps_(sim.opts.calibration.output_lag_steps) {
+  if (request_count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
+  if (pool_.total() < 1)
+    throw InputError(sim.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
+                     "or quantization)", sim.pool_note.empty() ? "none left" : sim.pool_note);
+  if (max_seqs_ < 1) throw InputError("serving options", "max_num_seqs", "an integer >= 1");
+  if (opt.scheduler == Scheduler::chunked && token_budget_ < max_seqs_)
+    throw InputError("serving options", "max_num_batched_tokens", "at least max_num_seqs with chunked prefill",
+                     std::to_string(token_budget_) + " < " + std::to_string(max_seqs_));
+  if (opt.preemption == Preemption::swap && !(opt.host_link_bytes_per_s > 0))
+    throw InputError("simulate", "host_link_bytes_per_s", "a positive number");
+}
+
+// ------------------------------------------------------------------------- driving
+
+void Engine::schedule() {
+  for (const auto& [g, preloaded] : inbox_) arrive(g, preloaded);
+  inbox_.clear();
+  if (opt_.check_invariants) check();
+  if (idle()) return;
+  const double dt = compose_step();
+  if (!(dt > 0)) {
+    stalled_ = true;  // until a submit or a release
+    return;
+  }
+  step_running_ = true;
+  step_s_ = dt;
+}
+
+void Engine::release(int64_t request, double time_s) {
+  if (held_.find(request) == held_.end())
+    throw std::logic_error("simulator: release of a request that holds no blocks");
+  if (step_running_) {
+    releases_.push_back(request);
+    return;
+  }
+  if ((stalled_ || idle()) && now_ < time_s) now_ = time_s;
+  stalled_ = false;
+  free_held(request);
+}
+
+void Engine::free_held(int64_t request) {
+  const auto it = held_.find(request);
+  EngineRequest& r = at(it->second);
+  held_blocks_ -= r.blocks;
+  free_blocks(r);
+  free_slots_.push_back(it->second);
+  held_.erase(it);
+}
+
+int64_t Engine::cached_prefix_blocks(const GeneratedRequest& g) const {
+  const PromptContent content{g.group_key, g.prompt_key, g.shared_tokens};
+  if (!caching_ || content.unique()) return 0;
+  const int64_t prompt = std::max<int64_t>(g.prompt_tokens, 1);
+  // As lookup(): the full blocks of the first P - 1 tokens can hit.
+  return cache_.hits(content, (prompt - 1) / table_.block_size(), table_.block_size());
+}
+
+SimResult Engine::summary(RunTally& t) const {
+  return summarize(t, workload_.slo, pool_.total(), table_.block_size());
+}
+
+SimResult Engine::result() {
+  if (opt_.check_invariants && pool_.used() != 0) throw std::logic_error("simulator: blocks still in use at the end");
+  SimResult r = summarize(tally_, workload_.slo, pool_.total(), table_.block_size());
+  r.num_blocks = pool_.total() / sim_.opts.dp;  // per GPU (utilizations are over the pooled ranks)
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+  r.tokens_per_wall_s = r.wall_s > 0 ? static_cast<double>(r.tokens_simulated) / r.wall_s : 0;
+  return r;
+}
+
+// ------------------------------------------------------------------------- slots, lists, blocks
+
+int32_t Engine::alloc_slot() {
+  if (!free_slots_.empty()) {
+    const int32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  requests_.emplace_back();
+  return static_cast<int32_t>(requests_.size() - 1);
+}
+
+void Engine::push_running(int32_t slot) {
+  EngineRequest& r = at(slot);
+  r.prev = tail_;
+  r.next = -1;
+  if (tail_ >= 0) at(tail_).next = slot; else head_ = slot;
+  tail_ = slot;
+  ++n_running_;
+}
+
+void Engine::unlink_running(int32_t slot) {
+  EngineRequest& r = at(slot);
+  if (r.prev >= 0) at(r.prev).next = r.next; else head_ = r.next;
+  if (r.next >= 0) at(r.next).prev = r.prev; else tail_ = r.prev;
+  r.prev = r.next = -1;
+  --n_running_;
+}
+
+void Engine::emit(RequestEventKind k, const EngineRequest& r, std::optional<double> time_s) const {
+  if (!opt_.on_request) return;
+  opt_.on_request(RequestEvent{k, r.id, time_s.value_or(now_), r.generated, r.prompt, r.output, r.blocks});
+}
+
+void Engine::free_blocks(EngineRequest& r) {
+  pool_.give_back(r.blocks);
+  r.blocks = 0;
+  if (caching_) {
+    // Tail first, as vLLM frees them (block_pool.free_blocks(reversed(...))): a prompt's
+    // last blocks are evicted before its first, keeping shared prefixes longest.
+    for (int64_t i = r.cache_blocks - 1; i >= 0; --i)
+      cache_.unref(PrefixCache::key(r.content, i, table_.block_size()));
+    r.cache_blocks = 0;
+  }
+}
+
+int64_t Engine::lookup(EngineRequest& r) {
+  // KV that arrived from a prefill instance covers all but the last prompt token, which
+  // the decode instance recomputes to sample the first output token (vLLM V1,
+  // Scheduler._update_waiting_for_remote_kv: "if num_computed_tokens == request.num_tokens:
+  // num_computed_tokens -= 1").
+  if (r.preloaded > 0) return r.cached = r.preloaded;
+  if (!caching_ || r.content.unique()) return 0;
+  const int64_t block_size = table_.block_size();
+  const int64_t hit = cache_.hits(r.content, (r.prompt - 1) / block_size, block_size);
+  r.cached = hit * block_size;
+  return r.cached;
+}
+
+void Engine::ref_hits(EngineRequest& r) {
+  if (!caching_ || r.preloaded > 0) return;
+  const int64_t hit = r.cached / table_.block_size();
+  for (int64_t i = 0; i < hit; ++i) cache_.ref(PrefixCache::key(r.content, i, table_.block_size()));
+  r.cache_blocks = hit;
+  tally_.counts.cached_prompt_tokens += r.cached;
+}
+
+void Engine::register_blocks(EngineRequest& r) {
+  if (!caching_ || r.content.unique()) return;
+  const int64_t full = std::min(r.cached, r.prompt) / table_.block_size();
+  for (; r.cache_blocks < full; ++r.cache_blocks) {
+    const uint64_t k = PrefixCache::key(r.content, r.cache_blocks, table_.block_size());
+    if (k == 0) break;  // the rest of the prompt is unique
+    cache_.ref(k);
+  }
+}
+
+// ------------------------------------------------------------------------- a request's life
+
+void Engine::arrive(const GeneratedRequest& g, int64_t preloaded) {
+  tally_.arrival(g.arrival_s);
+  ++tally_.counts.events;
+  const int32_t s = alloc_slot();
+  EngineRequest& r = at(s);
+  const uint32_t epoch = r.epoch;
+  r = EngineRequest{};
+  r.epoch = epoch + 1;
+  r.id = g.index;
+  r.arrival_s = g.arrival_s;
+  r.prompt = std::max<int64_t>(g.prompt_tokens, 1);
+  r.output = std::max<int64_t>(g.output_tokens, 1);
+  r.content = PromptContent{g.group_key, g.prompt_key, g.shared_tokens};
+  r.preloaded = std::clamp<int64_t>(preloaded, 0, r.prompt - 1);
+  r.state = RequestState::waiting;
+  emit(RequestEventKind::arrived, r, r.arrival_s);
+  if (refuse(r)) {
+    SimResult& c = tally_.counts;
+    ++c.rejected;
+    ++(r.prompt >= sim_.max_model_len ? c.rejected_max_model_len : c.rejected_pool);
+    emit(RequestEventKind::rejected, r);
+    r.state = RequestState::free;
+    free_slots_.push_back(s);
+    return;
+  }
+  waiting_.push_back(s);
+}
+
+bool Engine::refuse(EngineRequest& r) {
+  // vLLM rejects prompts that leave no room for an output token and stops generation at
+  // max_model_len; a request whose full length cannot fit the pool could never finish.
+  if (r.prompt >= sim_.max_model_len) return true;
+  const int64_t cap = sim_.max_model_len - r.prompt;
+  if (r.output > cap) {
+    r.output = cap;
+    ++tally_.counts.truncated;
+  }
+  if (table_.blocks_for(r.prompt + r.output - 1) > pool_.total()) return true;
+  // V0 never admits a prompt that would leave less than the watermark (AllocStatus.NEVER).
+  return opt_.scheduler == Scheduler::continuous && table_.blocks_for(r.prompt) > pool_.total() - watermark_blocks_;
+}
+
+void Engine::admit(int32_t slot, int64_t chunk) {
+  EngineRequest& r = at(slot);
+  r.state = RequestState::prefilling;
+  r.chunk = chunk;
+  if (!r.was_scheduled) {
+    r.was_scheduled = true;
+    r.scheduled_s = now_;
+  }
+  push_running(slot);
+  prefilling_.push_back(slot);
+  step_prefills_.push_back(slot);
+  emit(RequestEventKind::scheduled, r);
+}
+
+void Engine::join_decoders(int32_t slot, bool covers_next) {
+  EngineRequest& r = at(slot);
+  const int64_t next_ctx = r.prompt + r.generated;
+  r.state = RequestState::decoding;
+  r.context_offset = next_ctx - decode_steps_;
+  ++n_decoders_;
+  context_sum_ += next_ctx;
+  const int64_t last_step = decode_steps_ + (r.output - 1 - r.generated);
+  push_event(2 * last_step + 1, slot);
+  if (!r.reserved) {
+    const int64_t t = table_.next_growth_tokens(covers_next ? next_ctx : next_ctx - 1);
+    if (t >= 0 && t - r.context_offset <= last_step) push_event(2 * (t - r.context_offset), slot);
+  }
+}
+
+void Engine::preempt(int32_t slot) {
+  EngineRequest& r = at(slot);
+  unlink_running(slot);
+  r.preloaded = 0;  // its transferred KV is gone with its blocks: recomputed here
+  if (r.state == RequestState::decoding) {
+    --n_decoders_;
+    context_sum_ -= r.context_offset + decode_steps_;
+    r.generated = r.context_offset + decode_steps_ - r.prompt;  // its context in this step is P + g
+    r.cached = r.context_offset + decode_steps_ - 1;
+  } else if (r.state == RequestState::prefilling) {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
+    auto it = std::find(step_prefills_.begin(), step_prefills_.end(), slot);
+    if (it != step_prefills_.end()) step_prefills_.erase(it);
+    r.chunk = 0;
+  }
+  ++r.epoch;
+  ++tally_.counts.preemptions;
+  preempted_this_step_ = true;
+  if (opt_.preemption == Preemption::swap && r.state == RequestState::decoding) {
+    swap_s_ += static_cast<double>(r.blocks) * sim_.block_bytes_per_gpu / opt_.host_link_bytes_per_s;
+    free_blocks(r);
+    r.state = RequestState::swapped;
+    swapped_.push_back(slot);
+  } else {
+    free_blocks(r);
+    r.cached = 0;
+    r.state = RequestState::waiting;
+    waiting_.push_front(slot);
+  }
+  emit(RequestEventKind::preempted, r);
+}
+
+void Engine::finish(int32_t slot) {
+  EngineRequest& r = at(slot);
+  unlink_running(slot);
+  if (r.state == RequestState::decoding) {
+    --n_decoders_;
+    context_sum_ -= r.context_offset + decode_steps_;
+  } else if (r.state == RequestState::prefilling) {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
+  }
+  if (hold_finished_) {
+    held_blocks_ += r.blocks;
+    held_.emplace(r.id, slot);
+  } else {
+    free_blocks(r);
+  }
+  ++r.epoch;
+  r.state = RequestState::free;
+  emit(RequestEventKind::finished, r);
+  if (!hold_finished_) free_slots_.push_back(slot);
+  FinishedRequest f;
+  f.index = r.id;
+  f.prompt_tokens = r.prompt;
+  f.output_tokens = r.output;
+  f.finish_s = now_;
+  // The per-request time outside the engine loop (API server, tokenization, streaming)
+  // delays the first and the last token alike; both trail their step by output_lag_s_.
+  f.ttft_s = r.first_token_s - r.arrival_s + request_overhead_s_;
+  f.e2e_s = now_ + output_lag_s_ - r.arrival_s + request_overhead_s_;
+  f.queued_s = r.scheduled_s - r.arrival_s;
+  if (r.output > 1) f.tpot_s = (now_ - r.first_token_s) / static_cast<double>(r.output - 1);
+  tally_.finish(f, request_count_, workload_.slo);
+}
+
+// ------------------------------------------------------------------------- the step's end
+
+void Engine::end_step() {
+  step_running_ = false;
+  account_step(step_s_);
+  if (decode_step_ && n_decoders_ > 0) retire_decoders();
+  advance_prefills();
+  for (int64_t request : releases_) free_held(request);
+  releases_.clear();
+}
+
+void Engine::account_step(double dt) {
+  const int64_t n_dec = decode_step_ ? n_decoders_ : 0;
+  const int64_t batch = n_dec + static_cast<int64_t>(step_prefills_.size());
+  SimResult& c = tally_.counts;
+  c.batch_max = std::max(c.batch_max, batch);
+  tally_.batch_time += static_cast<double>(batch) * dt;
+  tally_.blocks_time += static_cast<double>(pool_.used()) * dt;
+  c.busy_s += dt;
+  // A step's tokens reach the client after the engine's output processing, which
+  // overlaps the next step (vLLM V1: EngineCore hands outputs to the API server's
+  // output processor; docs/calibration.md): modelled as a lag of output_lag_steps x
+  // this step's duration on every delivered token. ITL, a difference, does not see it.
+  output_lag_s_ = output_lag_steps_ * dt;
+  ++c.steps;
+  ++c.events;
+  now_ += dt;
+  if (opt_.on_step) {
+    int64_t prefill_tokens = 0;
+    for (int32_t s : step_prefills_) prefill_tokens += at(s).chunk;
+    opt_.on_step(StepSample{now_, dt, prefill_tokens, n_dec, batch, pool_.used(),
+                            static_cast<int64_t>(waiting_.size() + swapped_.size()), n_running_});
+  }
+}
+
+void Engine::retire_decoders() {
+  tally_.counts.tokens_simulated += n_decoders_;
+  ++decode_steps_;
+  context_sum_ += n_decoders_;
+  // Requests whose last token came out of this step leave.
+  while (!heap_.empty() && heap_.top().key <= 2 * decode_steps_ - 1) {
+    const DecodeEvent ev = heap_.top();
+    heap_.pop();
+    ++tally_.counts.events;
+    if (!live(ev)) continue;
+    EngineRequest& r = at(ev.slot);
+    r.generated = r.output;
+    finish(ev.slot);
+  }
+}
+
+void Engine::advance_prefills() {
+  for (int32_t s : step_prefills_) {
+    EngineRequest& r = at(s);
+    tally_.counts.tokens_simulated += r.chunk;
+    r.cached += r.chunk;
+    r.chunk = 0;
+    register_blocks(r);
+    if (r.cached < r.prompt + r.generated) continue;  // more chunks to come
+    ++r.generated;
+    if (!r.has_first_token) {
+      r.has_first_token = true;
+      r.first_token_s = now_ + output_lag_s_;
+      emit(RequestEventKind::first_token, r);
+    }
+    if (r.generated >= r.output) {
+      finish(s);
+    } else {
+      prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
+      join_decoders(s);
+    }
+  }
+  step_prefills_.clear();
+}
+
+}  // namespace kvplan::sim

@@ -1,0 +1,247 @@
+// kvplan sim, internal: one engine's state and rules (the class behind EngineInstance).
+// sim/engine.cpp holds a request's life (arrival, admission, decoding, preemption,
+// finish) and the step's end; sim/compose.cpp the scheduler's rules that compose a step.
+//
+// Bookkeeping. Let D be the number of decode steps run so far. A decoding request r has
+// a fixed context offset c such that its context in decode step D (tokens attended,
+// itself included) is c + D; after that step it holds c + D tokens of cache. So the
+// engine keeps only the decoder count and the sum of their contexts for the next step: a
+// decode step adds the count to the sum. Each request has at most two pending events in
+// a min-heap keyed by (2 D + phase, sequence): phase 0 "needs a new block before step
+// D", phase 1 "produced its last token in step D". Preempted and finished requests bump
+// an epoch; their stale events are skipped when popped.
+//
+// Token accounting (as vLLM counts it): a prefill of n tokens (prompt + tokens generated
+// before a recompute) leaves n tokens cached and samples one token; each decode step
+// caches one more token and samples one. A request of P prompt and O output tokens thus
+// needs one prefill and O - 1 decode steps, and ends holding P + O - 1 tokens.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/block_pool.h"
+#include "sim/prefix_cache.h"
+#include "sim/sim.h"
+
+namespace kvplan::sim {
+
+struct Simulator::Impl {
+  std::shared_ptr<const ModelConfig> model;  // StepTimeModel keeps a pointer into it
+  ServingOptions opts;
+  std::unique_ptr<StepTimeModel> step_model;
+  int64_t num_blocks = 0;
+  int64_t max_model_len = 0;
+  double block_bytes_per_gpu = 0;
+  std::string where;      // "model on gpu", for messages
+  std::string pool_note;  // why the pool is empty, if it is
+  std::unique_ptr<BlockTable> blocks;
+};
+
+enum class RequestState : uint8_t { free, waiting, prefilling, decoding, swapped };
+
+//! A request inside the engine, in a reusable slot.
+struct EngineRequest {
+  int64_t id = 0;
+  double arrival_s = 0;
+  int64_t prompt = 0;
+  int64_t output = 0;      // after the max_model_len cap
+  int64_t generated = 0;   // output tokens produced
+  int64_t cached = 0;      // prefilling: tokens cached so far (decoding: context_offset + D - 1)
+  int64_t blocks = 0;      // KV blocks held on the GPU
+  int64_t context_offset = 0;  // decoding: context in decode step D is context_offset + D
+  int64_t chunk = 0;       // tokens of its prefill chunk in the step being composed
+  int64_t preloaded = 0;   // prompt tokens whose KV arrived from another instance
+  PromptContent content;   // for the prefix cache
+  int64_t cache_blocks = 0;  // leading prompt blocks it holds a reference on in the cache
+  double first_token_s = 0;
+  double scheduled_s = 0;
+  uint32_t epoch = 0;
+  bool has_first_token = false;
+  bool was_scheduled = false;
+  bool reserved = false;   // static batching: blocks for the full length held from the start
+  RequestState state = RequestState::free;
+  int32_t prev = -1, next = -1;  // running list, oldest admission first
+};
+
+//! A request's pending decode event.
+struct DecodeEvent {
+  int64_t key;   // 2 * decode step + phase (0: grow before the step, 1: finish after it)
+  uint64_t seq;  // insertion order: the tie-break of the documented order
+  int32_t slot;
+  uint32_t epoch;
+  bool operator>(const DecodeEvent& e) const { return key != e.key ? key > e.key : seq > e.seq; }
+};
+
+class Engine {
+ public:
+  Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& opt, int64_t requests, bool hold_finished);
+
+  // ---- the drive interface (EngineInstance; inline for the lone run's loop)
+  void submit(const GeneratedRequest& g, int64_t preloaded) {
+    // An engine with nothing to do waits for this request: its next scheduling point is
+    // the request's arrival.
+    if (!step_running_ && (stalled_ || (idle() && inbox_.empty())) && now_ < g.arrival_s) now_ = g.arrival_s;
+    stalled_ = false;
+    inbox_.emplace_back(g, preloaded);
+    ++submitted_;
+  }
+  double next_step_s() const {
+    if (step_running_) return now_ + step_s_;
+    if (stalled_ || (idle() && inbox_.empty())) return std::numeric_limits<double>::infinity();
+    return now_;
+  }
+  bool step_running() const { return step_running_; }
+  void step() {
+    if (step_running_) {
+      end_step();
+    } else {
+      schedule();
+    }
+  }
+  void release(int64_t request, double time_s);
+  int64_t outstanding() const { return submitted_ - tally_.counts.completed - tally_.counts.rejected; }
+  int64_t blocks_used() const { return pool_.used(); }
+  int64_t pool_blocks() const { return pool_.total(); }
+  int64_t cached_prefix_blocks(const GeneratedRequest& g) const;
+  bool has_work() const { return !idle() || !inbox_.empty() || step_running_; }
+  const RunTally& tally() const { return tally_; }
+  SimResult summary(RunTally& t) const;
+  SimResult result();
+
+ private:
+  bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
+  //! The scheduling point at now_: lets the inbox in, composes the step and starts it.
+  void schedule();
+  //! Composes the step at now_ and returns its duration, or 0 when nothing can run.
+  double compose_step();
+  //! The end of the running step (now_ + its duration).
+  void end_step();
+  void free_held(int64_t request);
+
+  // ---- request slots
+  int32_t alloc_slot();
+  EngineRequest& at(int32_t slot) { return requests_[static_cast<size_t>(slot)]; }
+  const EngineRequest& at(int32_t slot) const { return requests_[static_cast<size_t>(slot)]; }
+
+  // ---- running list (admission order; the tail is the newest, the preemption victim)
+  void push_running(int32_t slot);
+  void unlink_running(int32_t slot);
+
+  void emit(RequestEventKind k, const EngineRequest& r, std::optional<double> time_s = {}) const;
+  void push_event(int64_t key, int32_t slot) { heap_.push(DecodeEvent{key, seq_++, slot, at(slot).epoch}); }
+  bool live(const DecodeEvent& ev) const {
+    const EngineRequest& r = at(ev.slot);
+    return r.epoch == ev.epoch && r.state == RequestState::decoding;
+  }
+
+  // ---- blocks
+  void take_blocks(EngineRequest& r, int64_t n) {
+    r.blocks += n;
+    pool_.take(n);
+    if (pool_.used() > tally_.peak_blocks) tally_.peak_blocks = pool_.used();
+    if (caching_) cache_.trim(pool_.free());
+  }
+  void free_blocks(EngineRequest& r);
+  //! Prefix-cache hit for a request about to be admitted: sets r.cached to the tokens of
+  //! its cached leading blocks (vLLM recomputes at least the last prompt token, so a hit
+  //! covers at most the full blocks of the first P - 1 tokens) and returns them.
+  int64_t lookup(EngineRequest& r);
+  //! References the hit blocks of an admitted request (lookup() set r.cached).
+  void ref_hits(EngineRequest& r);
+  //! Registers the prompt blocks a prefill chunk completed.
+  void register_blocks(EngineRequest& r);
+
+  // ---- a request's life
+  void arrive(const GeneratedRequest& g, int64_t preloaded);
+  //! Whether a request can never run here (vLLM's refusals at arrival); caps its output
+  //! at max_model_len.
+  bool refuse(EngineRequest& r);
+  void admit(int32_t slot, int64_t chunk);
+  //! Makes `slot` a decoder whose next step attends to P + g tokens. It holds the blocks
+  //! of P + g - 1 tokens, or of P + g when `covers_next` (swapped in after the block phase).
+  void join_decoders(int32_t slot, bool covers_next = false);
+  void preempt(int32_t slot);
+  void finish(int32_t slot);
+  //! Allocates n blocks to `slot`, preempting the newest running requests while the pool
+  //! is short; false when `slot` itself was preempted.
+  bool allocate(int32_t slot, int64_t n) {
+    while (pool_.free() < n) {
+      const int32_t victim = tail_;
+      preempt(victim);
+      if (victim == slot) return false;
+    }
+    take_blocks(at(slot), n);
+    return true;
+  }
+
+  // ---- the scheduler's rules (sim/compose.cpp)
+  void grow_decoders();
+  void compose_continuous();
+  void swap_in();
+  void compose_chunked();
+  void compose_static();
+  double decode_keys(const KvTraffic& kv) const;
+  void check() const;
+
+  // ---- the step's end
+  void account_step(double dt);
+  void retire_decoders();
+  void advance_prefills();
+
+  const Simulator::Impl& sim_;
+  const BlockTable& table_;
+  const Workload& workload_;
+  SimOptions opt_;
+  std::chrono::steady_clock::time_point wall0_;
+  RunTally tally_;
+  // A finished request keeps its blocks until release() (a prefill instance's KV until
+  // the decode side has read it).
+  bool hold_finished_ = false;
+  std::unordered_map<int64_t, int32_t> held_;  // request id -> slot
+  int64_t held_blocks_ = 0;
+  std::vector<int64_t> releases_;  // released during the running step: freed at its end
+  int64_t request_count_;
+  std::vector<std::pair<GeneratedRequest, int64_t>> inbox_;  // submitted, to enter at the next scheduling point
+  int64_t submitted_ = 0;
+  BlockPool pool_;
+  int64_t max_seqs_, token_budget_;
+  bool caching_;
+  int64_t watermark_blocks_;  // continuous (V0) admission reserve
+  double request_overhead_s_;
+  double output_lag_steps_;
+  double output_lag_s_ = 0;  // delivery lag of the tokens of the step that just ran
+  PrefixCache cache_;
+
+  std::vector<EngineRequest> requests_;
+  std::vector<int32_t> free_slots_;
+  std::deque<int32_t> waiting_;
+  std::deque<int32_t> swapped_;
+  std::vector<int32_t> prefilling_;     // running requests in prefill, admission order
+  std::vector<int32_t> step_prefills_;  // chunks of the step being composed
+  std::priority_queue<DecodeEvent, std::vector<DecodeEvent>, std::greater<>> heap_;
+  uint64_t seq_ = 0;
+  int32_t head_ = -1, tail_ = -1;
+  int64_t n_running_ = 0;
+
+  double now_ = 0;
+  int64_t decode_steps_ = 0;  // decode steps run
+  int64_t n_decoders_ = 0;    // decoding requests
+  int64_t context_sum_ = 0;   // sum of their contexts in decode step decode_steps_
+  bool preempted_this_step_ = false;
+  bool decode_step_ = false;  // whether the running decoders take part in this step
+  bool stalled_ = false;      // nothing could run at the last scheduling point
+  bool step_running_ = false;
+  double step_s_ = 0;         // the running step's duration
+  double swap_s_ = 0;         // swap traffic of the step being composed
+};
+
+}  // namespace kvplan::sim

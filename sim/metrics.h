@@ -1,0 +1,145 @@
+// kvplan sim: what a run measured, and the one home of how it is judged: nearest-rank
+// percentiles, the p99 SLO verdict (a rejected request counts as infinitely late), and
+// the tally of raw figures an engine, a fleet of engines or a disaggregated pair adds up
+// and summarizes once (so percentiles are over every request, not averages of
+// percentiles).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "planner/workload.h"
+
+namespace kvplan::sim {
+
+//! Nearest-rank percentiles (the smallest value with at least p of the values at or
+//! below it) and the mean; all 0 when there are no values.
+struct Percentiles {
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0;
+};
+
+//! The nearest-rank q-quantile of `v` (not empty): the ceil(q n)-th smallest value.
+//! Reorders `v`.
+template <typename T>
+T nearest_rank(std::vector<T>& v, double q) {
+  auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  rank = std::clamp<size_t>(rank, 1, v.size());
+  auto it = v.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+  std::nth_element(v.begin(), it, v.end());
+  return *it;
+}
+
+//! p50, p90, p99 and the mean of `v` (reordered).
+Percentiles percentiles(std::vector<double>& v);
+
+//! The p99 of `v` with `failed` more requests that never got a token, counted as
+//! infinitely late (0 when there are none at all).
+double p99_with_failures(const std::vector<double>& v, int64_t failed);
+
+//! Whether one finished request met both targets (a target of 0 is no target; a
+//! request of one output token has no TPOT).
+bool request_meets_slo(const Slo& slo, double ttft_s, int64_t output_tokens, double tpot_s);
+
+//! The run's verdict: some request completed, the SLO gives a target, and the p99 TTFT
+//! and p99 TPOT over the completed requests plus the `rejected` ones (infinitely late)
+//! are within it. More than 1 % rejected misses any p99.
+bool meets_slo(const Slo& slo, const std::vector<double>& ttft_s, const std::vector<double>& tpot_s,
+               int64_t completed, int64_t rejected);
+
+//! Fewest requests a run needs for its p-quantile (p = 0.99 for a p99 SLO) to be an
+//! estimate rather than one of the few slowest requests: at least kTailRequests of them
+//! must lie above the nearest-rank quantile, n - ceil(p n) >= 10, i.e. n >= 10 / (1 - p):
+//! 1,000 requests for p99. With fewer, the verdict rests on a handful of requests (the
+//! count above the quantile has a relative standard error of 1/sqrt(10) = 32 % at 10).
+constexpr int64_t kTailRequests = 10;
+int64_t min_requests_for_percentile(double p);
+
+struct SimResult {
+  // requests
+  int64_t arrived = 0;
+  int64_t completed = 0;
+  int64_t rejected = 0;     // could never run: prompt >= max_model_len, or longer than the pool
+  int64_t rejected_max_model_len = 0;  // of which: prompt >= max_model_len (vLLM refuses them)
+  int64_t rejected_pool = 0;           // of which: prompt + output longer than the whole KV pool
+  int64_t preemptions = 0;  // recompute or swap-out events
+  int64_t truncated = 0;    // outputs cut at max_model_len (as vLLM stops them)
+  // throughput over [first arrival, last completion]
+  double duration_s = 0;
+  double requests_per_s = 0;
+  double output_tokens_per_s = 0;
+  double prompt_tokens_per_s = 0;
+  int64_t output_tokens = 0;  // produced by completed requests
+  int64_t prompt_tokens = 0;
+  //! Prompt tokens served from the prefix cache instead of computed (vLLM's prefix
+  //! cache hits), summed over admissions.
+  int64_t cached_prompt_tokens = 0;
+  // SLO
+  Slo slo;
+  // A rejected request is a failed request: it counts against attainment and the p99
+  // verdict as a request with infinite latency (more than 1 % rejected misses any p99).
+  double goodput_requests_per_s = 0;  // completed requests meeting both SLO targets
+  double slo_attainment = 0;          // fraction of arrived requests (rejected ones fail) meeting them
+  bool meets_slo = false;             // p99 TTFT and p99 TPOT within the SLO, rejected requests included
+  // latency (seconds)
+  Percentiles ttft_s;   // arrival -> first token
+  Percentiles tpot_s;   // (last token - first token) / (output - 1), outputs > 1
+  Percentiles e2e_s;    // arrival -> last token
+  Percentiles queue_s;  // arrival -> first scheduled
+  //! Mean queueing delay of the last quarter of requests (in arrival order) minus that
+  //! of the first half: about 0 for an engine that keeps up, growing with the run for
+  //! an overloaded one (its queue grows without bound).
+  double queue_growth_s = 0;
+  // engine state, weighted by step duration over busy time
+  double batch_mean = 0;
+  int64_t batch_max = 0;
+  int64_t num_blocks = 0;  // KV pool, blocks per GPU
+  int64_t block_size = 0;  // tokens per block
+  int64_t peak_blocks = 0;
+  double peak_kv_utilization = 0;
+  double mean_kv_utilization = 0;
+  double busy_s = 0;       // time with a step running
+  // the simulation itself
+  int64_t steps = 0;
+  int64_t events = 0;      // arrivals + steps + per-request events processed
+  int64_t tokens_simulated = 0;  // prompt (incl. recomputed) + decode tokens computed
+  double wall_s = 0;
+  double tokens_per_wall_s = 0;
+};
+
+//! One finished request's figures, as the driver that saw it computed them.
+struct FinishedRequest {
+  int64_t index = 0;  //!< generation order (for queue_growth_s's halves)
+  int64_t prompt_tokens = 0, output_tokens = 0;
+  double finish_s = 0;  //!< end of the step that produced its last token
+  double ttft_s = 0, e2e_s = 0, queued_s = 0;
+  double tpot_s = 0;  //!< only read when output_tokens > 1
+};
+
+//! The raw figures a run's metrics come from.
+struct RunTally {
+  SimResult counts;  //!< the summed fields (requests, tokens, steps, busy time, ...)
+  std::vector<double> ttft_s, tpot_s, e2e_s, queue_s;
+  int64_t good = 0;
+  double queue_first_half_s = 0, queue_last_quarter_s = 0;
+  int64_t n_first_half = 0, n_last_quarter = 0;
+  double first_arrival_s = 0, last_finish_s = 0;
+  bool any_arrival = false;
+  double batch_time = 0, blocks_time = 0;  //!< sums of batch x step time, blocks x step time
+  int64_t peak_blocks = 0;
+
+  void arrival(double arrival_s);
+  //! `requests`: how many the run has in all (the halves of queue_growth_s).
+  void finish(const FinishedRequest& f, int64_t requests, const Slo& slo);
+  //! Adds another tally: counts and times summed, peaks as the larger, the span from
+  //! the earliest arrival to the latest finish.
+  void add(const RunTally& o);
+};
+
+//! The metrics of a tally (reorders its latency vectors). `busy_s` and the two
+//! time-weighted means are over the summed busy time of everything in the tally.
+SimResult summarize(RunTally& t, const Slo& slo, int64_t num_blocks, int64_t block_size);
+
+}  // namespace kvplan::sim

@@ -1,0 +1,46 @@
+// The prefix cache (sim/prefix_cache.h).
+#include "sim/prefix_cache.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kvplan::sim {
+
+uint64_t PrefixCache::key(const PromptContent& c, int64_t block, int64_t block_size) {
+  const bool in_system = (block + 1) * block_size <= c.shared_tokens;
+  const uint64_t content = in_system ? c.group_key : c.prompt_key;
+  if (content == 0) return 0;
+  // Distinct tags for system-prompt and whole-prompt keys; 2^24 blocks per prompt.
+  return (content << 25) | (static_cast<uint64_t>(block) << 1) | (in_system ? 1U : 0U);
+}
+
+int64_t PrefixCache::hits(const PromptContent& c, int64_t max_blocks, int64_t block_size) const {
+  int64_t n = 0;
+  while (n < max_blocks) {
+    const uint64_t k = key(c, n, block_size);
+    if (k == 0 || map_.find(k) == map_.end()) break;
+    ++n;
+  }
+  return n;
+}
+
+void PrefixCache::ref(uint64_t k) {
+  auto [it, inserted] = map_.try_emplace(k);
+  if (!inserted && it->second.refs == 0) lru_.erase(it->second.pos);
+  ++it->second.refs;
+}
+
+void PrefixCache::unref(uint64_t k) {
+  auto it = map_.find(k);
+  if (it == map_.end() || it->second.refs <= 0) throw std::logic_error("prefix cache: unbalanced reference");
+  if (--it->second.refs == 0) it->second.pos = lru_.insert(lru_.end(), k);
+}
+
+void PrefixCache::evict(int64_t free_blocks) {
+  while (static_cast<int64_t>(lru_.size()) > std::max<int64_t>(free_blocks, 0)) {
+    map_.erase(lru_.front());
+    lru_.pop_front();
+  }
+}
+
+}  // namespace kvplan::sim

@@ -1,0 +1,67 @@
+// kvplan sim: the requests a workload generates, lazily and in arrival order, and the
+// project's own random numbers behind them. Deterministic for a seed: std::mt19937_64 with
+// the project's own distribution code (Box-Muller normals, Marsaglia-Tsang gammas), one
+// stream for arrivals and one for lengths, so changing the arrival rate keeps every
+// request's lengths. Generated arrivals start at t = 0 (a trace's first row is shifted to 0).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "planner/workload.h"
+
+namespace kvplan::sim {
+
+//! The project's own random numbers, identical on every standard library.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed);
+  uint64_t next_u64();
+  double uniform();      //!< [0, 1), 53 bits
+  double normal();       //!< standard normal, Box-Muller
+  double exponential();  //!< mean 1
+  double gamma(double shape);  //!< scale 1, Marsaglia-Tsang (shape < 1 by boosting)
+
+ private:
+  std::mt19937_64 mt_;  // fully specified by the standard: same stream everywhere
+  bool has_spare_ = false;
+  double spare_ = 0;
+};
+
+//! A request as generated (before an engine looks at it).
+struct GeneratedRequest {
+  int64_t index = 0;
+  double arrival_s = 0;
+  int64_t prompt_tokens = 1;
+  int64_t output_tokens = 1;
+  //! Prompt content identity for prefix caching (Workload::shared_prefix): the first
+  //! `shared_tokens` tokens are group `group_key`'s system prompt, the whole prompt is
+  //! content `prompt_key` (identical for equal keys). 0: unique content.
+  uint64_t group_key = 0;
+  uint64_t prompt_key = 0;
+  int64_t shared_tokens = 0;
+};
+
+//! Streams a workload's requests in arrival order, lazily.
+class RequestStream {
+ public:
+  RequestStream(const Workload& w, uint64_t seed, double rate_scale, int64_t count);
+  //! The next request, or nullopt after `count`.
+  std::optional<GeneratedRequest> next();
+
+ private:
+  int64_t length(const LengthDist& d, const TraceRow* row, bool prompt);
+  double next_gap_s(double rate_per_s);
+  const Workload* workload_;
+  Rng arrivals_, lengths_;
+  double rate_scale_;
+  int64_t count_, produced_ = 0;
+  double clock_s_ = 0;
+  size_t stage_ = 0;          // staged arrivals: the current stage
+  double stage_end_s_ = 0;    // and when it ends
+  std::vector<int64_t> user_question_tokens_;  // shared_prefix: one question per user
+};
+
+}  // namespace kvplan::sim

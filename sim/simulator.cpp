@@ -1,0 +1,141 @@
+// The Simulator (one engine's fixed parts: pool, block table, step times), its limits,
+// the drive interface and the lone run (sim.h).
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "sim/engine.h"
+
+namespace kvplan::sim {
+
+std::string_view to_string(Scheduler s) { return kSchedulerNames.name(s); }
+std::optional<Scheduler> parse_scheduler(std::string_view s) { return kSchedulerNames.parse(s); }
+
+namespace {
+
+//! --max-model-len, else the model's (what-ifs applied), else kDefaultMaxModelLen.
+int64_t max_model_len_of(const ModelConfig& applied, const ServingOptions& o) {
+  const int64_t derived = derived_max_model_len(applied);
+  return o.max_model_len.value_or(derived > 0 ? derived : kDefaultMaxModelLen);
+}
+
+EngineLimits limits_of(const ServingOptions& o, Scheduler s, int64_t max_model_len, int64_t num_blocks) {
+  EngineLimits l;
+  l.max_model_len = max_model_len;
+  l.max_num_batched_tokens = max_num_batched_tokens(o, s, max_model_len);
+  l.max_num_seqs = o.max_num_seqs;
+  l.num_blocks = num_blocks;
+  l.watermark_blocks = s == Scheduler::continuous ? v0_watermark_blocks(num_blocks) : 0;
+  return l;
+}
+
+}  // namespace
+
+int64_t max_num_batched_tokens(const ServingOptions& o, Scheduler s, int64_t max_model_len) {
+  if (o.max_num_batched_tokens) return *o.max_num_batched_tokens;
+  switch (s) {
+    case Scheduler::continuous: return std::max<int64_t>(max_model_len, 2048);
+    case Scheduler::chunked: return 8192;
+    case Scheduler::static_batch: return std::numeric_limits<int64_t>::max() / 4;
+  }
+  return 8192;
+}
+
+int64_t v0_watermark_blocks(int64_t pool_blocks) { return static_cast<int64_t>(0.01 * static_cast<double>(pool_blocks)); }
+
+EngineLimits engine_limits(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, Scheduler s) {
+  const ModelConfig applied = apply_what_if(m, o);
+  const int64_t mml = max_model_len_of(applied, o);
+  return limits_of(o, s, mml, capacity(applied, o, memory_budget(applied, g, o), mml).num_blocks);
+}
+
+// ------------------------------------------------------------------------- Simulator
+
+Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
+    : impl_(std::make_unique<Impl>()) {
+  validate(m, o, "serving options");
+  if (!o.kv_cache)
+    throw InputError("serving options", "--no-kv-cache",
+                     "a KV cache (the simulator models vLLM's paged KV pool)", "--no-kv-cache");
+  Impl& s = *impl_;
+  s.model = std::make_shared<const ModelConfig>(apply_what_if(m, o));
+  s.opts = o;
+  s.step_model = std::make_unique<StepTimeModel>(*s.model, g, o);
+  if (o.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
+  s.max_model_len = max_model_len_of(*s.model, o);
+  const MemoryBudget budget = memory_budget(*s.model, g, o);
+  const Capacity cap = capacity(*s.model, o, budget, s.max_model_len);
+  s.num_blocks = cap.num_blocks;
+  s.where = s.model->name + " on " + g.name;
+  s.pool_note = !budget.note.empty() ? budget.note : cap.limited_by;
+  s.block_bytes_per_gpu = static_cast<double>(kv_block_bytes_per_gpu(*s.model, o));
+  s.blocks = std::make_unique<BlockTable>(*s.model, o, s.max_model_len, s.where);
+}
+
+Simulator::~Simulator() = default;
+
+int64_t Simulator::num_blocks() const { return impl_->num_blocks; }
+int64_t Simulator::block_size() const { return impl_->blocks->block_size(); }
+int64_t Simulator::max_model_len() const { return impl_->max_model_len; }
+int64_t Simulator::blocks_for(int64_t tokens) const {
+  if (tokens < 0 || tokens > impl_->max_model_len + impl_->blocks->block_size())
+    return kv_blocks_per_request(*impl_->model, impl_->opts, tokens);
+  return impl_->blocks->blocks_for(tokens);
+}
+EngineLimits Simulator::limits(Scheduler s) const {
+  return limits_of(impl_->opts, s, impl_->max_model_len, impl_->num_blocks);
+}
+const StepTimeModel& Simulator::step_model() const { return *impl_->step_model; }
+const ServingOptions& Simulator::options() const { return impl_->opts; }
+
+SimResult Simulator::run(const Workload& w, const SimOptions& opt) const {
+  const int64_t count = opt.requests.value_or(w.requests);
+  RequestStream stream(w, opt.seed, opt.rate_scale, count);
+  // The same engine and drive interface as EngineInstance's, without its indirection.
+  Engine engine(*impl_, w, opt, count, false);
+  std::optional<GeneratedRequest> next = stream.next();
+  for (;;) {
+    const double t = engine.next_step_s();
+    if (next && next->arrival_s <= t) {
+      engine.submit(*next, 0);
+      next = stream.next();
+      continue;
+    }
+    if (t == std::numeric_limits<double>::infinity()) break;
+    engine.step();
+  }
+  // Cannot happen: every request that was not rejected fits the empty pool.
+  if (engine.has_work()) throw std::logic_error("simulator: stalled with requests waiting");
+  return engine.result();
+}
+
+// ------------------------------------------------------------------------- EngineInstance
+
+EngineInstance::EngineInstance(const Simulator& s, const Workload& w, const SimOptions& opt, int64_t requests,
+                               bool hold_finished)
+    : engine_(std::make_unique<Engine>(*s.impl_, w, opt, requests, hold_finished)) {}
+EngineInstance::~EngineInstance() = default;
+EngineInstance::EngineInstance(EngineInstance&&) noexcept = default;
+EngineInstance& EngineInstance::operator=(EngineInstance&&) noexcept = default;
+
+void EngineInstance::submit(const GeneratedRequest& g, int64_t preloaded_tokens) {
+  engine_->submit(g, preloaded_tokens);
+}
+double EngineInstance::next_step_s() const { return engine_->next_step_s(); }
+bool EngineInstance::step_running() const { return engine_->step_running(); }
+void EngineInstance::step() { engine_->step(); }
+void EngineInstance::release(int64_t request, double time_s) { engine_->release(request, time_s); }
+int64_t EngineInstance::outstanding() const { return engine_->outstanding(); }
+int64_t EngineInstance::kv_blocks_used() const { return engine_->blocks_used(); }
+int64_t EngineInstance::kv_pool_blocks() const { return engine_->pool_blocks(); }
+int64_t EngineInstance::cached_prefix_blocks(const GeneratedRequest& g) const {
+  return engine_->cached_prefix_blocks(g);
+}
+bool EngineInstance::has_work() const { return engine_->has_work(); }
+const RunTally& EngineInstance::tally() const { return engine_->tally(); }
+SimResult EngineInstance::summary(RunTally& t) const { return engine_->summary(t); }
+SimResult EngineInstance::result() { return engine_->result(); }
+
+}  // namespace kvplan::sim
