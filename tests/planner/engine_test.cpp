@@ -480,8 +480,10 @@ TEST_CASE("engine sglang: 0.4 takes mem_fraction_static from its table by TP siz
   o.engine_version = "0.4";
   const std::vector<std::pair<int64_t, const char*>> table = {
       {1, "0.880"}, {2, "0.870"}, {4, "0.850"}, {8, "0.810"}, {16, "0.790"}};
-  for (const auto& [tp, fraction] : table) {
-    o.tp = tp;
+  for (const auto& row : table) {
+    o.tp = row.first;
+    const std::string fraction = row.second;
+    const int64_t tp = row.first;
     CHECK_MESSAGE(memory_budget(m, h100(), o).note.find(fraction) != std::string::npos, "tp " << tp);
   }
   CHECK(engine_versions(Engine::sglang) == std::vector<std::string>{"0.4", "0.5"});
@@ -499,7 +501,8 @@ TEST_CASE("engine trtllm: the 0.x TensorRT engine backend is refused, naming its
 
 TEST_CASE("engine vllm: 0.4's profile run samples max_num_seqs rows with the sorting top-k/top-p") {
   // vLLM 0.4 profile_run: SamplingParams(top_p=0.99, top_k=vocab-1) for max_num_seqs
-  // dummy sequences; 0.6 (FlashInfer sampler in its images) measures the forward alone.
+  // dummy sequences; kvplan's 0.6 measures the forward alone, as #10517's 0.6.4 logs show
+  // (0.06 GiB of peak at 512 tokens and 256 sequences: no sorting sampler).
   // Llama-3.1-8B at max_model_len 8192 profiles 8,192 tokens in both; 0.4 adds the
   // sampler: 256 rows x 128,256 logits x 38 B (bf16 logits and the sort's buffers) plus
   // the 8,192 x 4,096 x 2 B hidden states profile_run keeps = 1,247,739,904 +
