@@ -105,9 +105,8 @@ ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o) {
 std::vector<std::string> engine_versions(Engine e) {
   switch (e) {
     case Engine::vllm: return detail::vllm_versions();
-    // One release each is modelled (docs/engines.md): the code the formulas follow.
-    case Engine::sglang: return {"0.5"};
-    case Engine::trtllm: return {"1.0"};
+    case Engine::sglang: return detail::sglang_versions();
+    case Engine::trtllm: return detail::trtllm_versions();
     case Engine::ideal: break;
   }
   return {};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "planner/planner.h"
 
@@ -13,8 +14,13 @@ MemoryBudget ideal_budget(const ModelConfig& m, const GpuSpec& g, const ServingO
 MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 //! SGLang's mem_fraction_static accounting (engine_sglang.cpp).
 MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
-//! TensorRT-LLM's free_gpu_memory_fraction accounting (engine_trtllm.cpp).
+//! The SGLang releases kvplan models, oldest first.
+std::vector<std::string> sglang_versions();
+//! TensorRT-LLM's free_gpu_memory_fraction accounting (engine_trtllm.cpp); the 0.x
+//! TensorRT engine backend is refused (InputError naming the build-time buffers).
 MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! The TensorRT-LLM releases kvplan knows, oldest first ("0" stands for every 0.x).
+std::vector<std::string> trtllm_versions();
 
 //! Tokens the pool of `b` holds as the engine counts them (vLLM: blocks of page size ×
 //! layers; SGLang: cells of one token). Default (ideal): whole blocks of block_size.

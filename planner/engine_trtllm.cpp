@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "planner/checked.h"
 #include "planner/engine_common.h"
@@ -24,7 +25,26 @@ namespace {
 constexpr int64_t kTrtDefaultMaxNumTokens = 8192;  // BuildConfig / LLM API max_num_tokens
 }  // namespace
 
+std::vector<std::string> trtllm_versions() {
+  // "0": every 0.x release, served from a TensorRT engine (refused, see trtllm_budget);
+  // "1.0": the PyTorch backend, the default from 1.0 on.
+  return {"0", "1.0"};
+}
+
 MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  if (o.engine_version == "0") {
+    // Before 1.0 the executor runs a TensorRT engine built ahead of time (trtllm-build):
+    // the pool is kv_cache_free_gpu_mem_fraction of the memory free once the engine and its
+    // execution context are loaded ("Loaded engine size: N MiB", "[MemUsageChange] Allocated
+    // X MiB for execution context memory"), buffers sized at build time by max_batch_size,
+    // max_input_len, max_num_tokens and the plugins chosen. None of them is a serving setting
+    // kvplan has, so the pool cannot be derived (NVIDIA/TensorRT-LLM#224, #1400).
+    throw InputError("--engine", "trtllm@0.x",
+                     "TensorRT-LLM 1.0 or later (PyTorch backend): the 0.x TensorRT engine backend's pool depends "
+                     "on the engine's build-time activation buffers (execution context memory), which kvplan "
+                     "cannot express",
+                     "trtllm@0.x");
+  }
   MemoryBudget b;
   b.gpu_bytes = g.memory_bytes;
   b.usable_bytes = g.memory_bytes;

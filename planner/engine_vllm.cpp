@@ -34,6 +34,14 @@ constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
 // The releases kvplan models, oldest first (docs/engines.md "Versions" has the evidence
 // for every cell). Minor releases between two measured ones take the code path both
 // share: V0 up to 0.7, V1's heavier dummy sampler up to 0.16, the lighter one from 0.17.
+//  - 0.4 (V0): Worker.determine_num_available_blocks takes peak = free memory at init
+//    (after the CUDA context) minus free memory after profile_run, and profile_run samples
+//    max_num_seqs dummy sequences with SamplingParams(top_p=0.99, top_k=vocab-1)
+//    (vllm/worker/model_runner.py): the sampler's top-k/top-p sorts the whole vocabulary,
+//    the same code V1 kept up to 0.16, hence kSamplerExtraHeavy. No FlashInfer sampler
+//    existed yet. Non-torch: 0.7.0's 0.16 GiB, measured from the same post-context
+//    baseline. Checked on vllm-project/vllm PR #4454's A6000 block counts (main of
+//    2024-04-29). 0.5 is not modelled: no 0.5 log was found.
 //  - v0 (0.6, 0.7): V0's Worker.determine_num_available_blocks profiles the forward pass
 //    over max_num_batched_tokens with no V1 dummy sampler term; RTX 3090 Llama-3.1-8B
 //    logs of 0.6.4 (vllm-project/vllm#10517) give peak_torch - weights = the forward
@@ -68,7 +76,8 @@ constexpr int64_t kSamplerExtraHeavy = 38 - 2;
 // noise for the random sampler, and a one-byte mask of the top-k/top-p filter the dummy
 // sampler run exercises (top_k = V-1, top_p = 0.9).
 constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
-constexpr std::array<VllmRelease, 14> kVllmReleases{{
+constexpr std::array<VllmRelease, 15> kVllmReleases{{
+    {"0.4", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# GPU blocks", BatchTier::none},
     {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
     {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
     {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names},
@@ -363,9 +372,12 @@ std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, in
     const int64_t block_bytes = checked_mul(vllm_page_bytes_per_layer(m, o), s.layers(), "KV page");
     const int64_t cpu_blocks = block_bytes > 0 ? kV0SwapBytes / block_bytes : 0;
     std::snprintf(buf, sizeof buf, "%.2fx", static_cast<double>(pool_blocks * bs) / static_cast<double>(len));
-    return std::string(rel.blocks_label) + ": " + std::to_string(pool_blocks) + ", # CPU blocks: " +
-           std::to_string(cpu_blocks) + "\n" + "Maximum concurrency for " + std::to_string(len) +
-           " tokens per request: " + buf;
+    const std::string blocks = std::string(rel.blocks_label) + ": " + std::to_string(pool_blocks) +
+                               ", # CPU blocks: " + std::to_string(cpu_blocks);
+    // 0.4 prints the block line alone (vllm-project/vllm PR #4454's logs); the concurrency
+    // line came with 0.6.
+    if (std::string(rel.version) == "0.4") return blocks;
+    return blocks + "\n" + "Maximum concurrency for " + std::to_string(len) + " tokens per request: " + buf;
   }
   // V1: 0.8-0.9 divide tokens by max_model_len (PR #13596); later releases divide the
   // pool's blocks by the blocks one request needs (get_max_concurrency_for_kv_cache_config).
@@ -387,8 +399,14 @@ MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const Ser
   b.gpu_bytes = g.memory_bytes;
   b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * o.gpu_memory_utilization));
   b.weights_bytes = engine_weight_bytes(m, o, s);
-  if (rel.v0) {
-    // V0 profiles the forward pass alone over its batch (see kVllmReleases).
+  if (rel.v0 && rel.sampler_extra_bytes > 0) {
+    // 0.4: the forward pass over the batch, then the sampler over max_num_seqs rows.
+    const int64_t tokens = vllm_v0_profile_tokens(m, o);
+    b.activation_bytes =
+        profile_run_peak(m, o, s, tokens, std::min(o.max_num_seqs, tokens), act_bytes(m, o) + rel.sampler_extra_bytes)
+            .peak();
+  } else if (rel.v0) {
+    // 0.6, 0.7: the forward pass alone over the batch (see kVllmReleases).
     b.activation_bytes = profile_run_peak(m, o, s, vllm_v0_profile_tokens(m, o), 1, 0).forward;
   } else {
     const int64_t len = engine_max_model_len(m, o);
@@ -445,7 +463,7 @@ std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const
     const MemoryBudget sb = stages.size() == 1 ? b : vllm_stage_budget(m, g, o, stages[si]);
     for (int64_t r = 0; r < o.tp; ++r) {
       if (o.tp * o.pp > 1) out += "(rank " + std::to_string(static_cast<int64_t>(si) * o.tp + r) + ") ";
-      if (std::string(rel.version) == "0.6") {
+      if (std::string(rel.version) == "0.4" || std::string(rel.version) == "0.6") {
         // model_runner.py: "Loading model weights took %.4f GB" (the value is in GiB).
         std::snprintf(buf, sizeof buf, "Loading model weights took %.4f GB\n", gib(sb.weights_bytes));
       } else {

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +38,10 @@ struct LoggedStartup {
   GpuSpec gpu;
   ServingOptions options;
   int64_t logged_tokens = 0;
+  //! A start-up kvplan cannot express: reading its model or planning it must fail with an
+  //! InputError whose message contains this text (what it cannot express).
+  std::string refused;
+  std::string load_error;  // the InputError reading the model gave, for refused entries
 };
 
 ModelConfig load_fixture_or_catalog(const std::string& name) {
@@ -52,19 +58,28 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
     s.id = e["id"].as<std::string>();
     s.source = e["source"].as<std::string>();
     REQUIRE_MESSAGE(!e["log"].as<std::string>().empty(), s.id << ": the log lines are kept beside the figure");
-    s.model = load_fixture_or_catalog(e["model"].as<std::string>());
+    if (e["refused"]) s.refused = e["refused"].as<std::string>();
+    try {
+      s.model = load_fixture_or_catalog(e["model"].as<std::string>());
+    } catch (const InputError& err) {
+      REQUIRE_MESSAGE(!s.refused.empty(), s.id << ": " << err.what());
+      s.load_error = err.what();
+    }
     if (e["gpu"]) {
       s.gpu = io::load_gpu(e["gpu"].as<std::string>());
     } else {
       s.gpu.name = e["gpu_name"].as<std::string>();
-      s.gpu.memory_bytes = static_cast<int64_t>(std::llround(e["gpu_total_gib"].as<double>() * 1073741824.0));
+      // A refused start-up may not state the GPU's total: it is never planned.
+      REQUIRE_MESSAGE((e["gpu_total_gib"] || !s.refused.empty()), s.id << ": gpu or gpu_total_gib");
+      if (e["gpu_total_gib"])
+        s.gpu.memory_bytes = static_cast<int64_t>(std::llround(e["gpu_total_gib"].as<double>() * 1073741824.0));
     }
     ServingOptions& o = s.options;
     const std::string engine = e["engine"].as<std::string>();
     const size_t at = engine.find('@');
     o.engine = *parse_engine(engine.substr(0, at));
     o.engine_version = match_engine_version(o.engine, engine.substr(at + 1));
-    REQUIRE_MESSAGE(!o.engine_version.empty(), s.id << ": " << engine << " is a modelled release");
+    REQUIRE_MESSAGE(!o.engine_version.empty(), s.id << ": " << engine << " is a known release");
     o.tp = e["tp"] ? e["tp"].as<int64_t>() : 1;
     o.pp = e["pp"] ? e["pp"].as<int64_t>() : 1;
     if (e["max_model_len"]) o.max_model_len = e["max_model_len"].as<int64_t>();
@@ -72,6 +87,11 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
     if (e["kv_cache_dtype"]) o.kv_cache_dtype = parse_dtype(e["kv_cache_dtype"].as<std::string>());
     if (e["quantization"]) o.quantization = *parse_weight_quant(e["quantization"].as<std::string>());
     if (e["block_size"]) o.block_size = e["block_size"].as<int64_t>();
+    if (e["max_num_seqs"]) {
+      o.max_num_seqs = e["max_num_seqs"].as<int64_t>();
+      o.max_num_seqs_given = true;
+    }
+    if (e["max_num_batched_tokens"]) o.max_num_batched_tokens = e["max_num_batched_tokens"].as<int64_t>();
     o.gpu_memory_utilization = e["gpu_memory_utilization"].as<double>();
     s.logged_tokens = e["logged_tokens"].as<int64_t>();
     out.push_back(s);
@@ -95,30 +115,68 @@ double percentile(const std::vector<double>& sorted, double p) {
 
 TEST_SUITE("engine") {
 
-TEST_CASE("engine logs: every logged start-up predicted by its release, 2 % median and 5 % p90") {
-  std::vector<LoggedStartup> all = load_startups("vllm.yaml");
-  for (const LoggedStartup& s : load_startups("sglang.yaml")) all.push_back(s);
+// A median and a p90 over fewer start-ups than this say little: below it an engine's
+// figures are printed and its p90 still bounds every point, but its median is not held
+// to the target.
+constexpr size_t kMinStartupsForMedian = 5;
+
+TEST_CASE("engine logs: every logged start-up predicted by its release, per engine 1 % median and 3 % p90") {
+  std::vector<LoggedStartup> all;
+  for (const char* file : {"vllm.yaml", "sglang.yaml", "trtllm.yaml"})
+    for (const LoggedStartup& s : load_startups(file)) all.push_back(s);
   REQUIRE(all.size() >= 30);
-  std::vector<double> errors;
+  std::map<std::string, std::vector<double>> errors;  // by engine
   std::string table = "\n| entry | release | logged | kvplan | error |\n|---|---|---|---|---|\n";
+  int refusals = 0;
+  std::set<std::string> gpus;
   for (const LoggedStartup& s : all) {
+    gpus.insert(s.gpu.name);
+    const std::string release = std::string(to_string(s.options.engine)) + "@" + s.options.engine_version;
+    if (!s.refused.empty()) {
+      // The refusal names what kvplan cannot express; it is checked, not counted as an error.
+      std::string what = s.load_error;
+      if (what.empty()) {
+        try {
+          (void)predicted_tokens(s);
+        } catch (const InputError& e) {
+          what = e.what();
+        }
+      }
+      CHECK_MESSAGE(what.find(s.refused) != std::string::npos,
+                    s.id << ": expected a refusal naming '" << s.refused << "', got '" << what << "'");
+      table += "| " + s.id + " | " + release + " | " + std::to_string(s.logged_tokens) + " | refused: " + s.refused +
+               " | - |\n";
+      ++refusals;
+      continue;
+    }
     const int64_t p = predicted_tokens(s);
     const double err = static_cast<double>(p - s.logged_tokens) / static_cast<double>(s.logged_tokens);
-    errors.push_back(std::fabs(err));
+    errors[std::string(to_string(s.options.engine))].push_back(std::fabs(err));
     char row[256];
-    std::snprintf(row, sizeof row, "| %s | %s@%s | %lld | %lld | %+.2f %% |\n", s.id.c_str(),
-                  std::string(to_string(s.options.engine)).c_str(), s.options.engine_version.c_str(),
+    std::snprintf(row, sizeof row, "| %s | %s | %lld | %lld | %+.2f %% |\n", s.id.c_str(), release.c_str(),
                   static_cast<long long>(s.logged_tokens), static_cast<long long>(p), err * 100);
     table += row;
   }
-  std::sort(errors.begin(), errors.end());
-  const double median = percentile(errors, 0.5), p90 = percentile(errors, 0.9);
-  char summary[160];
-  std::snprintf(summary, sizeof summary, "%zu start-ups: median |error| %.2f %%, p90 %.2f %%, max %.2f %%",
-                errors.size(), median * 100, p90 * 100, errors.back() * 100);
+  std::string summary;
+  for (auto& entry : errors) {
+    const std::string engine = entry.first;  // named copies: doctest's messages capture them
+    std::vector<double>& e = entry.second;
+    std::sort(e.begin(), e.end());
+    const double median = percentile(e, 0.5), p90 = percentile(e, 0.9);
+    const size_t count = e.size();
+    char line[200];
+    std::snprintf(line, sizeof line, "%s: %zu start-ups, median |error| %.2f %%, p90 %.2f %%, max %.2f %%\n",
+                  engine.c_str(), e.size(), median * 100, p90 * 100, e.back() * 100);
+    summary += line;
+    CHECK_MESSAGE(p90 <= 0.03, engine);
+    if (e.size() >= kMinStartupsForMedian)
+      CHECK_MESSAGE(median <= 0.01, engine);
+    else
+      WARN_MESSAGE(median <= 0.01, engine << ": median over " << count << " start-ups only");
+  }
+  summary += std::to_string(refusals) + " start-ups refused with what kvplan cannot express; " +
+             std::to_string(all.size()) + " start-ups on " + std::to_string(gpus.size()) + " GPU models";
   MESSAGE(table << summary);
-  CHECK(median <= 0.02);
-  CHECK(p90 <= 0.05);
 }
 
 TEST_CASE("engine logs: a release's own accounting, not the latest, explains its log") {
@@ -172,7 +230,7 @@ TEST_CASE("engine logs: start-up lines as each release prints them") {
 TEST_CASE("engine versions: selection by release, latest by default, unknown refused") {
   const std::vector<std::string> v = engine_versions(Engine::vllm);
   REQUIRE(!v.empty());
-  CHECK(v.front() == "0.6");
+  CHECK(v.front() == "0.4");
   CHECK(v.back() == "0.19");
   CHECK(match_engine_version(Engine::vllm, "0.10") == "0.10");
   CHECK(match_engine_version(Engine::vllm, "0.10.2") == "0.10");
@@ -181,7 +239,7 @@ TEST_CASE("engine versions: selection by release, latest by default, unknown ref
   CHECK(engine_versions(Engine::ideal).empty());
   ServingOptions o;
   o.engine = Engine::vllm;
-  o.engine_version = "0.4";
+  o.engine_version = "0.3";
   CHECK_THROWS_AS(detail::vllm_release(o), InputError);
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/config_io.h"
@@ -438,6 +439,86 @@ TEST_CASE("engine sglang: default mem_fraction_static and page rounding") {
   CHECK(paged % 64 == 0);
   o.block_size = 1;
   CHECK(detail::engine_max_kv_tokens(m, o, b) - paged < 64);
+}
+
+TEST_CASE("engine sglang: PCIe-only GPUs keep NCCL's 0.13 GiB at TP > 1, NVLink ones the H100 buffers") {
+  // SGLang 0.4.3.post4 on 4 x L4 logs "Init torch distributed ends. mem usage=0.13 GB"
+  // and disables custom all-reduce on more than two PCIe-only GPUs; vLLM 0.19 on H100
+  // NVLink adds 1.85 GiB at TP > 1 (engine_common.h kTpCommBytes). The static pool is
+  // mem_fraction_static x (total - context - those buffers) - weights, so at one fraction
+  // the two GPU files differ by fraction x (1,894 - 133) MiB, worked by hand below.
+  const ModelConfig m = llama31_8b();
+  ServingOptions o;
+  o.engine = Engine::sglang;
+  o.tp = 4;
+  o.gpu_memory_utilization = 0.85;
+  GpuSpec nvlink = h100();
+  nvlink.kv_links = KvLinks{};
+  nvlink.kv_links->nvlink = KvLink{};
+  GpuSpec pcie = nvlink;
+  pcie.kv_links->nvlink.reset();
+  pcie.kv_links->pcie = KvLink{};
+  const int64_t with_nvlink = memory_budget(m, nvlink, o).kv_budget_bytes;
+  const int64_t pcie_only = memory_budget(m, pcie, o).kv_budget_bytes;
+  const double expected = 0.85 * static_cast<double>((1894 - 133) * int64_t{1048576});
+  CHECK(std::fabs(static_cast<double>(pcie_only - with_nvlink) - expected) <= 1.0);
+  // A GPU file without kv_links says nothing about the links: the NVLink figure stays.
+  GpuSpec unknown = h100();
+  unknown.kv_links.reset();
+  CHECK(memory_budget(m, unknown, o).kv_budget_bytes == with_nvlink);
+  // TP 1 holds no communicator.
+  o.tp = 1;
+  CHECK(memory_budget(m, pcie, o).kv_budget_bytes == memory_budget(m, nvlink, o).kv_budget_bytes);
+}
+
+TEST_CASE("engine sglang: 0.4 takes mem_fraction_static from its table by TP size") {
+  // SGLang 0.4 ServerArgs: 0.88 at TP 1, 0.87 from 2, 0.85 from 4, 0.81 from 8, 0.79
+  // from 16 (the 0.4.3.post4 L4 log prints mem_fraction_static=0.85 at TP 4).
+  const ModelConfig m = llama31_8b();
+  ServingOptions o;
+  o.engine = Engine::sglang;
+  o.engine_version = "0.4";
+  const std::vector<std::pair<int64_t, const char*>> table = {
+      {1, "0.880"}, {2, "0.870"}, {4, "0.850"}, {8, "0.810"}, {16, "0.790"}};
+  for (const auto& row : table) {
+    o.tp = row.first;
+    const std::string fraction = row.second;
+    const int64_t tp = row.first;
+    CHECK_MESSAGE(memory_budget(m, h100(), o).note.find(fraction) != std::string::npos, "tp " << tp);
+  }
+  CHECK(engine_versions(Engine::sglang) == std::vector<std::string>{"0.4", "0.5"});
+}
+
+TEST_CASE("engine trtllm: the 0.x TensorRT engine backend is refused, naming its build-time buffers") {
+  ServingOptions o;
+  o.engine = Engine::trtllm;
+  CHECK(match_engine_version(Engine::trtllm, "0.21.0") == "0");
+  CHECK(match_engine_version(Engine::trtllm, "1.0.0") == "1.0");
+  o.engine_version = "0";
+  CHECK_THROWS_WITH_AS(memory_budget(llama31_8b(), h100(), o), doctest::Contains("build-time activation buffers"),
+                       InputError);
+}
+
+TEST_CASE("engine vllm: 0.4's profile run samples max_num_seqs rows with the sorting top-k/top-p") {
+  // vLLM 0.4 profile_run: SamplingParams(top_p=0.99, top_k=vocab-1) for max_num_seqs
+  // dummy sequences; kvplan's 0.6 measures the forward alone, as #10517's 0.6.4 logs show
+  // (0.06 GiB of peak at 512 tokens and 256 sequences: no sorting sampler).
+  // Llama-3.1-8B at max_model_len 8192 profiles 8,192 tokens in both; 0.4 adds the
+  // sampler: 256 rows x 128,256 logits x 38 B (bf16 logits and the sort's buffers) plus
+  // the 8,192 x 4,096 x 2 B hidden states profile_run keeps = 1,247,739,904 +
+  // 67,108,864 B, more than 0.6's forward pass.
+  const ModelConfig m = llama31_8b();
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  o.max_model_len = 8192;
+  o.engine_version = "0.4";
+  const ServingOptions v04 = with_engine_defaults(h100(), o);
+  CHECK(v04.max_num_seqs == 256);
+  const MemoryBudget b04 = memory_budget(m, h100(), v04);
+  CHECK(b04.activation_bytes == int64_t{256} * 128256 * 38 + int64_t{8192} * 4096 * 2);
+  o.engine_version = "0.6";
+  const MemoryBudget b06 = memory_budget(m, h100(), with_engine_defaults(h100(), o));
+  CHECK(b06.activation_bytes < b04.activation_bytes);
 }
 
 TEST_CASE("engine trtllm: the pool is free_gpu_memory_fraction of what weights, activation and context leave") {
