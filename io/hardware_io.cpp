@@ -54,7 +54,8 @@ void check_block(const YAML::Node& b, const std::string& key, std::initializer_l
   for (const auto& kv : b) {
     const auto k = kv.first.as<std::string>();
     if (std::none_of(known.begin(), known.end(), [&](const char* x) { return k == x; }))
-      throw InputError(file, key + "." + k, "one of the keys " + list, "an unknown key");
+      throw InputError(file, key + "." + k, known.size() == 1 ? "only the key " + list : "one of the keys " + list,
+                       "an unknown key");
   }
 }
 
