@@ -1,6 +1,7 @@
 #include "io/config_io.h"
 
 #include "io/calibration_io.h"
+#include "io/hardware_io.h"
 
 #include <algorithm>
 #include <array>
@@ -1000,6 +1001,7 @@ GpuSpec parse_gpu(const std::string& text, const std::string& file) {
   g.price_per_hour_usd = opt_num(n, "price_per_hour_usd", file, 0);
   g.source = opt_str(n, "source", file).value_or("");
   if (const YAML::Node l = n["kv_links"]; l.IsDefined() && !l.IsNull()) g.kv_links = parse_kv_links(l, file);
+  parse_gpu_platform(n, file, g);
   return g;
 }
 

@@ -1,5 +1,6 @@
 #include "io/hardware_io.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "io/config_io.h"
@@ -32,6 +33,93 @@ ServerSpec parse_server(const std::string& text, const std::string& file) {
     throw InputError(file, "server_rack_units", "at most 64 (U)", std::to_string(s.server_rack_units));
   s.tp_across_servers = opt_bool(n, "tp_across_servers", file).value_or(false);
   return s;
+}
+
+namespace {
+
+//! What a node holds, quoted for a message.
+std::string got(const YAML::Node& v) {
+  if (!v.IsDefined() || v.IsNull()) return "nothing";
+  if (v.IsScalar()) return "'" + v.Scalar() + "'";
+  return v.IsMap() ? "a mapping" : "a list";
+}
+
+//! A mapping under `key` whose keys are all among `known` (a message names the first
+//! stranger as key.stranger).
+void check_block(const YAML::Node& b, const std::string& key, std::initializer_list<const char*> known,
+                 const std::string& file) {
+  std::string list;
+  for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  if (!b.IsMap()) throw InputError(file, key, "a mapping {" + list + "}", got(b));
+  for (const auto& kv : b) {
+    const auto k = kv.first.as<std::string>();
+    if (std::none_of(known.begin(), known.end(), [&](const char* x) { return k == x; }))
+      throw InputError(file, key + "." + k, known.size() == 1 ? "only the key " + list : "one of the keys " + list,
+                       "an unknown key");
+  }
+}
+
+//! An integer in [min_value, max_value] at b[k], the message naming key.k.
+int64_t block_int(const YAML::Node& b, const std::string& key, const char* k, int64_t min_value, int64_t max_value,
+                  const std::string& file) {
+  const YAML::Node v = b[k];
+  const std::string expected =
+      "an integer from " + std::to_string(min_value) + " to " + std::to_string(max_value) + " (the key is required)";
+  int64_t x = 0;
+  try {
+    x = req_int(b, k, file, min_value);
+  } catch (const InputError&) {
+    throw InputError(file, key + "." + k, expected, got(v));
+  }
+  if (x > max_value) throw InputError(file, key + "." + k, expected, std::to_string(x));
+  return x;
+}
+
+}  // namespace
+
+void parse_gpu_platform(const YAML::Node& n, const std::string& file, GpuSpec& g) {
+  // "9.0", "8.9", "12.1": what torch.cuda.get_device_capability() and nvidia-smi's
+  // compute_cap give. A float would read 12.1 and 12.10 alike, so the text is parsed.
+  if (const YAML::Node cc = n["compute_capability"]; cc.IsDefined()) {
+    const std::string text = cc.IsScalar() ? cc.Scalar() : "";
+    const auto dot = text.find('.');
+    const auto digits = [](const std::string& t) {
+      return !t.empty() && t.size() <= 2 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (dot == std::string::npos || !digits(text.substr(0, dot)) || text.size() - dot - 1 != 1 ||
+        !digits(text.substr(dot + 1)) || text[0] == '0')
+      throw InputError(file, "compute_capability", "a CUDA compute capability MAJOR.MINOR such as \"9.0\" or \"12.1\"",
+                       got(cc));
+    g.compute_capability_x10 = std::stoi(text.substr(0, dot)) * 10 + (text[dot + 1] - '0');
+  }
+  g.architecture = opt_str(n, "architecture", file).value_or("");
+  if (const YAML::Node pf = n["peak_flops"]; pf.IsMap()) {
+    for (const char* k : {"fp6", "fp4"}) {
+      const YAML::Node v = pf[k];
+      double rate = 0;
+      try {
+        rate = opt_num(pf, k, file, 0).value_or(0.0);
+      } catch (const InputError&) {
+        throw InputError(file, std::string("peak_flops.") + k, "a finite number >= 0", got(v));
+      }
+      (std::string_view(k) == "fp6" ? g.peak_flops.fp6 : g.peak_flops.fp4) = rate;
+    }
+  }
+  if (const YAML::Node su = n["scale_up"]; su.IsDefined()) {
+    check_block(su, "scale_up", {"domain_gpus"}, file);
+    // An NVL576 rack is the largest NVLink domain announced; 1024 bounds the arithmetic.
+    g.scale_up_domain_gpus = block_int(su, "scale_up", "domain_gpus", 1, 1024, file);
+  }
+  if (const YAML::Node um = n["unified_memory"]; um.IsDefined()) {
+    check_block(um, "unified_memory", {"shared_with_cpu", "free_at_start_bytes"}, file);
+    const YAML::Node shared = um["shared_with_cpu"];
+    if (!shared.IsDefined() || !shared.IsScalar() || shared.Scalar() != "true")
+      throw InputError(file, "unified_memory.shared_with_cpu",
+                       "true (the block describes memory the CPU shares; a GPU with memory of its own has no block)",
+                       got(shared));
+    g.unified_free_at_start_bytes =
+        block_int(um, "unified_memory", "free_at_start_bytes", 1, g.memory_bytes, file);
+  }
 }
 
 ServerSpec load_server(const std::string& name_or_path) {

@@ -1,11 +1,16 @@
-// kvplan io: purchase data of a GPU type (configs/servers/<gpu>.yaml) into ServerSpec.
-// Every error is an InputError naming the file, the key and what was expected.
+// kvplan io: purchase data of a GPU type (configs/servers/<gpu>.yaml) into ServerSpec,
+// and the platform keys of a GPU file (compute capability, scale-up domain, unified
+// memory; docs/formats.md "GPU file"). Every error is an InputError naming the file,
+// the key and what was expected.
 #pragma once
+
+#include <yaml-cpp/yaml.h>
 
 #include <optional>
 #include <string>
 
 #include "planner/hardware.h"
+#include "planner/types.h"
 
 namespace kvplan::io {
 
@@ -16,5 +21,10 @@ std::optional<ServerSpec> find_server(const std::string& gpu_name);
 ServerSpec load_server(const std::string& name_or_path);
 //! Parses server text; `file` names it in errors.
 ServerSpec parse_server(const std::string& text, const std::string& file);
+
+//! Reads a GPU file's optional platform keys into `g`: compute_capability, architecture,
+//! peak_flops.fp6 / fp4, scale_up {domain_gpus}, unified_memory {shared_with_cpu,
+//! free_at_start_bytes}. `g.memory_bytes` must already be read (free memory is below it).
+void parse_gpu_platform(const YAML::Node& n, const std::string& file, GpuSpec& g);
 
 }  // namespace kvplan::io

@@ -11,6 +11,7 @@
 // vLLM, SGLang and TensorRT-LLM follow their own code (engine_*.cpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,12 @@ MemoryBudget ideal_budget(const ModelConfig& m, const GpuSpec& g, const ServingO
 }  // namespace detail
 
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  // SGLang and TensorRT-LLM size their pools from free memory they measure at start;
+  // kvplan models that for memory of the GPU's own only.
+  if (g.unified_free_at_start_bytes && (o.engine == Engine::sglang || o.engine == Engine::trtllm))
+    throw InputError("GPU '" + g.name + "'", "unified_memory",
+                     "an engine whose start-up on memory shared with the CPU kvplan models (vllm or ideal)",
+                     std::string(to_string(o.engine)));
   MemoryBudget b;
   switch (o.engine) {
     case Engine::ideal: b = detail::ideal_budget(m, g, o); break;
@@ -83,7 +90,27 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
                     __builtin_add_overflow(used, b.tower_bytes, &used);
     b.kv_budget_bytes = too_much ? 0 : std::max<int64_t>(0, b.usable_bytes - used);
   }
-  if (b.weights_bytes > b.usable_bytes) {
+  if (g.unified_free_at_start_bytes && b.usable_bytes > *g.unified_free_at_start_bytes) {
+    // Memory shared with the CPU (GB10): the OS, its page cache and other processes hold
+    // part of the pool, so free memory at start is below the total. vLLM refuses to start
+    // when it is below total x gpu_memory_utilization ("Free memory on device (X/Y GiB)
+    // on startup is less than desired GPU memory utilization (U, Z GiB)", the worker's
+    // init memory snapshot); the engine-neutral model can no more use what is not free.
+    const int64_t free = *g.unified_free_at_start_bytes;
+    const auto gib = [](int64_t bytes) {  // as vLLM's message prints them
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / static_cast<double>(detail::kEngGiB));
+      return std::string(buf);
+    };
+    char most[16];
+    std::snprintf(most, sizeof most, "%.3f",
+                  std::floor(static_cast<double>(free) / static_cast<double>(g.memory_bytes) * 1000) / 1000);
+    b.kv_budget_bytes = 0;
+    b.note = "free memory at start (" + gib(free) + " of " + gib(g.memory_bytes) +
+             ", a pool the CPU shares) is below the " + gib(b.usable_bytes) +
+             " gpu_memory_utilization asks for: the engine does not start; lower --gpu-memory-utilization to at most " +
+             most;
+  } else if (b.weights_bytes > b.usable_bytes) {
     b.kv_budget_bytes = 0;
     b.note = "weights (" + gb(b.weights_bytes, 1) + " per GPU) exceed usable memory (" +
              gb(b.usable_bytes, 1) + "): raise --tp/--pp or quantize the weights";

@@ -186,6 +186,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
     throw InputError("command line", "--batch", "at most 2^63 - 1 tokens in a batch (--batch x --context)",
                      str(batch) + " x " + str(context_tokens));
   const StepTimeModel st(m, g, o);
+  p.scale_out_note = scale_out_note(g, o);
   p.prefill_time = st.prefill(context_tokens);
   p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
                              : st.step(batch_tokens,

@@ -313,7 +313,17 @@ class StepTimeModel {
   double embedding_table_bytes_ = 0;  // per GPU; input embedding table apart from the LM head
   double step_overhead_s_ = 0, step_overhead_per_seq_s_ = 0;
   double allreduce_latency_s_ = 0, allreduce_bus_bytes_per_s_ = 0;
+  // Beyond the scale-up domain (GpuSpec::scale_up_domain_gpus): a TP all-reduce is
+  // hierarchical (domain_tp_ GPUs at the link, tp / domain_tp_ domains over the NIC); of
+  // the pp - 1 stage boundaries, pp_crossings_ go over the NIC.
+  int64_t domain_tp_ = 1, pp_crossings_ = 0;
+  double scale_out_bytes_per_s_ = 0, scale_out_latency_s_ = 0;
 };
+
+//! When the model's GPUs (TP x PP x DP) span more than one scale-up domain of `g`: which
+//! collectives cross the scale-out link, in words; empty otherwise. Throws InputError
+//! when the GPU's file lacks the figures that decide it (scale_up, kv_links rdma).
+std::string scale_out_note(const GpuSpec& g, const ServingOptions& o);
 
 // ---------------------------------------------------------------- the plan
 struct Plan {
@@ -334,6 +344,7 @@ struct Plan {
   bool fits = false;                   // weights fit and `batch` requests fit
   std::optional<SharedPrefixCapacity> shared_prefix;  // --shared-prefix-tokens
   std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
+  std::string scale_out_note;          // which collectives leave the scale-up domain (scale_out_note)
 };
 
 //! Everything above for one configuration. Throws InputError on impossible options.

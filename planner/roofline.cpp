@@ -6,7 +6,10 @@
 //             the KV cache the decoders read, and the KV the prefill writes, each
 //             layer capped at its window (KvTraffic, kv_traffic.cpp)
 //   comm    = 2 all-reduces per layer of tokens x hidden activations, ring algorithm:
-//             2 (tp-1)/tp x bytes / link bandwidth + 5 us latency each.
+//             2 (tp-1)/tp x bytes / link bandwidth + 5 us latency each; a TP group larger
+//             than the GPU's scale-up domain (8 on HGX, 72 on NVL72) adds the hop between
+//             domains over the scale-out NIC (hierarchical all-reduce, step()), and PP
+//             sends between stages in different domains cross the NIC too.
 // PP stages run one after another for one step (latency = sum of stages); micro-batch
 // pipelining is not modelled. Default efficiencies (types.h, Calibration): 80 % of
 // bandwidth (an H200 copies at 4.3 of 4.8 TB/s, docs/gpus.md), 70 % of peak for prefill
@@ -88,23 +91,77 @@ CustomArCost custom_ar_cost(int64_t tp) {
 }
 bool custom_ar_applies(int64_t tp) { return tp == 2 || tp == 4 || tp == 6 || tp == 8; }
 
-// MoE token exchange across data-parallel ranks (docs/parallelism.md). A replica whose
-// tp x dp GPUs fit in one NVLink domain exchanges over the GPU's link; a larger one is
-// limited by the NIC. kGpusPerNode: HGX/DGX H100, H200 and B200 boards hold 8 GPUs on one
-// NVSwitch fabric. kNicBytesPerS: one ConnectX-7 400 Gb/s NIC per GPU, "~50 GB/s maximum
-// bandwidth" (deepseek-ai/DeepEP README, Performance; DeepEP's internode dispatch and
-// combine reach 43-58 GB/s on it). These two stand until GPU/cluster files carry link
-// figures of their own.
-constexpr int64_t kGpusPerNode = 8;
-constexpr double kNicBytesPerS = 50e9;
+// A GPU file without `scale_up` (the format before the key) is taken as the 8-GPU board
+// every such catalog file described (HGX/DGX H100, H200, B200; 8-GPU PCIe servers); a
+// group beyond 8 GPUs needs the key (scale_out_note refuses).
+constexpr int64_t kLegacyDomainGpus = 8;
+
+int64_t domain_gpus(const GpuSpec& g) {
+  return g.scale_up_domain_gpus > 0 ? g.scale_up_domain_gpus : kLegacyDomainGpus;
+}
+
+// FP8 tensor cores arrived with compute capability 8.9 (Ada, Hopper). Below it vLLM runs
+// an FP8 checkpoint weight-only: Fp8LinearMethod sets use_marlin = not
+// has_device_capability(89) (vllm/model_executor/layers/quantization/fp8.py), and the
+// FP8 docs say "Ampere GPUs are supported for W8A16 (weight-only FP8) utilizing Marlin
+// kernels" (docs/features/quantization/fp8.md). The weights stay 1 byte; the GEMMs run
+// in 16-bit with no per-token activation quantization. A file without
+// compute_capability keeps the datasheet's verdict: no fp8 rate, the 16-bit rate.
+constexpr int kFp8TensorCoreCapabilityX10 = 89;
+
+DType gemm_dtype(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  const DType d = compute_dtype(m, o);
+  if (d == DType::fp8 && g.compute_capability_x10 > 0 && g.compute_capability_x10 < kFp8TensorCoreCapabilityX10)
+    return o.activation_dtype(m);
+  return d;
+}
 
 }  // namespace
+
+std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
+  const int64_t gpus = o.tp * o.pp * o.dp;
+  const int64_t domain = domain_gpus(g);
+  if (gpus <= domain) return {};
+  const std::string where = "GPU '" + g.name + "'";
+  const std::string plan = "TP " + std::to_string(o.tp) + " x PP " + std::to_string(o.pp) + " x DP " + std::to_string(o.dp) +
+                           " = " + std::to_string(gpus) + " GPUs";
+  if (g.scale_up_domain_gpus == 0)
+    throw InputError(where, "scale_up.domain_gpus",
+                     "the GPUs one NVLink / xGMI domain joins (needed: " + plan + " may cross domains)", "nothing");
+  if (!g.scale_out())
+    throw InputError(where, "kv_links.rdma",
+                     "the scale-out link between domains (needed: " + plan + " span more than one " +
+                         std::to_string(domain) + "-GPU domain)",
+                     "nothing");
+  std::string crossing;
+  const auto add = [&](const std::string& what) { crossing += (crossing.empty() ? "" : ", ") + what; };
+  if (o.tp > domain) add("TP all-reduces (hierarchical: within " + std::to_string(domain) + " GPUs at the GPU link, then across " +
+                         std::to_string((o.tp + domain - 1) / domain) + " domains)");
+  if (o.pp > 1 && o.tp * o.pp > domain) add("pipeline sends between stages in different domains");
+  if (o.dp > 1 && o.tp * o.dp > domain) add("MoE token exchange between data-parallel ranks");
+  if (crossing.empty()) crossing = "only traffic between replicas' data-parallel ranks";
+  return plan + " span " + std::to_string((gpus + domain - 1) / domain) + " scale-up domains of " + std::to_string(domain) +
+         " GPUs: " + crossing + " cross the scale-out link (" + std::to_string(static_cast<int64_t>(g.scale_out()->bytes_per_s / 1e9)) +
+         " GB/s per GPU)";
+}
 
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
 
 StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
     : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp), ep_(o.ep) {
-  peak_flops_per_gpu_ = g.peak_flops.for_dtype(compute_dtype(m, o));
+  const int64_t domain = domain_gpus(g);
+  (void)scale_out_note(g, o);  // refuses when a needed figure is missing
+  if (const auto nic = g.scale_out(); nic && o.tp * o.pp * o.dp > domain) {
+    scale_out_bytes_per_s_ = nic->bytes_per_s;
+    scale_out_latency_s_ = nic->latency_s;
+  }
+  domain_tp_ = std::min(o.tp, domain);
+  // Stages are laid out one after another; a domain holds domain / tp whole stages (one
+  // when TP fills it), so every domain_stages-th boundary leaves the domain.
+  const int64_t domain_stages = std::max<int64_t>(1, domain / o.tp);
+  pp_crossings_ = o.tp * o.pp > domain ? (o.pp - 1) / domain_stages : 0;
+  const DType gemm = gemm_dtype(m, g, o);
+  peak_flops_per_gpu_ = g.peak_flops.for_dtype(gemm);
   if (peak_flops_per_gpu_ <= 0) peak_flops_per_gpu_ = g.peak_flops.for_dtype(DType::fp16);
   bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency;
   link_bytes_per_s_ = g.interconnect_bytes_per_s;
@@ -167,7 +224,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const int64_t width = m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size;
     routed_flops_per_token_ = 2 * static_cast<double>(top_k_) * (m.gated_mlp ? 3.0 : 2.0) *
                               static_cast<double>(m.hidden_size * width) * static_cast<double>(moe_layers_);
-    moe_exchange_bytes_per_s_ = o.tp * o.dp <= kGpusPerNode ? link_bytes_per_s_ : kNicBytesPerS;
+    // A replica whose tp x dp GPUs fit in one scale-up domain exchanges over the GPU's
+    // link; a larger one is limited by the NIC (DeepEP's internode dispatch and combine
+    // reach 43-58 GB/s on a 50 GB/s ConnectX-7, deepseek-ai/DeepEP README, Performance).
+    moe_exchange_bytes_per_s_ = o.tp * o.dp <= domain ? link_bytes_per_s_ : scale_out_bytes_per_s_;
   }
   allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
 
@@ -212,8 +272,7 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const auto qk = static_cast<double>((m.num_heads + m.num_kv_heads) * m.head_dim);
     elementwise_bytes_per_token_ =
         layers * act_bytes_per_elem_ * (2 * 4 * h + 3 * inter / tp + 2 * qk / tp);
-    const DType gemm_dtype = compute_dtype(m, o);
-    if (gemm_dtype == DType::fp8 || gemm_dtype == DType::int8) {
+    if (gemm == DType::fp8 || gemm == DType::int8) {
       // W8A8 with dynamic activation scales: each GEMM input is quantized per token by its
       // own kernel first (vLLM Fp8LinearOp.apply -> ops.scaled_fp8_quant; fused_moe
       // quantizes the expert input and the intermediate: vllm/model_executor/layers/
@@ -272,15 +331,28 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     const auto tp = static_cast<double>(tp_);
     const double message_bytes = tokens * share * allreduce_bytes_per_token_;
     double per_allreduce = 2 * (tp - 1) / tp * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_;
+    if (domain_tp_ < tp_) {
+      // Hierarchical (NCCL's tree / NVLS-over-IB shape): reduce-scatter and all-gather
+      // within the domain at the link, and between domains each GPU all-reduces its
+      // 1/d shard over its own NIC: 2 (d-1)/d x B / link + 2 (n-1)/n x B/d / NIC.
+      const auto d = static_cast<double>(domain_tp_);
+      const double n = std::ceil(tp / d);
+      per_allreduce = 2 * (d - 1) / d * message_bytes / allreduce_bus_bytes_per_s_ + allreduce_latency_s_ +
+                      2 * (n - 1) / n * message_bytes / d / scale_out_bytes_per_s_ + scale_out_latency_s_;
+    }
     // The custom all-reduce is vLLM's; only the calibrated (engine-measured) model has it.
-    if (custom_allreduce_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
+    if (custom_allreduce_ && domain_tp_ == tp_ && custom_ar_applies(tp_) && message_bytes < custom_ar_max_bytes(tp_)) {
       const CustomArCost c = custom_ar_cost(tp_);
       per_allreduce = c.latency_s + message_bytes * c.s_per_byte;
     }
     t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
   }
-  if (pp_ > 1 && link_bytes_per_s_ > 0)
-    t.communication_s += (stages - 1) * (tokens * share * allreduce_bytes_per_token_ / link_bytes_per_s_ + kCollectiveLatencyS);
+  if (pp_ > 1 && link_bytes_per_s_ > 0) {
+    const double send_bytes = tokens * share * allreduce_bytes_per_token_;
+    const auto crossings = static_cast<double>(pp_crossings_);
+    t.communication_s += (stages - 1 - crossings) * (send_bytes / link_bytes_per_s_ + kCollectiveLatencyS);
+    if (crossings > 0) t.communication_s += crossings * (send_bytes / scale_out_bytes_per_s_ + scale_out_latency_s_);
+  }
   const double exchange_bytes =
       tokens * share * moe_exchange_bytes_per_rank_token_ + tokens * moe_exchange_bytes_per_token_;
   if (exchange_bytes > 0 && moe_exchange_bytes_per_s_ > 0)  // dispatch + combine per MoE layer

@@ -198,6 +198,7 @@ struct ModelConfig {
 //! Dense peak throughput per dtype in FLOP/s (2 FLOPs per multiply-add), 0 = unsupported.
 struct PeakFlops {
   double fp32 = 0, tf32 = 0, fp16 = 0, bf16 = 0, fp8 = 0, int8 = 0;
+  double fp6 = 0, fp4 = 0;  // Blackwell / CDNA 4 block-scaled formats (MXFP6, NVFP4 / MXFP4)
   double for_dtype(DType d) const;
 };
 
@@ -224,6 +225,24 @@ struct GpuSpec {
   std::optional<double> price_per_hour_usd;
   std::string source;
   std::optional<KvLinks> kv_links;           // absent: the file gives no KV transfer links
+  //! NVIDIA compute capability x 10 (9.0 -> 90, 12.1 -> 121); 0: not given (AMD parts
+  //! name their architecture instead). Decides which kernels engines run (FP8 W8A8 at
+  //! 8.9 and above).
+  int compute_capability_x10 = 0;
+  std::string architecture;                  // "Hopper", "CDNA 3 (gfx942)": for the reader
+  //! GPUs one NVLink / xGMI domain joins at interconnect_bytes_per_s (8 on an HGX board,
+  //! 72 in an NVL72 rack; 1: no GPU fabric); 0: not given. A collective over more GPUs
+  //! crosses the scale-out link (kv_links rdma, else ethernet).
+  int64_t scale_up_domain_gpus = 0;
+  //! Memory shared with the CPU (GB10): one pool, so what the engine finds free at
+  //! start is what the OS left, below memory_bytes.
+  std::optional<int64_t> unified_free_at_start_bytes;
+  //! The link a collective crosses between scale-up domains: kv_links' rdma, else its
+  //! ethernet; nullopt when the file gives neither.
+  std::optional<KvLink> scale_out() const {
+    if (!kv_links) return std::nullopt;
+    return kv_links->rdma ? kv_links->rdma : kv_links->ethernet;
+  }
 };
 
 //! A measured statement of the time model's error, carried by the calibration file

@@ -110,7 +110,8 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
           {"bound", std::string(to_string(p.decode_time.bound))},
           {"prefill_bound", std::string(to_string(p.prefill_time.bound))},
           {"prefill", step_json(p.prefill_time)},
-          {"decode_step", step_json(p.decode_time)}}},
+          {"decode_step", step_json(p.decode_time)},
+          {"scale_out_note", p.scale_out_note}}},
         {"engine_log", r.engine_log},
         {"calibration",
          {{"measured", cal.measured},
@@ -271,6 +272,7 @@ std::string plan_detail(const PlanRow& r) {
   s += " (calibration: " + calibration_label(r.options.calibration, r.gpu) + ")\n";
   step("prefill", p.prefill_time);
   step("decode step", p.decode_time);
+  if (!p.scale_out_note.empty()) s += "  note: " + p.scale_out_note + "\n";
   return s;
 }
 

@@ -145,7 +145,8 @@ nlohmann::json sim_json(const SimReport& r) {
                       {"device", c.device},
                       {"fitted_on_gpu", c.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.gpu)},
                       {"source", c.source},
-                      {"accuracy", c.accuracy_for(r.moe, r.gpu)}};
+                      {"accuracy", c.accuracy_for(r.moe, r.gpu)},
+                      {"unmeasured_on_gpu", c.accuracy_for(r.moe, r.gpu).empty()}};
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
   j["sim"] = {{"events", s.events},
@@ -236,8 +237,11 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
   // The calibration's own measured error, right under the calibration it qualifies.
   auto after = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "calibration"; });
-  for (const std::string& note : r.options.calibration.accuracy_for(r.moe, r.gpu))
-    after = rows.emplace(after + 1, "measured error", note);
+  const std::vector<std::string> measured = r.options.calibration.accuracy_for(r.moe, r.gpu);
+  for (const std::string& note : measured) after = rows.emplace(after + 1, "measured error", note);
+  if (measured.empty())
+    rows.emplace(after + 1, "measured error",
+                 "none on " + r.gpu + ": its latency figures are unmeasured (no calibration statement covers it)");
   if (r.max_rate) {
     const cluster::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",

@@ -81,6 +81,12 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
     a.push_back("Efficiencies: documented defaults (no --calibration): 80 % of datasheet bandwidth, 70 % of peak "
                 "FLOP/s in prefill, 50 % in decode.");
   for (const std::string& note : r.accuracy) a.push_back("Measured error of the time model: " + note);
+  if (!r.unmeasured_gpus.empty()) {
+    std::string gpus;
+    for (const std::string& g : r.unmeasured_gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+    a.push_back("Unmeasured: no measured error of the time model covers " + gpus + "; the latency and max-rate figures on " +
+                (r.unmeasured_gpus.size() == 1 ? "it" : "them") + " are the model's alone.");
+  }
   a.push_back(fmt::format("Max rate per replica: the highest Poisson-scaled arrival rate whose simulated p99 TTFT and p99 "
                           "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
                           "seed {} (the same requests for every option).",

@@ -59,6 +59,7 @@ nlohmann::json size_json(const SizeResult& r) {
                    {"requests_per_probe", r.requests_per_probe},
                    {"seed", r.seed},
                    {"calibrated", r.calibrated},
+                   {"unmeasured_gpus", r.unmeasured_gpus},
                    {"engine", r.engine}};
   nlohmann::json list = nlohmann::json::array();
   int64_t rank = 0;

@@ -675,10 +675,13 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
       res.calibrated = true;
       res.calibration_device = o.candidate.options.calibration.device;
     }
-    for (const std::string& note :
-         o.candidate.options.calibration.accuracy_for(space.models[static_cast<size_t>(o.candidate.model)].is_moe(),
-                                                      space.gpus[static_cast<size_t>(o.candidate.gpu)].name))
+    const std::string& gpu = space.gpus[static_cast<size_t>(o.candidate.gpu)].name;
+    const std::vector<std::string> notes =
+        o.candidate.options.calibration.accuracy_for(space.models[static_cast<size_t>(o.candidate.model)].is_moe(), gpu);
+    for (const std::string& note : notes)
       if (std::find(res.accuracy.begin(), res.accuracy.end(), note) == res.accuracy.end()) res.accuracy.push_back(note);
+    if (notes.empty() && std::find(res.unmeasured_gpus.begin(), res.unmeasured_gpus.end(), gpu) == res.unmeasured_gpus.end())
+      res.unmeasured_gpus.push_back(gpu);
     const std::string e(to_string(o.candidate.options.engine));
     if (res.engine.find(e) == std::string::npos) res.engine += (res.engine.empty() ? "" : ", ") + e;
   }

@@ -206,6 +206,9 @@ struct SizeResult {
   std::string calibration_device;
   //! The calibration's measured error statements that concern the models searched.
   std::vector<std::string> accuracy;
+  //! GPUs among the options that no measured error statement covers (their latencies are
+  //! the model's alone).
+  std::vector<std::string> unmeasured_gpus;
   std::string engine;               //!< engine memory accounting(s) used
   double wall_s = 0;                //!< not part of any deterministic output
 };

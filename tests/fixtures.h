@@ -39,7 +39,8 @@ inline ModelConfig llama31_8b() {
 
 //! H100 SXM5 80 GB (configs/gpus/h100-sxm.yaml): memory as CUDA reports it (vLLM 0.19
 //! logs total_memory 79.19 GiB), NVIDIA H100 datasheet dense peaks and bandwidth, NVLink 4
-//! at 450 GB/s per direction (docs/gpus.md).
+//! at 450 GB/s per direction (docs/gpus.md), on an 8-GPU HGX board whose GPUs each have a
+//! 400 Gb/s ConnectX-7 (50 GB/s, NCCL's 15 us network latency) beyond it.
 inline GpuSpec h100() {
   GpuSpec g;
   g.name = "h100-sxm";
@@ -52,6 +53,13 @@ inline GpuSpec h100() {
   g.peak_flops.fp8 = 1978.9e12;
   g.peak_flops.int8 = 1978.9e12;
   g.interconnect_bytes_per_s = 450e9;
+  g.compute_capability_x10 = 90;
+  g.scale_up_domain_gpus = 8;
+  KvLinks links;
+  links.gpus_per_node = 8;
+  links.nvlink = KvLink{450e9, 14.1e-6};
+  links.rdma = KvLink{50e9, 15.0e-6};
+  g.kv_links = links;
   return g;
 }
 
