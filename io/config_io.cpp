@@ -327,12 +327,13 @@ std::string standard_decoder_note(const YAML::Node& n, const std::string& file, 
   for (const auto& kv : n) {
     const std::string k = kv.first.as<std::string>();
     const YAML::Node v = kv.second;
-    // Values that leave a key at its standard meaning: no sliding window, no MLP bias.
-    if (k == "sliding_window" && !v.IsNull() && !has(n, "layer_types")) outside.push_back(k);
-    else if (in_list(k, kDecoderKeys)) used.push_back(k);
-    else if (!in_list(k, kInertKeys) && !(v.IsScalar() && (v.Scalar() == "false" || v.Scalar() == "null") &&
-                                           (k == "mlp_bias" || k == "use_sliding_window")))
-      outside.push_back(k);
+    // A sliding window is standard only with layer_types saying which layers slide; mlp_bias
+    // and use_sliding_window only when false.
+    const bool window_alone = k == "sliding_window" && !v.IsNull() && !has(n, "layer_types");
+    const bool off = v.IsScalar() && (v.Scalar() == "false" || v.Scalar() == "null") &&
+                     (k == "mlp_bias" || k == "use_sliding_window");
+    if (!window_alone && in_list(k, kDecoderKeys)) used.push_back(k);
+    else if (window_alone || (!in_list(k, kInertKeys) && !off)) outside.push_back(k);
   }
   if (!outside.empty())
     throw InputError(file, outside.front(),
