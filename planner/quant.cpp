@@ -5,6 +5,7 @@
 //  awq / gptq (--quantization)  4 bits, per 128 weights an fp16 scale and a 4-bit zero
 //                               point packed into int32 (AutoAWQ / AutoGPTQ layouts).
 //  bitsandbytes (in-flight)    4 bits, an fp32 absmax per 64 weights.
+//  modelopt / modelopt_fp4     FP8 per tensor / NVFP4 (ModelOpt hf_quant_config.json).
 // Checkpoint layouts (quantization_config) are read by io/config_io.cpp into QuantSpec;
 // docs/models.md lists each with its source. A quantized checkpoint loads as stored:
 // --quantization may only name its method (or a kernel of it), as in vLLM.
@@ -42,14 +43,23 @@ QuantSpec quant_spec(WeightQuant q) {
       s.group = 64;
       s.scale_bits = 32;
       break;
+    case WeightQuant::modelopt:
+    case WeightQuant::modelopt_fp4:
+      // A ModelOpt export whose quantization sits in hf_quant_config.json, not config.json
+      // (vLLM reads that file for these methods): FP8 per tensor, W8A8; NVFP4 e2m1 with an
+      // e4m3 scale per 16 (config_io.cpp reads the same layouts from quant_algo).
+      s.method = q == WeightQuant::modelopt ? "modelopt" : "nvfp4";
+      s.bits = q == WeightQuant::modelopt ? 8 : 4;
+      s.group = q == WeightQuant::modelopt ? -1 : 16;
+      s.scale_bits = q == WeightQuant::modelopt ? 32 : 8;
+      if (q == WeightQuant::modelopt) s.compute = DType::fp8;
+      break;
     case WeightQuant::none:
     case WeightQuant::awq_marlin:
     case WeightQuant::gptq_marlin:
     case WeightQuant::marlin:
     case WeightQuant::moe_wna16:
     case WeightQuant::compressed_tensors:
-    case WeightQuant::modelopt:
-    case WeightQuant::modelopt_fp4:
     case WeightQuant::mxfp4:
     case WeightQuant::fbgemm_fp8:
       break;  // kernels or formats of a quantized checkpoint: its quantization_config
@@ -89,7 +99,7 @@ std::optional<std::string> quantization_refusal(const ModelConfig& m, const Serv
            "; vLLM refuses a --quantization that does not match the model config, ModelConfig._verify_quantization)";
   }
   if (!quant_spec(q).active())
-    return "none, fp8, int8, awq, gptq or bitsandbytes for " + m.name + " (unquantized; " + std::string(to_string(q)) +
+    return "none, fp8, int8, awq, gptq, bitsandbytes, modelopt or modelopt_fp4 for " + m.name + " (unquantized; " + std::string(to_string(q)) +
            " reads a checkpoint stored in that format)";
   return std::nullopt;
 }

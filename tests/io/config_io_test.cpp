@@ -344,6 +344,12 @@ TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs; GPTQ 8-bit with groups of 64 is
   // what-if (awq); a checkpoint format (awq_marlin) has nothing to read.
   CHECK(weight_quant_of(io::parse_model(kMinimal, "u.yaml"), awq).bits == 4);
   CHECK(quantization_refusal(io::parse_model(kMinimal, "u.yaml"), marlin).has_value());
+  // A ModelOpt NVFP4 export whose config.json has no quantization_config (it is in
+  // hf_quant_config.json): --quantization modelopt_fp4 sizes the MLP of kMinimal at
+  // 24,576 x 4 bits / 8 = 12,288 B + 24,576 / 16 e4m3 scales = 1,536 B -> 13,824 B.
+  ServingOptions fp4;
+  fp4.quantization = WeightQuant::modelopt_fp4;
+  CHECK(quantized_bytes(weight_quant_of(io::parse_model(kMinimal, "u.yaml"), fp4), 24576, 0, 2) == 13824);
 }
 
 TEST_CASE("an ignore list naming each layer's projections keeps those parts 16-bit, not the layers") {
