@@ -392,6 +392,11 @@ TEST_CASE("an ignore list naming each layer's projections keeps those parts 16-b
   ServingOptions fp8;
   fp8.quantization = WeightQuant::fp8;
   CHECK(quantization_refusal(m, fp8).has_value());
+  // Its own method, in either spelling vLLM takes (it normalizes compressed_tensors).
+  ServingOptions ct;
+  ct.quantization = parse_weight_quant("compressed_tensors").value_or(WeightQuant::none);
+  CHECK(ct.quantization == WeightQuant::compressed_tensors);
+  CHECK(weight_bytes_per_gpu(m, ct) == 112873383936LL);
 }
 
 TEST_CASE("the engine paths keep modules_to_not_convert 16-bit, as the ideal engine does") {
