@@ -209,15 +209,19 @@ constexpr Family kFamilies[] = {
   {"llama4_text", "Llama4ForCausalLM", false, 2, false, false, false, Hybrid::llama4},
 };
 // Multimodal wrappers: the language model sits under text_key; towers under the others.
+// top_level: the Hub's own config.json may instead hold the language keys at the top level
+// beside vision_config (Qwen2-VL and Qwen2.5-VL as published, saved by transformers before
+// Qwen2VLConfig/Qwen2_5_VLConfig nested a text_config).
 struct Wrapper {
   const char* model_type;
   const char* text_key;
+  bool top_level;
 };
 constexpr Wrapper kWrappers[] = {
-  {"llama4", "text_config"}, {"gemma3", "text_config"}, {"mistral3", "text_config"},
-  {"llava", "text_config"}, {"qwen2_5_vl", "text_config"}, {"qwen2_vl", "text_config"},
-  {"qwen3_vl", "text_config"}, {"qwen3_vl_moe", "text_config"}, {"internvl_chat", "llm_config"},
-  {"deepseek_vl_v2", "language_config"},
+  {"llama4", "text_config", false}, {"gemma3", "text_config", false}, {"mistral3", "text_config", false},
+  {"llava", "text_config", false}, {"qwen2_5_vl", "text_config", true}, {"qwen2_vl", "text_config", true},
+  {"qwen3_vl", "text_config", false}, {"qwen3_vl_moe", "text_config", false}, {"internvl_chat", "llm_config", false},
+  {"deepseek_vl_v2", "language_config", false},
 };
 // Text model_types the wrappers nest, read as the family named second.
 constexpr std::pair<const char*, const char*> kAliases[] = {
@@ -590,11 +594,13 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
 // image_size is given; then the projector into the language model (Qwen-VL: a patch
 // merger MLP over spatial_merge_size^2 patches; others: one linear layer).
 int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_hidden, std::string& note) {
-  const int64_t d = opt_int(v, "hidden_size", file).value_or(opt_int(v, "embed_dim", file).value_or(0));
+  // Qwen2-VL's vision_config names the ViT width embed_dim and the merger's output
+  // hidden_size (= the language model's): embed_dim first.
+  const int64_t d = opt_int(v, "embed_dim", file).value_or(opt_int(v, "hidden_size", file).value_or(0));
   const int64_t layers = opt_int(v, "num_hidden_layers", file).value_or(opt_int(v, "depth", file).value_or(0));
   if (d == 0 || layers == 0)
     throw InputError(file, "vision_config", "hidden_size (or embed_dim) and num_hidden_layers (or depth)", "nothing");
-  const int64_t width = opt_int(v, "intermediate_size", file).value_or(4 * d);
+  const int64_t width = opt_int(v, "intermediate_size", file).value_or(opt_int(v, "mlp_ratio", file).value_or(4) * d);
   const int64_t patch = opt_int(v, "patch_size", file).value_or(14);
   const int64_t channels = opt_int(v, "num_channels", file).value_or(opt_int(v, "in_channels", file).value_or(3));
   const int64_t temporal = opt_int(v, "temporal_patch_size", file).value_or(1);
@@ -911,8 +917,12 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     if (m.model_type != w.model_type) continue;
     // A missing key yields an invalid node, which reset() would throw on: check first.
     const YAML::Node nested = root[w.text_key];
-    if (!nested.IsDefined() || !nested.IsMap())
-      throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
+    const bool nested_ok = nested.IsDefined() && nested.IsMap();
+    if (!nested_ok && w.top_level && has(root, "hidden_size")) {
+      m.model_type += "_text";  // the language keys are the root's own
+      break;
+    }
+    if (!nested_ok) throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
     lm.reset(nested);
     m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
     if (m.model_type == "llama4_text" || m.model_type == "gemma3_text" || family_by_type(m.model_type)) break;

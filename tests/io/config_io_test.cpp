@@ -434,3 +434,32 @@ TEST_CASE("docs/models.md lists every registered family, and each default with i
     }
   }
 }
+
+TEST_CASE("Qwen2-VL in the Hub's layout: language keys at the top level beside vision_config") {
+  // Qwen/Qwen2-VL-7B-Instruct's geometry (its config.json keeps the language model at the
+  // top level; vision_config: depth 32, embed_dim 1280, hidden_size 3584 = the merger's
+  // output, mlp_ratio 4, patch 14, temporal patch 2, spatial merge 2, quick_gelu).
+  // Language model (Qwen2: q/k/v biases, untied): per layer attention 2 x 3584^2 +
+  // 2 x 3584 x 512 + 4,608 biases = 29,364,736, MLP 3 x 3584 x 18,944 = 203,685,888, norms
+  // 7,168 -> 233,057,792; x 28 = 6,525,618,176 + 2 x 152,064 x 3584 = 1,089,994,752 + 3,584
+  // = 7,615,616,512. Vision: 32 x (4 x 1280^2 + 4 x 1280 + 2 x 1280 x 5120 + 5120 + 1280 +
+  // 4 x 1280) = 629,678,080; patch 3 x 14 x 14 x 2 x 1280 + 1280 = 1,506,560; merger
+  // (5120 in) 5120^2 + 5120 + 5120 x 3584 + 3584 + 2 x 1280 = 44,575,744 -> 675,760,384.
+  // Total 8,291,376,896; the Qwen2-VL-7B-Instruct model card gives 8.29 B.
+  const ModelConfig m = io::parse_model(R"({
+    "architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_hidden_layers": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06,
+    "rope_theta": 1000000.0, "sliding_window": 32768, "use_sliding_window": false, "max_window_layers": 28,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+    "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "in_chans": 3,
+                      "hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "spatial_patch_size": 14,
+                      "temporal_patch_size": 2}
+  })", "qwen2-vl.json");
+  CHECK(m.model_type == "qwen2_vl_text");
+  CHECK(m.qkv_bias);
+  CHECK(count_params(m).total() - m.tower_params == 7615616512LL);
+  CHECK(m.tower_params == 675760384LL);
+  CHECK(kv_bytes_per_token(m, ServingOptions{}) == 2 * 4 * 128 * 2 * 28);  // 57,344 B
+}
