@@ -44,6 +44,8 @@ int cmd_plan(const Args& args) {
 
   std::vector<ModelConfig> models;
   for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) models.push_back(io::load_model(name));
+  for (const auto& m : models)
+    if (!m.reading_note.empty()) std::cerr << "kvplan: note: " << m.source << ": " << m.reading_note << "\n";
   std::vector<GpuSpec> gpus;
   for (const auto& name : split_list(vm["gpu"].as<std::string>(), "--gpu")) gpus.push_back(io::load_gpu(name));
   refuse_duplicate_names(models, "--model");

@@ -138,7 +138,9 @@ void add_serving_options(po::options_description& desc) {
       ("tensor-parallel-size,tp", s(), "GPUs per tensor-parallel group (list ok)")
       ("pipeline-parallel-size,pp", s(), "pipeline stages (list ok)")
       ("dtype", s(), "weights and activations: fp32|fp16|bf16 (default: the model's)")
-      ("quantization", s(), "weights: auto (as the checkpoint says)|none|fp8|int8|awq|gptq")
+      ("quantization", s(), ("weights: auto|" + kWeightQuantNames.choices() +
+                             " (auto and none: as the checkpoint is stored; a quantized checkpoint takes only its own method)")
+                                .c_str())
       ("kv-cache-dtype", s(), "auto|fp16|bf16|fp8|int8|int4|int2")
       ("kv-quant", s(), "quantized KV metadata: raw|per-token|kivi|kvquant")
       ("kv-group", s(), "quantization group size (per-token: 128, kivi: 32)")
@@ -203,7 +205,10 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   });
   expand("quantization", [](ServingOptions& o, const std::string& v) {
     if (v == "auto") return;  // as the checkpoint's quantization_config says
-    o.quantization = parse_enum<WeightQuant>(v, "--quantization", "auto, none, fp8, int8, awq or gptq", parse_weight_quant);
+    if (v == "gguf")
+      throw InputError(kWhere, "--quantization", "a config.json checkpoint's method (kvplan does not read GGUF files)",
+                       "'gguf'");
+    o.quantization = parse_enum<WeightQuant>(v, "--quantization", "auto, " + kWeightQuantNames.expected(), parse_weight_quant);
     o.quantization_given = true;
   });
   expand("kv-cache-dtype", [](ServingOptions& o, const std::string& v) {
@@ -280,7 +285,7 @@ ServingOptions without_kv_scheme(const ServingOptions& o, DType kv) {
 
 bool same_options(const ServingOptions& a, const ServingOptions& b) {
   const auto key = [](const ServingOptions& o) {
-    return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
+    return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.quantization_given, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
                     o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
                     o.redundant_experts);

@@ -210,15 +210,19 @@ constexpr Family kFamilies[] = {
   {"llama4_text", "Llama4ForCausalLM", false, 2, false, false, false, Hybrid::llama4},
 };
 // Multimodal wrappers: the language model sits under text_key; towers under the others.
+// top_level: the Hub's own config.json may instead hold the language keys at the top level
+// beside vision_config (Qwen2-VL and Qwen2.5-VL as published, saved by transformers before
+// Qwen2VLConfig/Qwen2_5_VLConfig nested a text_config).
 struct Wrapper {
   const char* model_type;
   const char* text_key;
+  bool top_level;
 };
 constexpr Wrapper kWrappers[] = {
-  {"llama4", "text_config"}, {"gemma3", "text_config"}, {"mistral3", "text_config"},
-  {"llava", "text_config"}, {"qwen2_5_vl", "text_config"}, {"qwen2_vl", "text_config"},
-  {"qwen3_vl", "text_config"}, {"qwen3_vl_moe", "text_config"}, {"internvl_chat", "llm_config"},
-  {"deepseek_vl_v2", "language_config"},
+  {"llama4", "text_config", false}, {"gemma3", "text_config", false}, {"mistral3", "text_config", false},
+  {"llava", "text_config", false}, {"qwen2_5_vl", "text_config", true}, {"qwen2_vl", "text_config", true},
+  {"qwen3_vl", "text_config", false}, {"qwen3_vl_moe", "text_config", false}, {"internvl_chat", "llm_config", false},
+  {"deepseek_vl_v2", "language_config", false},
 };
 // Text model_types the wrappers nest, read as the family named second.
 constexpr std::pair<const char*, const char*> kAliases[] = {
@@ -227,19 +231,20 @@ constexpr std::pair<const char*, const char*> kAliases[] = {
 };
 // clang-format on
 
-// Keys a configuration class fills in when config.json leaves them out (transformers
-// v4.57 configuration_*.py). Only values that change sizes are listed.
+// Keys a configuration class fills in when config.json leaves them out, each with the
+// transformers file (v4.57) whose __init__ default it is. Only values that change sizes.
 struct FamilyDefault {
   const char* model_type;
   const char* key;
   int64_t value;
+  const char* source;
 };
 constexpr FamilyDefault kFamilyDefaults[] = {
-  {"gemma3_text", "vocab_size", 262208},                 // Gemma3TextConfig
-  {"gemma3_text", "max_position_embeddings", 131072},    // Gemma3TextConfig
-  {"gemma3_text", "sliding_window", 4096},               // Gemma3TextConfig
-  {"gemma2", "vocab_size", 256000},                      // Gemma2Config
-  {"llama4_text", "attention_chunk_size", 8192},         // Llama4TextConfig
+  {"gemma3_text", "vocab_size", 262208, "models/gemma3/configuration_gemma3.py Gemma3TextConfig"},
+  {"gemma3_text", "max_position_embeddings", 131072, "models/gemma3/configuration_gemma3.py Gemma3TextConfig"},
+  {"gemma3_text", "sliding_window", 4096, "models/gemma3/configuration_gemma3.py Gemma3TextConfig"},
+  {"gemma2", "vocab_size", 256000, "models/gemma2/configuration_gemma2.py Gemma2Config"},
+  {"llama4_text", "attention_chunk_size", 8192, "models/llama4/configuration_llama4.py Llama4TextConfig"},
 };
 
 std::optional<int64_t> family_default(const std::string& model_type, const char* key) {
@@ -287,6 +292,61 @@ bool trivially_default(const YAML::Node& v, const std::string& key) {
   if (key == "multi_query" || key == "new_decoder_architecture" || key == "parallel_attn") return s == "false";
   if (key == "decoder_sparse_step" || key == "moe_layer_freq" || key == "interleave_moe_layer_step") return s == "1";
   return key == "partial_rotary_factor" || key == "rotary_dim";  // RoPE only: no size
+}
+
+std::string node_key_list(const std::vector<std::string>& keys) {
+  std::string s;
+  for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+// ------------------------------------------------------------ the standard decoder
+// A model_type without a family entry is read as a standard decoder when its config holds
+// nothing else: Llama's layout (LlamaForCausalLM, transformers v4.57
+// models/llama/modeling_llama.py: q/k/v/o projections, a gated MLP of three matrices, two
+// RMSNorms a layer, untied LM head unless tie_word_embeddings) with the keys below. Any
+// other key may change the layer plan, so it is refused by name: never a number from a key
+// kvplan did not understand.
+constexpr const char* kDecoderKeys[] = {
+  "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+  "intermediate_size", "vocab_size", "tie_word_embeddings", "max_position_embeddings", "torch_dtype", "dtype",
+  "rope_scaling", "attention_bias", "layer_types", "sliding_window",
+};
+// Keys that change no size: token ids, numerics, dropout, RoPE base, bookkeeping.
+constexpr const char* kInertKeys[] = {
+  "architectures", "model_type", "_name_or_path", "auto_map", "bos_token_id", "eos_token_id", "pad_token_id",
+  "transformers_version", "use_cache", "initializer_range", "rms_norm_eps", "rope_theta", "attention_dropout",
+  "hidden_act", "pretraining_tp", "tokenizer_class", "quantization_config", "name", "params", "source",
+  "partial_rotary_factor", "rope_parameters", "output_attentions", "output_hidden_states", "return_dict",
+  "no_rope_layers", "no_rope_layer_interval",  // NoPE layers (SmolLM3): positions, not sizes
+};
+
+bool in_list(const std::string& k, const auto& list) {
+  return std::any_of(std::begin(list), std::end(list), [&](const char* x) { return k == x; });
+}
+
+// The note for a standard-decoder read, or InputError naming the first key outside the
+// vocabulary (with the rest) for a model that is neither registered nor standard.
+std::string standard_decoder_note(const YAML::Node& n, const std::string& file, const std::string& what) {
+  std::vector<std::string> outside, used;
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    const YAML::Node v = kv.second;
+    // A sliding window is standard only with layer_types saying which layers slide; mlp_bias
+    // and use_sliding_window only when false.
+    const bool window_alone = k == "sliding_window" && !v.IsNull() && !has(n, "layer_types");
+    const bool off = v.IsScalar() && (v.Scalar() == "false" || v.Scalar() == "null") &&
+                     (k == "mlp_bias" || k == "use_sliding_window");
+    if (!window_alone && in_list(k, kDecoderKeys)) used.push_back(k);
+    else if (window_alone || (!in_list(k, kInertKeys) && !off)) outside.push_back(k);
+  }
+  if (!outside.empty())
+    throw InputError(file, outside.front(),
+                     "a supported architecture (" + supported_list() +
+                         "; docs/models.md), or a standard decoder's keys only (docs/models.md \"Unregistered families\")",
+                     what + ", with keys kvplan cannot place: " + node_key_list(outside));
+  return "read as a standard decoder (Llama's layout: gated MLP, two RMSNorms a layer), model_type not registered; "
+         "keys used: " + node_key_list(used);
 }
 
 struct Reader {
@@ -385,21 +445,21 @@ void place_skip(QuantSpec& q, std::string e, const std::string& file, const std:
   if (ends("gate") || ends("router") || in("router") || ends("shared_expert_gate") || ends("mlp.gate") || in("gate.")) {
     if (!in("gate_proj") && !in("gate_up")) return;  // the MoE router stays 16-bit anyway
   }
-  if (in("shared_expert")) {
-    q.skip_shared = true;
-    return;
-  }
-  if (in("experts")) {
-    q.skip_experts = true;
-    return;
-  }
-  if (in("attn") || in("attention") || in("mixer") || in("linear_attn")) {
-    if (layer >= 0) q.skip_layers.push_back(layer);
-    else q.skip_attention = true;
-    return;
-  }
+  // A name inside one layer (model.layers.12.self_attn.q_proj, as llm-compressor writes
+  // its expanded ignore lists) keeps that part of that layer 16-bit; a wildcard (no layer
+  // index) keeps the part in every layer; a bare layer (model.layers.61.*) the whole layer.
+  const auto part = [&](WeightPart w, bool& every) {
+    if (layer >= 0) q.skip_parts.push_back({layer, w});
+    else every = true;
+  };
+  if (in("shared_expert")) return part(WeightPart::shared_experts, q.skip_shared);
+  if (in("experts")) return part(WeightPart::experts, q.skip_experts);
+  if (in("attn") || in("attention") || in("mixer") || in("linear_attn")) return part(WeightPart::attention, q.skip_attention);
   if (in("mlp") || in("ffn") || in("feed_forward")) {
-    if (layer >= 0) q.skip_layers.push_back(layer);
+    // One layer's MLP block: its dense MLP, or (a MoE layer) everything under it.
+    if (layer >= 0)
+      for (const WeightPart w : {WeightPart::dense_mlp, WeightPart::experts, WeightPart::shared_experts})
+        q.skip_parts.push_back({layer, w});
     else q.skip_dense_mlp = true;
     return;
   }
@@ -427,7 +487,11 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
   std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   // ModelOpt exports name their algorithm without a quant_method.
   if (method.empty() && has(qc, "quant_algo")) method = "modelopt";
+  // vLLM normalizes the library's Python spelling (ModelConfig._verify_quantization).
+  if (method == "compressed_tensors") method = "compressed-tensors";
   q.method = method;
+  // The method vLLM derives: the Marlin kernels are overrides of AWQ/GPTQ checkpoints.
+  q.engine_method = method == "awq_marlin" ? "awq" : method == "gptq_marlin" ? "gptq" : method;
   if (method == "fp8" || method == "fbgemm_fp8") {
     // DeepSeek / Qwen FP8: e4m3 weights with fp32 scales per 128x128 block
     // (weight_block_size), else per tensor (fbgemm_fp8: per output channel); W8A8.
@@ -464,6 +528,7 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
     if (algo == "FP8") {
       q.bits = 8, q.group = -1, q.scale_bits = 32, q.compute = DType::fp8;
     } else if (algo == "NVFP4") {
+      q.engine_method = "modelopt_fp4";  // ModelOptNvFp4Config.override_quantization_method
       q.bits = 4, q.group = 16, q.scale_bits = 8;  // e4m3 scale per 16 (+ one fp32 global)
     } else {
       throw InputError(file, where + ".quant_algo", "FP8 or NVFP4", "'" + algo + "'");
@@ -530,11 +595,13 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
 // image_size is given; then the projector into the language model (Qwen-VL: a patch
 // merger MLP over spatial_merge_size^2 patches; others: one linear layer).
 int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_hidden, std::string& note) {
-  const int64_t d = opt_int(v, "hidden_size", file).value_or(opt_int(v, "embed_dim", file).value_or(0));
+  // Qwen2-VL's vision_config names the ViT width embed_dim and the merger's output
+  // hidden_size (= the language model's): embed_dim first.
+  const int64_t d = opt_int(v, "embed_dim", file).value_or(opt_int(v, "hidden_size", file).value_or(0));
   const int64_t layers = opt_int(v, "num_hidden_layers", file).value_or(opt_int(v, "depth", file).value_or(0));
   if (d == 0 || layers == 0)
     throw InputError(file, "vision_config", "hidden_size (or embed_dim) and num_hidden_layers (or depth)", "nothing");
-  const int64_t width = opt_int(v, "intermediate_size", file).value_or(4 * d);
+  const int64_t width = opt_int(v, "intermediate_size", file).value_or(opt_int(v, "mlp_ratio", file).value_or(4) * d);
   const int64_t patch = opt_int(v, "patch_size", file).value_or(14);
   const int64_t channels = opt_int(v, "num_channels", file).value_or(opt_int(v, "in_channels", file).value_or(3));
   const int64_t temporal = opt_int(v, "temporal_patch_size", file).value_or(1);
@@ -555,12 +622,6 @@ int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_
 }
 
 // ------------------------------------------------------------ hybrid layer plans
-std::string node_key_list(const std::vector<std::string>& keys) {
-  std::string s;
-  for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
-  return s;
-}
-
 void read_mamba2(Reader& r, ModelConfig& m, const char* heads, const char* head_dim, const char* state,
                  const char* groups, const char* kernel) {
   m.mamba_heads = r.req(heads);
@@ -857,8 +918,12 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     if (m.model_type != w.model_type) continue;
     // A missing key yields an invalid node, which reset() would throw on: check first.
     const YAML::Node nested = root[w.text_key];
-    if (!nested.IsDefined() || !nested.IsMap())
-      throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
+    const bool nested_ok = nested.IsDefined() && nested.IsMap();
+    if (!nested_ok && w.top_level && has(root, "hidden_size")) {
+      m.model_type += "_text";  // the language keys are the root's own
+      break;
+    }
+    if (!nested_ok) throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
     lm.reset(nested);
     m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
     if (m.model_type == "llama4_text" || m.model_type == "gemma3_text" || family_by_type(m.model_type)) break;
@@ -871,14 +936,15 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     for (const Family& f : kFamilies)
       if (m.architecture == f.architecture) fam = &f;
   }
+  std::string note;
   if (described && !fam) {
     const std::string what = (m.architecture.empty() ? std::string() : "'" + m.architecture + "' ") +
                              (m.model_type.empty() ? std::string() : "(model_type '" + m.model_type + "')");
-    throw InputError(file, m.model_type.empty() ? "architectures" : "model_type",
-                     "a supported architecture (" + supported_list() + "; docs/models.md)", what);
+    note = standard_decoder_note(lm, file, what);
   }
   Reader r{lm, lm_file, m.model_type, {}};
   m = parse_lm(r, fam, m);
+  m.reading_note = note;
 
   // quantization_config: at the root (most), or in the text config.
   if (has(root, "quantization_config")) m.weight_quant = parse_quantization(root["quantization_config"], file);
@@ -912,6 +978,20 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw InputError(file, "", "keys of the types the model's family uses", e.what());
   }
+}
+
+std::vector<RegisteredFamily> family_registry() {
+  std::vector<RegisteredFamily> out;
+  for (const Family& f : kFamilies) {
+    RegisteredFamily r{f.model_type, f.architecture, {}};
+    for (const FamilyDefault& d : kFamilyDefaults)
+      if (r.model_type == d.model_type)
+        r.defaults.push_back(std::string(d.key) + " = " + std::to_string(d.value) + " (" + d.source + ")");
+    out.push_back(std::move(r));
+  }
+  for (const Wrapper& w : kWrappers) out.push_back({w.model_type, std::string("wrapper: ") + w.text_key, {}});
+  for (const auto& [alias, target] : kAliases) out.push_back({alias, std::string("read as ") + target, {}});
+  return out;
 }
 
 ModelConfig load_model(const std::string& name_or_path) {

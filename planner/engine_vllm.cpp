@@ -120,34 +120,38 @@ int64_t expert_width(const ModelConfig& m) {
 
 int64_t mlp_mats(const ModelConfig& m) { return m.gated_mlp ? 3 : 2; }
 
-// Bytes of `params` weights of linear layers under the weight quantization (the
-// checkpoint's own, or --quantization's: planner/quant.cpp), one scale row per h weights.
-int64_t linear_bytes(const ModelConfig& m, int64_t params, const ServingOptions& o, int64_t act) {
-  return quantized_bytes(weight_quant_of(m, o), params, ceil_div(params, m.hidden_size), act);
+// Bytes of `params` weights of one part of a layer: the weight quantization in force (the
+// checkpoint's own, or --quantization's: planner/quant.cpp), or 16-bit where the
+// checkpoint's ignore list keeps that part; one scale row per h weights.
+int64_t linear_bytes(const ModelConfig& m, const QuantSpec& q, WeightPart part, int64_t layer, int64_t params,
+                     int64_t act) {
+  return quantized_bytes(q.for_part(part, layer), params, ceil_div(params, m.hidden_size), act);
 }
 
 int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_t layer) {
   const int64_t tp = o.tp, h = m.hidden_size, act = act_bytes(m, o);
-  int64_t linear = 0, plain = 0;  // quantizable matrices; 16-bit vectors and router
+  const QuantSpec q = weight_quant_of(m, o);
+  int64_t attn = 0, plain = 0;  // attention matrices; 16-bit vectors and router
   if (m.is_mla()) {
     const int64_t nh = ceil_div(m.num_heads, tp);
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     if (m.q_lora_rank > 0) {
-      linear += h * m.q_lora_rank + m.q_lora_rank * nh * qk;  // q_a (replicated), q_b
-      plain += m.q_lora_rank;                                  // q_a_layernorm
+      attn += h * m.q_lora_rank + m.q_lora_rank * nh * qk;  // q_a (replicated), q_b
+      plain += m.q_lora_rank;                                // q_a_layernorm
     } else {
-      linear += h * nh * qk;
+      attn += h * nh * qk;
     }
-    linear += h * (m.kv_lora_rank + m.qk_rope_head_dim);          // kv_a (replicated)
-    plain += m.kv_lora_rank;                                     // kv_a_layernorm
-    linear += m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim);  // kv_b
-    linear += nh * m.v_head_dim * h;                             // o_proj
+    attn += h * (m.kv_lora_rank + m.qk_rope_head_dim);          // kv_a (replicated)
+    plain += m.kv_lora_rank;                                   // kv_a_layernorm
+    attn += m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim);  // kv_b
+    attn += nh * m.v_head_dim * h;                             // o_proj
   } else {
-    const int64_t q = m.q_dim() / tp, kv = kv_heads_rank(m, tp) * m.head_dim;
-    linear += h * (q + 2 * kv) + q * h;
-    if (m.qkv_bias || m.linear_bias) plain += q + 2 * kv;
+    const int64_t qd = m.q_dim() / tp, kv = kv_heads_rank(m, tp) * m.head_dim;
+    attn += h * (qd + 2 * kv) + qd * h;
+    if (m.qkv_bias || m.linear_bias) plain += qd + 2 * kv;
     if (m.linear_bias) plain += h;
   }
+  int64_t bytes = linear_bytes(m, q, WeightPart::attention, layer, attn, act);
   if (m.is_moe_layer(layer)) {
     // Routed experts: num_experts / ep per GPU, each split over tp x dp / ep GPUs
     // (FusedMoEParallelConfig.make: without EP the experts shard over tp x dp; with it each
@@ -155,16 +159,17 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
     // the attention TP group, replicated over DP ranks (DeepseekV2MoE.shared_experts).
     const int64_t w = ceil_div(expert_width(m), tp);
     const int64_t routed_w = ceil_div(expert_width(m), tp * o.dp / o.ep);
-    linear += (m.num_experts + o.redundant_experts) / o.ep * mlp_mats(m) * h * routed_w +
-              m.num_shared_experts * mlp_mats(m) * h * w;
+    bytes += linear_bytes(m, q, WeightPart::experts, layer,
+                          (m.num_experts + o.redundant_experts) / o.ep * mlp_mats(m) * h * routed_w, act);
+    bytes += linear_bytes(m, q, WeightPart::shared_experts, layer, m.num_shared_experts * mlp_mats(m) * h * w, act);
     plain += m.num_experts * h;  // router gate: replicated, not quantized
   } else {
     const int64_t w = ceil_div(m.intermediate_size, tp);
-    linear += mlp_mats(m) * h * w;
+    bytes += linear_bytes(m, q, WeightPart::dense_mlp, layer, mlp_mats(m) * h * w, act);
     if (m.linear_bias) plain += w + h;
   }
   plain += m.norms_per_layer * (m.linear_bias ? 2 * h : h);
-  return linear_bytes(m, linear, o, act) + checked_mul(plain, act, "weights");
+  return bytes + checked_mul(plain, act, "weights");
 }
 
 }  // namespace
@@ -205,13 +210,8 @@ std::vector<StageSpan> pp_stages(const ModelConfig& m, int64_t pp) {
 int64_t engine_weight_bytes(const ModelConfig& m, const ServingOptions& o, const StageSpan& s) {
   const int64_t act = act_bytes(m, o), h = m.hidden_size;
   int64_t bytes = 0;
-  if (s.layers() > 0) {
-    // Layers of one kind weigh the same: count dense and MoE layers once each.
-    const int64_t dense_end = m.is_moe() ? std::clamp(m.first_dense_layers, s.first, s.last) : s.last;
-    const int64_t dense = dense_end - s.first, moe = s.last - dense_end;
-    if (dense > 0) bytes += checked_mul(dense, layer_weight_bytes(m, o, s.first), "weights");
-    if (moe > 0) bytes += checked_mul(moe, layer_weight_bytes(m, o, s.last - 1), "weights");
-  }
+  // Layer by layer: an ignore list may keep one layer's parts 16-bit (QuantSpec::for_part).
+  for (int64_t l = s.first; l < s.last; ++l) bytes += layer_weight_bytes(m, o, l);
   const int64_t vocab = checked_mul(ceil_div(padded_vocab(m), o.tp) * h, act, "weights");
   if (s.first_stage) bytes += vocab;
   if (s.last_stage) {

@@ -163,10 +163,6 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
   return p;
 }
 
-bool skipped_layer(const QuantSpec& q, int64_t layer) {
-  return std::find(q.skip_layers.begin(), q.skip_layers.end(), layer) != q.skip_layers.end();
-}
-
 }  // namespace
 
 ParamCount count_params(const ModelConfig& m) {
@@ -196,7 +192,6 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   const int64_t layers_per_stage = detail::ceil_div(m.num_layers, o.pp);
   const int64_t act_bytes = dtype_bits(o.activation_dtype(m)) / 8;
   const QuantSpec q = weight_quant_of(m, o);
-  const QuantSpec none;
   // Scale rows per GPU of a layer (per-channel schemes): every output row of its matrices.
   const int64_t rows = plus(plus(m.q_dim(), m.hidden_size), m.intermediate_size) / tp;
   int64_t worst = 0;
@@ -212,11 +207,10 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
         const int64_t kv = m.num_kv_heads * m.head_dim;
         attention = plus(attention, mul(mul3(2, m.hidden_size, kv), tp / m.num_kv_heads - 1));
       }
-      const bool whole = skipped_layer(q, l);
-      const QuantSpec& qa = whole || q.skip_attention ? none : q;
       const bool moe = m.ffn(l) == Ffn::moe;
-      const QuantSpec& qe = whole || (moe ? q.skip_experts : q.skip_dense_mlp) ? none : q;
-      const QuantSpec& qs = whole || q.skip_shared ? none : q;
+      const QuantSpec qa = q.for_part(WeightPart::attention, l);
+      const QuantSpec qe = q.for_part(moe ? WeightPart::experts : WeightPart::dense_mlp, l);
+      const QuantSpec qs = q.for_part(WeightPart::shared_experts, l);
       int64_t layer_bytes = quantized_bytes(qa, attention / tp, rows, act_bytes);
       // Routed experts spread over the stage's tp x dp GPUs, whole (EP) or split (TP):
       // num_experts / ep experts of width / (tp x dp / ep) each (docs/parallelism.md).

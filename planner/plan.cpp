@@ -92,6 +92,8 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     require(d == DType::fp32 || d == DType::fp16 || d == DType::bf16, where, "--dtype",
             "fp32, fp16 or bf16 (weight quantization is --quantization)", std::string(to_string(d)));
   }
+  if (const auto refused = quantization_refusal(m, o))
+    throw InputError(where, "--quantization", *refused, "'" + std::string(to_string(o.quantization)) + "'");
   if (o.kv_heads) {
     require(*o.kv_heads >= 1 && m.num_heads % *o.kv_heads == 0, where, "--kv-heads",
             "a divisor of num_attention_heads (" + str(m.num_heads) + ")", str(*o.kv_heads));

@@ -69,9 +69,13 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
 //! PP stage), reported apart from the language model's weights.
 int64_t tower_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
 
-//! The weight quantization in force: an explicit --quantization (o.quantization_given),
-//! else the checkpoint's quantization_config (m.weight_quant), else none.
+//! The weight quantization in force, as vLLM resolves --quantization: a quantized
+//! checkpoint loads as stored (quantization_config, m.weight_quant) and accepts only its
+//! own method or a kernel of it; an unquantized one takes none (16-bit) or fp8, int8,
+//! awq, gptq, bitsandbytes, modelopt, modelopt_fp4 (quant_spec). InputError otherwise.
 QuantSpec weight_quant_of(const ModelConfig& m, const ServingOptions& o);
+//! Why weight_quant_of refuses o.quantization for m (the expected-text), or nullopt.
+std::optional<std::string> quantization_refusal(const ModelConfig& m, const ServingOptions& o);
 //! The layout kvplan assumes for an explicit --quantization kind (planner/quant.cpp).
 QuantSpec quant_spec(WeightQuant q);
 //! Bytes of `params` weights of one linear component whose matrices have `rows` output

@@ -37,16 +37,25 @@ std::optional<std::string> unsupported(const EngineSupport& e, const ModelConfig
 }  // namespace
 
 const std::vector<EngineSupport>& engine_support_table() {
+  // The --quantization names vLLM and SGLang both list (vllm model_executor/layers/
+  // quantization QUANTIZATION_METHODS, sglang server_args.py --quantization), with int8,
+  // kvplan's W8A8 what-if; TensorRT-LLM reads ModelOpt checkpoints (FP8, NVFP4).
+  const std::vector<WeightQuant> methods = {
+      WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq,
+      WeightQuant::awq_marlin, WeightQuant::gptq_marlin, WeightQuant::marlin, WeightQuant::moe_wna16,
+      WeightQuant::bitsandbytes, WeightQuant::compressed_tensors, WeightQuant::modelopt, WeightQuant::modelopt_fp4,
+      WeightQuant::mxfp4, WeightQuant::fbgemm_fp8};
   static const std::vector<EngineSupport> table = {
       {Engine::vllm, "vLLM", "v0.10.0", "vllm/config.py CacheDType; vllm/model_executor/layers/quantization",
        {DType::fp32, DType::fp16, DType::bf16, DType::fp8},
-       {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq}},
+       methods},
       {Engine::sglang, "SGLang", "v0.4.9", "python/sglang/srt/server_args.py --kv-cache-dtype, --quantization",
        {DType::fp32, DType::fp16, DType::bf16, DType::fp8},
-       {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq}},
+       methods},
       {Engine::trtllm, "TensorRT-LLM", "v0.20", "tensorrt_llm/quantization/mode.py QuantAlgo",
        {DType::fp32, DType::fp16, DType::bf16, DType::fp8, DType::int8},
-       {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq}},
+       {WeightQuant::none, WeightQuant::fp8, WeightQuant::int8, WeightQuant::awq, WeightQuant::gptq,
+        WeightQuant::modelopt, WeightQuant::modelopt_fp4}},
   };
   return table;
 }
@@ -63,7 +72,9 @@ std::optional<std::string> what_if_reason(const ModelConfig& m, const ServingOpt
   }
   for (const EngineSupport& e : table)
     if (!unsupported(e, m, o)) return std::nullopt;
-  const std::string weights = o.quantization == WeightQuant::none ? "unquantized" : std::string(to_string(o.quantization));
+  const std::string weights = o.quantization != WeightQuant::none ? std::string(to_string(o.quantization))
+                              : m.weight_quant.active()          ? m.weight_quant.method
+                                                                 : "unquantized";
   return "no engine in kvplan's support table (vLLM v0.10.0, SGLang v0.4.9, TensorRT-LLM v0.20) runs a KV cache of " +
          describe_kv(m, o) + " with " + weights + " weights: a kvplan what-if";
 }

@@ -39,11 +39,23 @@ inline constexpr NameTable<DType, 13> kDTypeNames{{{
 std::string_view to_string(DType d);
 std::optional<DType> parse_dtype(std::string_view s);
 
-//! Weight quantization as engines load it.
-enum class WeightQuant { none, fp8, int8, awq, gptq };
-inline constexpr NameTable<WeightQuant, 5> kWeightQuantNames{{{
+//! Weight quantization as --quantization names it: vLLM's method names (its
+//! QuantizationMethods; none = the flag absent) plus int8, kvplan's W8A8 what-if.
+//! planner/quant.cpp weight_quant_of says which a checkpoint accepts.
+enum class WeightQuant {
+  none, fp8, int8, awq, gptq, awq_marlin, gptq_marlin, marlin, moe_wna16, bitsandbytes,
+  compressed_tensors, modelopt, modelopt_fp4, mxfp4, fbgemm_fp8
+};
+inline constexpr NameTable<WeightQuant, 16> kWeightQuantNames{{{
     {"none", WeightQuant::none}, {"fp8", WeightQuant::fp8}, {"int8", WeightQuant::int8},
-    {"awq", WeightQuant::awq}, {"gptq", WeightQuant::gptq},
+    {"awq", WeightQuant::awq}, {"gptq", WeightQuant::gptq}, {"awq_marlin", WeightQuant::awq_marlin},
+    {"gptq_marlin", WeightQuant::gptq_marlin}, {"marlin", WeightQuant::marlin},
+    {"moe_wna16", WeightQuant::moe_wna16}, {"bitsandbytes", WeightQuant::bitsandbytes},
+    {"compressed-tensors", WeightQuant::compressed_tensors}, {"modelopt", WeightQuant::modelopt},
+    {"modelopt_fp4", WeightQuant::modelopt_fp4}, {"mxfp4", WeightQuant::mxfp4},
+    {"fbgemm_fp8", WeightQuant::fbgemm_fp8},
+    // vLLM normalizes the library's Python spelling (ModelConfig._verify_quantization).
+    {"compressed_tensors", WeightQuant::compressed_tensors},
 }}, true};
 std::string_view to_string(WeightQuant q);
 std::optional<WeightQuant> parse_weight_quant(std::string_view s);
@@ -72,6 +84,9 @@ enum class Mixer : uint8_t { attention, mamba1, mamba2, linear_attention, none }
 //! The feed-forward block of one layer.
 enum class Ffn : uint8_t { dense, moe, none };
 
+//! The quantizable parts of a layer an ignore list can name.
+enum class WeightPart : uint8_t { attention, dense_mlp, experts, shared_experts };
+
 //! Weight quantization a checkpoint declares (its config.json quantization_config), or
 //! one --quantization asks for. Bits are per stored weight; scales and zero points are
 //! counted per `group` weights (0 = per output row, -1 = one per tensor).
@@ -83,10 +98,24 @@ struct QuantSpec {
   int64_t scale_bits = 0;      // bits of one scale
   int64_t zero_bits = 0;       // bits of one zero point (asymmetric schemes)
   std::optional<DType> compute;  // W8A8: the GEMM dtype (fp8/int8); empty = weight-only
+  //! The quant_method vLLM derives from the checkpoint (fp8, awq, gptq, compressed-tensors,
+  //! modelopt, modelopt_fp4, mxfp4, bitsandbytes, fbgemm_fp8): a --quantization must agree.
+  std::string engine_method;
   // modules_to_not_convert / ignore lists, by component: these stay 16-bit.
   bool skip_attention = false, skip_experts = false, skip_dense_mlp = false, skip_shared = false;
   std::vector<int64_t> skip_layers;  // whole layers left unquantized
+  //! One part of one layer left unquantized (an ignore list naming
+  //! model.layers.3.self_attn.q_proj keeps layer 3's attention 16-bit, not the layer).
+  struct LayerPart {
+    int64_t layer;
+    WeightPart part;
+    bool operator==(const LayerPart& o) const { return layer == o.layer && part == o.part; }
+  };
+  std::vector<LayerPart> skip_parts;
   bool active() const { return !method.empty(); }
+  //! The quantization `part` of `layer` is stored at: this one, or none (16-bit) where the
+  //! checkpoint's ignore list keeps it.
+  QuantSpec for_part(WeightPart part, int64_t layer) const;
 };
 
 //! A decoder-only transformer, in Hugging Face config.json terms.
@@ -162,6 +191,9 @@ struct ModelConfig {
   int64_t tower_params = 0;
   std::string tower_note;          // what the tower is ("vision: 27 layers x 1152 ...")
   std::string architecture;        // architectures[0]
+  //! How a model_type kvplan has no family entry for was read (the standard-decoder
+  //! path, io/config_io.cpp): the layout assumed and the keys used; empty otherwise.
+  std::string reading_note;
 
   // rope_scaling of config.json (empty type: none), for the derived maximum length
   // (planner.h derived_max_model_len).
@@ -319,8 +351,9 @@ struct ServingOptions {
   int64_t redundant_experts = 0;
   std::optional<DType> dtype;          // weights/activations; empty = model's torch_dtype
   WeightQuant quantization = WeightQuant::none;
-  //! none and not given = "auto": the checkpoint's own quantization_config applies
-  //! (planner.h weight_quant_of); fp8/int8/awq/gptq, or an explicit none, override it.
+  //! none, given (`--quantization none`) or not (auto), is vLLM's absent flag: the
+  //! checkpoint's own quantization_config applies (planner.h weight_quant_of). Given, it
+  //! is its own row of a comma list, labelled with the format it loads.
   bool quantization_given = false;
   std::optional<DType> kv_cache_dtype; // empty = "auto" (activation dtype)
   KvQuant kv_quant = KvQuant::raw;

@@ -174,8 +174,7 @@ Table plan_table_raw(const std::vector<PlanRow>& rows) {
   for (const auto& r : rows) {
     const Plan& p = r.plan;
     const ServingOptions& o = r.options;
-    const std::string weights = o.quantization == WeightQuant::none ? std::string(to_string(p.weight_dtype))
-                                                                    : std::string(to_string(o.quantization));
+    const std::string& weights = p.weight_format;
     const auto i = [](int64_t v) { return std::to_string(v); };
     const auto x = [](double v) { return fmt::format("{:.9g}", v); };
     t.rows.push_back({r.model, r.gpu, i(o.tp), i(o.pp), i(p.context_tokens), i(p.batch), weights,

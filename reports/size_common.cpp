@@ -10,16 +10,13 @@
 namespace kvplan::reports::size_detail {
 
 std::string weight_label(const size::Option& o) {
-  switch (o.candidate.options.quantization) {
-    case WeightQuant::none:
-      if (o.plan_valid) return std::string(to_string(o.plan.weight_dtype));
-      return o.candidate.options.dtype ? std::string(to_string(*o.candidate.options.dtype)) : "auto";
-    case WeightQuant::awq: return "int4 awq";
-    case WeightQuant::gptq: return "int4 gptq";
-    case WeightQuant::fp8: return "fp8";
-    case WeightQuant::int8: return "int8";
-  }
-  return "?";
+  const WeightQuant q = o.candidate.options.quantization;
+  if (q == WeightQuant::awq) return "int4 awq";
+  if (q == WeightQuant::gptq) return "int4 gptq";
+  // What the plan loads: without --quantization a quantized checkpoint's own format.
+  if (o.plan_valid) return o.plan.weight_format;
+  if (q != WeightQuant::none) return std::string(to_string(q));
+  return o.candidate.options.dtype ? std::string(to_string(*o.candidate.options.dtype)) : "auto";
 }
 
 std::string kv_dtype_label(const size::Option& o) {

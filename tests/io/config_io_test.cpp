@@ -187,10 +187,30 @@ TEST_CASE("KVPLAN_DATA_DIR without configs/, or with an empty catalog, is an err
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("an unknown architecture exits 2 naming it, never a number") {
-  const std::string e = error_of(std::string(kMinimal) + "model_type: minimax_m2\narchitectures: [MiniMaxM2ForCausalLM]\n");
-  CHECK(e.find("'MiniMaxM2ForCausalLM' (model_type 'minimax_m2')") != std::string::npos);
+TEST_CASE("an unregistered family with a standard decoder's keys only is read as one, saying so") {
+  // kMinimal as Llama lays it out: per layer attention 4 x 64 x 64 = 16,384, gated MLP
+  // 3 x 64 x 128 = 24,576, two RMSNorms 128 -> 41,088; 2 layers 82,176 + embedding and
+  // LM head 2 x 100 x 64 = 12,800 + final norm 64 = 95,040.
+  const ModelConfig m =
+      io::parse_model(std::string(kMinimal) + "model_type: newfam\narchitectures: [NewFamForCausalLM]\nrope_theta: 10000\n", "n.yaml");
+  CHECK(count_params(m).total() == 95040);
+  CHECK(m.reading_note.find("standard decoder") != std::string::npos);
+  CHECK(m.reading_note.find("keys used: hidden_size, num_hidden_layers, num_attention_heads, vocab_size, intermediate_size") !=
+        std::string::npos);
+  // A registered family says nothing.
+  CHECK(io::parse_model(kLlama3Json, "config.json").reading_note.empty());
+}
+
+TEST_CASE("an unregistered family with a key outside the vocabulary exits 2 naming it, never a number") {
+  const std::string e = error_of(std::string(kMinimal) +
+                                 "model_type: minimax_m2\narchitectures: [MiniMaxM2ForCausalLM]\nnum_local_experts: 8\n");
+  CHECK(e.find("key 'num_local_experts'") != std::string::npos);
+  CHECK(e.find("'MiniMaxM2ForCausalLM' (model_type 'minimax_m2'), with keys kvplan cannot place: num_local_experts") !=
+        std::string::npos);
   CHECK(e.find("a supported architecture") != std::string::npos);
+  // A sliding window without layer_types: which layers slide is the family's code.
+  CHECK(error_of(std::string(kMinimal) + "model_type: newfam\nsliding_window: 4096\n").find("key 'sliding_window'") !=
+        std::string::npos);
 }
 
 TEST_CASE("a geometry key the family does not place is refused, naming the keys") {
@@ -221,10 +241,16 @@ TEST_CASE("a checkpoint's quantization_config sizes its weights: MXFP4 costs 4.2
   CHECK(m.weight_quant.bits == 4);
   CHECK(m.weight_quant.skip_attention);
   CHECK(weight_bytes_per_gpu(m, ServingOptions{}) == 117888);
-  // An explicit --quantization none sizes it at bf16: 2 x (40,960 x 2 + 256) + 25,600 + 128.
+  // --quantization none is vLLM's absent flag: a quantized checkpoint loads as stored
+  // (vllm/config/model.py _verify_quantization takes the checkpoint's quant_method).
   ServingOptions o;
   o.quantization_given = true;
-  CHECK(weight_bytes_per_gpu(m, o) == 2 * (40960 * 2 + 256) + 25600 + 128);
+  CHECK(weight_bytes_per_gpu(m, o) == 117888);
+  // Its own method is accepted; another one is refused, as vLLM refuses it.
+  o.quantization = WeightQuant::mxfp4;
+  CHECK(weight_bytes_per_gpu(m, o) == 117888);
+  o.quantization = WeightQuant::fp8;
+  CHECK_THROWS_AS(weight_bytes_per_gpu(m, o), InputError);
 }
 
 TEST_CASE("an unknown quantization method is refused naming it") {
@@ -303,8 +329,137 @@ TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs; GPTQ 8-bit with groups of 64 is
       "g.yaml");
   CHECK(compute_dtype(g, o) == DType::bf16);
   CHECK(quantized_bytes(weight_quant_of(g, o), 24576, 0, 2) == 25728);
-  // An explicit --quantization overrides the checkpoint's own.
+  // A GPTQ checkpoint takes gptq or its Marlin kernel (GPTQMarlinConfig overrides it) and
+  // loads as stored; awq does not match its quant_method and is refused (vLLM
+  // ModelConfig._verify_quantization: "does not match the quantization method").
+  ServingOptions marlin;
+  marlin.quantization = WeightQuant::gptq_marlin;
+  CHECK(weight_quant_of(g, marlin).bits == 8);
   ServingOptions awq;
   awq.quantization = WeightQuant::awq;
-  CHECK(weight_quant_of(g, awq).bits == 4);
+  const std::string why = quantization_refusal(g, awq).value_or("accepted");
+  CHECK(why.find("gptq, gptq_marlin, marlin, moe_wna16, auto or none") != std::string::npos);
+  CHECK_THROWS_AS(weight_quant_of(g, awq), InputError);
+  // On an unquantized checkpoint --quantization quantizes in flight (fp8), or sizes a
+  // what-if (awq); a checkpoint format (awq_marlin) has nothing to read.
+  CHECK(weight_quant_of(io::parse_model(kMinimal, "u.yaml"), awq).bits == 4);
+  CHECK(quantization_refusal(io::parse_model(kMinimal, "u.yaml"), marlin).has_value());
+  // A ModelOpt NVFP4 export whose config.json has no quantization_config (it is in
+  // hf_quant_config.json): --quantization modelopt_fp4 sizes the MLP of kMinimal at
+  // 24,576 x 4 bits / 8 = 12,288 B + 24,576 / 16 e4m3 scales = 1,536 B -> 13,824 B.
+  ServingOptions fp4;
+  fp4.quantization = WeightQuant::modelopt_fp4;
+  CHECK(quantized_bytes(weight_quant_of(io::parse_model(kMinimal, "u.yaml"), fp4), 24576, 0, 2) == 13824);
+}
+
+TEST_CASE("an ignore list naming each layer's projections keeps those parts 16-bit, not the layers") {
+  // Llama-4-Scout FP8-dynamic as llm-compressor writes it (compressed-tensors, FP8_DYNAMIC:
+  // fp8 weights with an fp32 scale per output channel, fp8 activations per token), the
+  // ignore list expanded to module names: every layer's q/k/v/o_proj and router, the
+  // vision tower, the LM head. Geometry from the corpus' meta-llama Scout config.json:
+  // h 5120, 48 layers, 40 heads / 8 KV heads of 128, 16 experts + 1 shared of width 8192,
+  // vocab 202,048, untied. Per layer (kvplan's ideal engine, TP 1):
+  //   attention 2 x 5120 x 5120 + 2 x 5120 x 1024 = 62,914,560 params, bf16 = 125,829,120 B
+  //   experts 16 x 3 x 5120 x 8192 = 2,013,265,920 B fp8 + 26,624 fp32 scale rows (kvplan
+  //     counts q 5120 + h 5120 + the dense width 16,384 rows a part) x 4 B = 2,013,372,416 B
+  //   shared expert 3 x 5120 x 8192 = 125,829,120 + 106,496 = 125,935,616 B
+  //   router 5120 x 16 + 2 norms x 5120 = 92,160 params, bf16 = 184,320 B
+  //   = 2,265,321,472 B; x 48 = 108,735,430,656 B
+  // + embedding and LM head 2 x 202,048 x 5120 x 2 B = 4,137,943,040 B + final norm 10,240 B
+  // = 112,873,383,936 B (112.9 GB). Read as whole layers left unquantized it was
+  // 48 x (2 x (62,914,560 + 2,013,265,920 + 125,829,120) + 184,320) + 4,137,953,280
+  // = 215,539,722,240 B (215.5 GB).
+  std::string text = io::read_file(std::filesystem::path(KVPLAN_TEST_DATA_DIR) / "hf_configs" /
+                                   "meta-llama--Llama-4-Scout-17B-16E-Instruct.json");
+  std::string ignore = R"("language_model.lm_head", "vision_model.model.layers.0.self_attn.q_proj")";
+  for (int l = 0; l < 48; ++l) {
+    const std::string layer = "\"language_model.model.layers." + std::to_string(l);
+    for (const char* p : {".self_attn.q_proj\"", ".self_attn.k_proj\"", ".self_attn.v_proj\"", ".self_attn.o_proj\"",
+                          ".feed_forward.router\""})
+      ignore += ", " + layer + p;
+  }
+  const std::string qc = R"("quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized",
+    "config_groups": {"group_0": {"targets": ["Linear"],
+      "weights": {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": true, "dynamic": false},
+      "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "symmetric": true, "dynamic": true}}},
+    "ignore": [)" + ignore + "]},";
+  text.insert(text.find('{') + 1, qc);
+  const ModelConfig m = io::parse_model(text, "scout-fp8-dynamic.json");
+  CHECK(m.weight_quant.skip_layers.empty());
+  CHECK(weight_bytes_per_gpu(m, ServingOptions{}) == 112873383936LL);
+  CHECK(compute_dtype(m, ServingOptions{}) == DType::fp8);
+  // vLLM refuses --quantization fp8 for it (the checkpoint's method is compressed-tensors).
+  ServingOptions fp8;
+  fp8.quantization = WeightQuant::fp8;
+  CHECK(quantization_refusal(m, fp8).has_value());
+  // Its own method, in either spelling vLLM takes (it normalizes compressed_tensors).
+  ServingOptions ct;
+  ct.quantization = parse_weight_quant("compressed_tensors").value_or(WeightQuant::none);
+  CHECK(ct.quantization == WeightQuant::compressed_tensors);
+  CHECK(weight_bytes_per_gpu(m, ct) == 112873383936LL);
+}
+
+TEST_CASE("the engine paths keep modules_to_not_convert 16-bit, as the ideal engine does") {
+  // gpt-oss-20b (mxfp4, modules_to_not_convert: model.layers.*.self_attn): per layer the
+  // attention matrices are q 2880 x 4096 + k, v 2 x 2880 x 512 + o 4096 x 2880 =
+  // 26,542,080 weights: bf16 53,084,160 B, mxfp4 26,542,080 / 2 + 26,542,080 / 32 scales
+  // = 14,100,480 B. Kept 16-bit they weigh 24 x 38,983,680 = 935,608,320 B (0.87 GiB) more
+  // than quantized, on every engine path (vLLM's loader: biases stay 16-bit apart).
+  const ModelConfig m = io::load_model("gpt-oss-20b");
+  REQUIRE(m.weight_quant.skip_attention);
+  ModelConfig all = m;
+  all.weight_quant.skip_attention = false;
+  const GpuSpec g = io::load_gpu("h100-sxm");
+  for (const Engine e : {Engine::vllm, Engine::sglang, Engine::trtllm}) {
+    CAPTURE(to_string(e));
+    ServingOptions o;
+    o.engine = e;
+    CHECK(memory_budget(m, g, o).weights_bytes - memory_budget(all, g, o).weights_bytes == 935608320LL);
+  }
+  // The ideal engine counts the q/k/v (5,120) and o (2,880) biases with the matrices:
+  // 26,550,080 weights, bf16 53,100,160 B, mxfp4 13,275,040 + 829,690 = 14,104,730 B;
+  // 24 x 38,995,430 = 935,890,320 B.
+  CHECK(weight_bytes_per_gpu(m, ServingOptions{}) - weight_bytes_per_gpu(all, ServingOptions{}) == 935890320LL);
+}
+
+TEST_CASE("docs/models.md lists every registered family, and each default with its transformers source") {
+  const std::string doc = io::read_file(std::filesystem::path(KVPLAN_TEST_DATA_DIR) / ".." / ".." / "docs" / "models.md");
+  for (const io::RegisteredFamily& f : io::family_registry()) {
+    CAPTURE(f.model_type);
+    CHECK(doc.find(f.model_type) != std::string::npos);
+    for (const std::string& d : f.defaults) {
+      CAPTURE(d);
+      const std::string source = d.substr(d.find('(') + 1, d.find(' ', d.find('(')) - d.find('(') - 1);
+      CHECK(doc.find(source) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("Qwen2-VL in the Hub's layout: language keys at the top level beside vision_config") {
+  // Qwen/Qwen2-VL-7B-Instruct's geometry (its config.json keeps the language model at the
+  // top level; vision_config: depth 32, embed_dim 1280, hidden_size 3584 = the merger's
+  // output, mlp_ratio 4, patch 14, temporal patch 2, spatial merge 2, quick_gelu).
+  // Language model (Qwen2: q/k/v biases, untied): per layer attention 2 x 3584^2 +
+  // 2 x 3584 x 512 + 4,608 biases = 29,364,736, MLP 3 x 3584 x 18,944 = 203,685,888, norms
+  // 7,168 -> 233,057,792; x 28 = 6,525,618,176 + 2 x 152,064 x 3584 = 1,089,994,752 + 3,584
+  // = 7,615,616,512. Vision: 32 x (4 x 1280^2 + 4 x 1280 + 2 x 1280 x 5120 + 5120 + 1280 +
+  // 4 x 1280) = 629,678,080; patch 3 x 14 x 14 x 2 x 1280 + 1280 = 1,506,560; merger
+  // (5120 in) 5120^2 + 5120 + 5120 x 3584 + 3584 + 2 x 1280 = 44,575,744 -> 675,760,384.
+  // Total 8,291,376,896; the Qwen2-VL-7B-Instruct model card gives 8.29 B.
+  const ModelConfig m = io::parse_model(R"({
+    "architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
+    "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28, "num_hidden_layers": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06,
+    "rope_theta": 1000000.0, "sliding_window": 32768, "use_sliding_window": false, "max_window_layers": 28,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+    "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "in_chans": 3,
+                      "hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "spatial_patch_size": 14,
+                      "temporal_patch_size": 2}
+  })", "qwen2-vl.json");
+  CHECK(m.model_type == "qwen2_vl_text");
+  CHECK(m.qkv_bias);
+  CHECK(count_params(m).total() - m.tower_params == 7615616512LL);
+  CHECK(m.tower_params == 675760384LL);
+  CHECK(kv_bytes_per_token(m, ServingOptions{}) == 2 * 4 * 128 * 2 * 28);  // 57,344 B
 }

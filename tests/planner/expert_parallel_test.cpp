@@ -17,7 +17,7 @@ using namespace kvplan;
 
 namespace {
 
-// DeepSeek-V3 in bf16 (--quantization none): every weight 2 bytes, so the counts below
+// DeepSeek-V3 in bf16 (its BF16 conversion): every weight 2 bytes, so the counts below
 // are parameters x 2. Per layer (HF DeepseekV3 config: h 7168, 128 heads, q_lora 1536,
 // kv_lora 512, rope 64, nope 128, v 128, expert width 2048, dense width 18432):
 //   MLA attention = q_a 7168·1536 + q_a norm 1536 + q_b 1536·128·192 + kv_a 7168·576
@@ -33,6 +33,13 @@ ServingOptions bf16() {
   o.quantization_given = true;
   return o;
 }
+// DeepSeek-V3's BF16 conversion: the catalog checkpoint with its fp8 quantization_config
+// cleared (--quantization none loads a quantized checkpoint as stored, as vLLM does).
+ModelConfig deepseek_v3_bf16() {
+  ModelConfig m = io::load_model("deepseek-v3");
+  m.weight_quant = QuantSpec{};
+  return m;
+}
 ServingOptions layout(int64_t tp, int64_t dp, int64_t ep) {
   ServingOptions o = bf16();
   o.tp = tp;
@@ -44,7 +51,7 @@ ServingOptions layout(int64_t tp, int64_t dp, int64_t ep) {
 }  // namespace
 
 TEST_CASE("DeepSeek-V3 weights per GPU: attention and shared parts per DP rank, routed experts over EP") {
-  const ModelConfig m = io::load_model("deepseek-v3");
+  const ModelConfig m = deepseek_v3_bf16();
   // TP 1, DP 8, EP 8: each GPU holds the whole attention, dense MLPs, shared experts,
   // routers, norms, embedding and LM head, and 256 / 8 = 32 whole routed experts a layer:
   //   attention      61 · 187,107,328            = 11,413,547,008
@@ -74,7 +81,7 @@ TEST_CASE("DeepSeek-V3 weights per GPU: attention and shared parts per DP rank, 
 }
 
 TEST_CASE("EPLB's redundant experts: (256 + 32) / 8 = 36 experts a GPU instead of 32") {
-  const ModelConfig m = io::load_model("deepseek-v3");
+  const ModelConfig m = deepseek_v3_bf16();
   ServingOptions o = layout(1, 8, 8);
   o.redundant_experts = 32;
   // 4 more experts in each of 58 layers: 58 · 4 · 44,040,192 · 2 B = 20,434,649,088 B over
@@ -95,7 +102,7 @@ TEST_CASE("EPLB's redundant experts: (256 + 32) / 8 = 36 experts a GPU instead o
 }
 
 TEST_CASE("vLLM's loader under EP: num_experts / ep whole experts, shared experts split over the TP group") {
-  const ModelConfig m = io::load_model("deepseek-v3");
+  const ModelConfig m = deepseek_v3_bf16();
   ServingOptions o = layout(1, 1, 1);
   o.engine = Engine::vllm;
   const int64_t tp1 = detail::engine_weight_bytes(m, o, detail::pp_stages(m, 1).front());
@@ -154,7 +161,7 @@ TEST_CASE("DP attention: each rank holds its own requests' KV; the MLA latent is
 }
 
 TEST_CASE("MoE token exchange: dispatch + combine per MoE layer, over NVLink within 8 GPUs and the NIC beyond") {
-  const ModelConfig m = io::load_model("deepseek-v3");
+  const ModelConfig m = deepseek_v3_bf16();
   const GpuSpec g = io::load_gpu("h200");  // NVLink 450 GB/s per direction
   // TP 1, DP 8, EP 8, decode of 512 sequences (64 per DP rank): each GPU dispatches its
   // 512 / 8 = 64 tokens to 8 experts each, 7/8 of them on other GPUs, 7168 · 2 B a copy:
@@ -179,7 +186,7 @@ TEST_CASE("MoE token exchange: dispatch + combine per MoE layer, over NVLink wit
 }
 
 TEST_CASE("DP attention steps: a rank reads its own sequences' KV, a GPU reads its own experts") {
-  const ModelConfig m = io::load_model("deepseek-v3");
+  const ModelConfig m = deepseek_v3_bf16();
   const GpuSpec g = io::load_gpu("h200");
   const StepTimeModel s(m, g, layout(1, 8, 8));
   // Doubling the keys the step's sequences attend to adds their KV once, split over the 8
