@@ -44,7 +44,7 @@ ServerSpec pcie() {
 TEST_CASE("layout: replicas pack whole into servers; TP stays on one fabric, PP splits at stage boundaries") {
   // 3 replicas of TP 2 on 8-GPU servers: floor(8/2) = 4 replicas per server -> 1 server;
   // 6 GPUs used; a baseboard is bought whole (8), PCIe slots are not (6).
-  Layout l = layout(3, 2, 1, hgx());
+  ServerLayout l = layout(3, 2, 1, hgx());
   CHECK(l.replicas_per_server == 4);
   CHECK(l.servers == 1);
   CHECK(l.gpus_used == 6);
