@@ -35,7 +35,7 @@ gv::Report report() {
 }
 }  // namespace
 
-TEST_CASE("validate numbers: four decimals in [1e-3, 1e6), else four significant digits") {
+TEST_CASE("validate numbers: four decimals from 1e-3 up to 1e6, else four significant digits") {
   CHECK(reports::validate_number(0) == "0");
   CHECK(reports::validate_number(812.5) == "812.5000");
   CHECK(reports::validate_number(3.352e12) == "3.352e+12");
