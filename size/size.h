@@ -194,7 +194,7 @@ struct Unmet {
 struct SizeResult {
   sim::Workload workload;
   WorkloadShape shape;
-  std::vector<Option> options;      //!< ranked: meeting the SLO by cost, then the others
+  std::vector<Option> options;      //!< ranked by SizeOptions::objective (rent: meeting the SLO by cost), then the others
   std::vector<Recommendation> recommendations;  //!< one per model with an option, in rank order
   std::vector<Unmet> unmet;         //!< models with none
   int64_t what_if_skipped = 0;      //!< candidates left out: no engine runs them (SearchSpace::what_if)
