@@ -1,7 +1,6 @@
 #include "cli/buy_options.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
 
 #include "io/hardware_io.h"
@@ -59,7 +58,7 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
   if (vm.count("objective")) {
     const std::string o = vm["objective"].as<std::string>();
     const auto parsed = size::parse_objective(o);
-    if (!parsed) throw InputError("command line", "--objective", "rent, tco, capex or latency", "'" + o + "'");
+    if (!parsed) throw InputError("command line", "--objective", size::kObjectiveNames.expected(), "'" + o + "'");
     req.objective = *parsed;
     // Ranking by what buying costs needs the buy figures.
     if (req.objective == size::Objective::tco || req.objective == size::Objective::capex) req.buy = true;
@@ -71,24 +70,19 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
   return req;
 }
 
-std::optional<size::BuyResult> apply_buy(const BuyRequest& req, size::SizeResult& r) {
-  size::BuyResult buy;
-  if (req.buy) {
-    std::set<std::string> gpus;
-    for (const auto& o : r.options)
-      if (o.meets_slo) gpus.insert(o.gpu);
-    std::vector<ServerSpec> servers = req.servers;
-    for (const auto& g : gpus) {
-      const bool given = std::any_of(servers.begin(), servers.end(), [&](const ServerSpec& s) { return s.gpu == g; });
-      if (!given)
-        if (auto s = io::find_server(g)) servers.push_back(std::move(*s));
-    }
-    buy = size::plan_purchase(r, servers, req.site);
+void set_buy_options(const BuyRequest& req, const std::vector<GpuSpec>& gpus, size::SizeOptions& opt) {
+  opt.objective = req.objective;
+  if (!req.buy) return;
+  size::BuyOptions buy;
+  buy.site = req.site;
+  buy.servers = req.servers;
+  for (const GpuSpec& g : gpus) {
+    const bool given =
+        std::any_of(buy.servers.begin(), buy.servers.end(), [&](const ServerSpec& s) { return s.gpu == g.name; });
+    if (!given)
+      if (auto s = io::find_server(g.name)) buy.servers.push_back(std::move(*s));
   }
-  // The search already ranks by rent; re-rank only when asked for another objective.
-  if (req.buy || req.objective != size::Objective::rent) size::rank(r, buy, req.objective);
-  if (!req.buy) return std::nullopt;
-  return buy;
+  opt.buy = std::move(buy);
 }
 
 }  // namespace kvplan::cli

@@ -1,8 +1,7 @@
-// kvplan cli: `kvplan size --buy` options (site costs, --objective) and the step that
-// turns a sizing result into buy figures (size/tco.h) with the purchase catalog.
+// kvplan cli: `kvplan size --buy` options (site costs, --objective), read into the sizing
+// search's options with the purchase catalog; the search prices and ranks (size/tco.h).
 #pragma once
 
-#include <optional>
 #include <vector>
 
 #include "cli/cli.h"
@@ -22,8 +21,8 @@ struct BuyRequest {
 void add_buy_options(po::options_description& desc);
 //! Reads them; a bad or negative value is an InputError naming the option.
 BuyRequest parse_buy_options(const po::variables_map& vm);
-//! Loads configs/servers for the GPUs of `r`, computes the buy figures and re-ranks `r`
-//! by the objective; nullopt when no buy figures were asked for.
-std::optional<size::BuyResult> apply_buy(const BuyRequest& req, size::SizeResult& r);
+//! The search's objective and, when buy figures were asked for, its purchase data: the
+//! --servers files, else configs/servers, for each GPU searched that has one.
+void set_buy_options(const BuyRequest& req, const std::vector<GpuSpec>& gpus, size::SizeOptions& opt);
 
 }  // namespace kvplan::cli

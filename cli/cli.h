@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/names.h"
 #include "planner/types.h"
 
 namespace kvplan::cli {
@@ -18,6 +19,9 @@ namespace po = boost::program_options;
 using Args = std::vector<std::string>;
 
 enum class Format { table, json, md, csv };
+inline constexpr NameTable<Format, 4> kFormatNames{{{
+    {"table", Format::table}, {"json", Format::json}, {"md", Format::md}, {"csv", Format::csv},
+}}};
 //! --format: table|json|md|csv; default table.
 Format parse_format(const std::string& s);
 

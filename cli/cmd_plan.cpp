@@ -10,13 +10,12 @@
 namespace kvplan::cli {
 
 namespace {
-std::string indent_lines(std::string s) {
-  for (size_t at = s.find('\n'); at != std::string::npos; at = s.find('\n', at + 3)) s.replace(at, 1, "\n  ");
-  return s;
-}
-//! "vLLM", or "vLLM 0.10" when a release was chosen with --engine vllm@0.10.
+//! "vLLM", or "vLLM 0.10" when a release was chosen with --engine vllm@0.10: the name
+//! planner/support.h's table gives the engine (its canonical option name without one).
 std::string engine_display_name(const ServingOptions& o) {
-  std::string name = o.engine == Engine::sglang ? "SGLang" : o.engine == Engine::trtllm ? "TensorRT-LLM" : "vLLM";
+  const auto& table = engine_support_table();
+  const auto it = std::find_if(table.begin(), table.end(), [&](const EngineSupport& e) { return e.engine == o.engine; });
+  const std::string name(it != table.end() ? it->name : to_string(o.engine));
   return o.engine_version.empty() ? name : name + " " + o.engine_version;
 }
 }  // namespace
@@ -86,7 +85,7 @@ int cmd_plan(const Args& args) {
             std::string what_if = what_if_reason(m, used).value_or("");
             rows.push_back({m.name, g.name, used, p,
                             what_if.empty() ? engine_startup_lines(planned, used, p.memory, p.capacity) : "",
-                            std::move(what_if), o1, planned.num_kv_heads});
+                            std::move(what_if), o1, planned.num_kv_heads, engine_display_name(used)});
           }
         }
       }
@@ -96,22 +95,7 @@ int cmd_plan(const Args& args) {
     case Format::json: text = reports::plan_json(rows).dump(2) + "\n"; break;
     case Format::md: text = reports::render(reports::plan_table(rows, true), reports::TextFormat::md); break;
     case Format::csv: text = reports::render(reports::plan_table_raw(rows), reports::TextFormat::csv); break;
-    case Format::table:
-      text = reports::render(reports::plan_table(rows, true), reports::TextFormat::table);
-      if (rows.size() == 1) text += reports::plan_detail(rows.front());
-      text += "GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n";
-      for (const auto& r : rows)
-        if (!r.engine_log.empty())
-          text += engine_display_name(r.options) + " would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
-                  (r.options.dp > 1 ? ", DP " + std::to_string(r.options.dp) + ", per rank" : "") + "):\n  " +
-                  indent_lines(r.engine_log) + "\n";
-      for (const auto& w : reports::plan_warnings(rows)) text += w + "\n";
-      for (const auto& r : rows)
-        if (!r.plan.memory.note.empty()) {
-          text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note + "\n";
-          break;
-        }
-      break;
+    case Format::table: text = reports::plan_text(rows); break;
   }
   emit(vm, text);
   return 0;

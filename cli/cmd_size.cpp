@@ -1,20 +1,14 @@
 // `kvplan size`: the sizing search (size/size.h) wired to the command line, with a
-// progress bar on stderr when it is a terminal, and the reports (reports/size_report.h).
-#include <fmt/format.h>
-
-#include <algorithm>
+// progress bar on stderr when it is a terminal, and the reports (reports/size_output.h).
 #include <iostream>
-#include <optional>
-#include <thread>
+#include <memory>
 #include <unistd.h>
 
 #include "cli/buy_options.h"
 #include "cli/cli.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
-#include "reports/buy_report.h"
-#include "reports/size_disagg_report.h"
-#include "reports/size_report.h"
+#include "reports/size_output.h"
 #include "size/disagg_search.h"
 #include "size/size.h"
 
@@ -110,9 +104,8 @@ int cmd_size(const Args& args) {
 
   size::SizeOptions opt;
   opt.threads = vm.count("threads") ? static_cast<int>(parse_int_option(vm["threads"].as<std::string>(), "--threads")) : 0;
-  // Buy figures re-rank by their own objective (TCO, capital cost), which the rental-cost
-  // bound says nothing about: every candidate is simulated then.
-  opt.exhaustive = vm["exhaustive"].as<bool>() || buy_request.buy;
+  opt.exhaustive = vm["exhaustive"].as<bool>();
+  set_buy_options(buy_request, space.gpus, opt);
   opt.requests_per_probe = parse_int_option(vm["requests"].as<std::string>(), "--requests");
   opt.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
   const auto top = static_cast<size_t>(parse_int_option(vm["top"].as<std::string>(), "--top", 0));
@@ -122,8 +115,8 @@ int cmd_size(const Args& args) {
   } else if (evaluator != "sim") {
     throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
   }
-  std::optional<size::DisaggSearchOptions> disagg;
-  if (vm.count("disagg")) disagg = disagg_options(vm, opt, evaluator, format);
+  if (vm.count("disagg"))
+    opt.disagg = std::make_shared<const size::DisaggSearchOptions>(disagg_options(vm, opt, evaluator, format));
   else if (vm["disagg-all"].as<bool>()) throw InputError("command line", "--disagg-all", "--disagg as well", "--disagg-all alone");
   const bool force = vm.count("force") && vm["force"].as<bool>();
   refuse_same_path(vm, "output", "report");
@@ -131,55 +124,18 @@ int cmd_size(const Args& args) {
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), force);
 
   const bool bar = isatty(STDERR_FILENO) != 0;
-  if (bar)
-    opt.on_progress = [](int64_t done, int64_t total) {
-      const int width = 40;
-      const auto filled = static_cast<int>(static_cast<double>(width) * static_cast<double>(done) / static_cast<double>(total));
-      std::cerr << fmt::format("\rsizing [{}{}] {}/{} candidates", std::string(static_cast<size_t>(filled), '#'),
-                               std::string(static_cast<size_t>(width - filled), '.'), done, total)
-                << std::flush;
-    };
-  size::SizeResult result = size::run_search(space, workload, opt);
-  if (bar) std::cerr << fmt::format("\rsized {} candidates in {:.1f} s{}\n", result.candidates, result.wall_s, std::string(20, ' '));
+  if (bar) opt.on_progress = [](int64_t done, int64_t total) { std::cerr << reports::size_progress(done, total) << std::flush; };
+  const size::SizeResult result = size::run_search(space, workload, opt);
+  if (bar) std::cerr << reports::size_done(result);
+  if (bar && result.disagg) std::cerr << reports::disagg_done(*result.disagg);
 
-  std::optional<size::DisaggSearchResult> dis;
-  if (disagg) {
-    dis = size::run_disagg_search(space, result, workload, *disagg);
-    if (bar) std::cerr << fmt::format("sized {} disaggregated layouts ({} simulated) in {:.1f} s\n", dis->candidates,
-                                      dis->simulated, dis->wall_s);
-  }
-  const auto buy = apply_buy(buy_request, result);  // issue 17: buy figures and the --objective ranking
-
-  if (vm.count("report")) {
-    std::string page = reports::size_html(result);
-    if (buy) page = reports::with_section(std::move(page), reports::buy_html(result, *buy));
-    if (dis) page = reports::with_section(std::move(page), reports::disagg_size_html(*dis));
-    write_output("--report", vm["report"].as<std::string>(), page, force);
-  }
-
+  if (vm.count("report")) write_output("--report", vm["report"].as<std::string>(), reports::size_output_html(result), force);
   std::string text;
   switch (format) {
-    case Format::json: {
-      auto j = reports::size_json(result);
-      if (buy) j["buy"] = reports::buy_json(result, *buy);
-      if (dis) j["disaggregated"] = reports::disagg_size_json(*dis);
-      text = j.dump(2) + "\n";
-      break;
-    }
-    case Format::csv:
-      text = reports::render(buy ? reports::buy_table_raw(result, *buy) : reports::size_table_raw(result),
-                             reports::TextFormat::csv);
-      break;
-    case Format::md:
-      text = reports::size_text(result, reports::TextFormat::md, top) +
-             (buy ? reports::buy_text(result, *buy, reports::TextFormat::md, top) : "") +
-             (dis ? reports::disagg_size_text(*dis, reports::TextFormat::md, top) : "");
-      break;
-    case Format::table:
-      text = reports::size_text(result, reports::TextFormat::table, top) +
-             (buy ? reports::buy_text(result, *buy, reports::TextFormat::table, top) : "") +
-             (dis ? reports::disagg_size_text(*dis, reports::TextFormat::table, top) : "");
-      break;
+    case Format::json: text = reports::size_output_json(result).dump(2) + "\n"; break;
+    case Format::csv: text = reports::size_output_text(result, reports::TextFormat::csv, top); break;
+    case Format::md: text = reports::size_output_text(result, reports::TextFormat::md, top); break;
+    case Format::table: text = reports::size_output_text(result, reports::TextFormat::table, top); break;
   }
   emit(vm, text);
   return 0;

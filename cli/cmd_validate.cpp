@@ -5,7 +5,6 @@
 // ...} (docs/validate.md), written by gv::report_json for both backends. Exit 0 when
 // every check passes, 1 when one fails, 2 on bad input (including --backend cuda where
 // no harness or no GPU is found).
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -14,8 +13,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,7 +21,7 @@
 
 #include "cli/cli.h"
 #include "gpu_validate/validate.h"
-#include "reports/table.h"
+#include "reports/validate_report.h"
 
 extern char** environ;
 
@@ -33,49 +30,6 @@ namespace kvplan::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string num(double v) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  const double a = std::fabs(v);
-  if (v == 0) return "0";
-  if (a >= 1e6 || a < 1e-3) std::snprintf(buf, sizeof buf, "%.4g", v);
-  else std::snprintf(buf, sizeof buf, "%.4f", v);
-  return buf;
-}
-
-reports::Table to_table(const gv::Report& r) {
-  reports::Table t;
-  t.header = {"group", "check", "predicted", "measured", "unit", "error", "tolerance", "pass"};
-  t.right_align = {false, false, true, true, false, true, true, false};
-  for (const gv::Check& c : r.checks) {
-    std::string tol;
-    switch (c.compare) {
-      case gv::Compare::exact: tol = "=" + (c.tolerance == 0 ? std::string("exact") : "±" + num(c.tolerance)); break;
-      case gv::Compare::relative: tol = "±" + num(100 * c.tolerance) + "%"; break;
-      case gv::Compare::at_least: tol = ">= pred"; break;
-      case gv::Compare::at_most: tol = "<= pred"; break;
-      case gv::Compare::info: tol = "info"; break;
-    }
-    char err[32];
-    std::snprintf(err, sizeof err, "%+.2f%%", 100 * c.error);
-    t.rows.push_back({c.group, c.name, num(c.predicted), num(c.measured), c.unit, err, tol,
-                      c.compare == gv::Compare::info ? "info" : (c.pass ? "PASS" : "FAIL")});
-  }
-  return t;
-}
-
-//! The same checks for machines (CSV): raw numbers; the error as a fraction.
-reports::Table to_table_raw(const gv::Report& r) {
-  reports::Table t;
-  t.header = {"group", "check", "predicted", "measured", "unit", "error_fraction", "compare", "tolerance", "pass"};
-  t.right_align.assign(t.header.size(), false);
-  const auto x = [](double v) { return fmt::format("{:.9g}", v); };
-  for (const gv::Check& c : r.checks)
-    t.rows.push_back({c.group, c.name, x(c.predicted), x(c.measured), c.unit, x(c.error), std::string(gv::to_string(c.compare)),
-                      x(c.tolerance), c.compare == gv::Compare::info ? "" : (c.pass ? "true" : "false")});
-  return t;
-}
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
@@ -242,8 +196,10 @@ int cmd_validate(const Args& args) {
     if (!o.npy_k.empty()) h.insert(h.end(), {"--npy-k", o.npy_k});
     if (!o.npy_v.empty()) h.insert(h.end(), {"--npy-v", o.npy_v});
     if (!calib_path.empty()) h.insert(h.end(), {"--calibration-out", calib_path});
-    if (o.datasheet_bandwidth_bytes_per_s > 0) h.insert(h.end(), {"--datasheet-bandwidth", num(o.datasheet_bandwidth_bytes_per_s)});
-    if (o.datasheet_peak_flops_per_s > 0) h.insert(h.end(), {"--datasheet-flops", num(o.datasheet_peak_flops_per_s)});
+    // The figures as the user typed them (parse_num_option checked them): the harness
+    // reads the same digits.
+    for (const char* key : {"datasheet-bandwidth", "datasheet-flops"})
+      if (vm.count(key)) h.insert(h.end(), {std::string("--") + key, vm[key].as<std::string>()});
     r = run_harness(find_harness(vm), h);
   } else {
     try {
@@ -263,19 +219,9 @@ int cmd_validate(const Args& args) {
   std::string text;
   switch (format) {
     case Format::json: text = gv::report_json(r); break;
-    case Format::md: text = reports::render(to_table(r), reports::TextFormat::md); break;
-    case Format::csv: text = reports::render(to_table_raw(r), reports::TextFormat::csv); break;
-    case Format::table: {
-      text = "backend " + std::string(gv::to_string(r.backend)) + ", device " + r.device + "\n";
-      text += reports::render(to_table(r), reports::TextFormat::table);
-      size_t failed = 0;
-      for (const auto& c : r.checks) failed += c.pass ? 0 : 1;
-      text += (failed == 0 ? "all " + std::to_string(r.checks.size()) + " checks pass"
-                           : std::to_string(failed) + " of " + std::to_string(r.checks.size()) + " checks FAIL") +
-              " (" + num(r.wall_s) + " s). error = (measured - predicted) / |predicted|; info rows are "
-              "measurements without a planner prediction. Notes: --format json; each check: docs/validate.md.\n";
-      break;
-    }
+    case Format::md: text = reports::validate_text(r, reports::TextFormat::md); break;
+    case Format::csv: text = reports::validate_text(r, reports::TextFormat::csv); break;
+    case Format::table: text = reports::validate_text(r, reports::TextFormat::table); break;
   }
   emit(vm, text);
   if (!r.all_pass()) {

@@ -6,10 +6,13 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "planner/units.h"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: kvplan <command> [options]
+//! The top-level help; its units line is planner/units.h's legend.
+std::string usage() {
+  return std::string(R"(usage: kvplan <command> [options]
 
 commands:
   plan       memory, FLOPs, capacity and roofline latency of a model on a GPU
@@ -20,9 +23,10 @@ commands:
   models     the model catalog
   gpus       the GPU catalog
 
-Units: GB = 1e9 bytes, GiB = 2^30 bytes; FLOPs count 2 per multiply-add.
+Units: )") + kvplan::kSizeUnitsLegend + R"(; FLOPs count 2 per multiply-add.
 Exit codes: 0 success, 2 bad input, 1 internal failure.
 )";
+}
 
 //! The message with control characters and bytes that are not UTF-8 escaped as \xNN, so
 //! that a binary file quoted in an error cannot garble the terminal. Valid UTF-8
@@ -58,10 +62,10 @@ int run(const std::string& cmd, const kvplan::cli::Args& args) {
   if (cmd == "models") return cmd_models(args);
   if (cmd == "gpus") return cmd_gpus(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    std::cout << kUsage;
+    std::cout << usage();
     return 0;
   }
-  std::cerr << "kvplan: unknown command '" << printable(cmd) << "'\n" << kUsage;
+  std::cerr << "kvplan: unknown command '" << printable(cmd) << "'\n" << usage();
   return 2;
 }
 
@@ -70,7 +74,7 @@ int run(const std::string& cmd, const kvplan::cli::Args& args) {
 int main(int argc, char** argv) {
   using namespace kvplan::cli;
   if (argc < 2) {
-    std::cerr << kUsage;
+    std::cerr << usage();
     return 2;
   }
   const std::string cmd = argv[1];

@@ -42,11 +42,8 @@ const char* const kListHelp =
     "after the comma) for the list.\n";
 
 Format parse_format(const std::string& s) {
-  if (s == "table") return Format::table;
-  if (s == "json") return Format::json;
-  if (s == "md") return Format::md;
-  if (s == "csv") return Format::csv;
-  throw InputError(kWhere, "--format", "table, json, md or csv", "'" + s + "'");
+  if (const auto f = kFormatNames.parse(s)) return *f;
+  throw InputError(kWhere, "--format", kFormatNames.expected(), "'" + s + "'");
 }
 
 namespace {
@@ -142,7 +139,7 @@ void add_serving_options(po::options_description& desc) {
                              " (auto and none: as the checkpoint is stored; a quantized checkpoint takes only its own method)")
                                 .c_str())
       ("kv-cache-dtype", s(), "auto|fp16|bf16|fp8|int8|int4|int2")
-      ("kv-quant", s(), "quantized KV metadata: raw|per-token|kivi|kvquant")
+      ("kv-quant", s(), ("quantized KV metadata: " + kKvQuantNames.choices()).c_str())
       ("kv-group", s(), "quantization group size (per-token: 128, kivi: 32)")
       ("kv-residual", s(), "fp16 residual tokens (kivi: 128)")
       ("block-size", s(), "paged KV block size in tokens (16)")
@@ -150,7 +147,7 @@ void add_serving_options(po::options_description& desc) {
       ("max-model-len", s(), "longest request, tokens")
       ("max-num-seqs", s(), "most sequences in one batch (256; --engine vllm: vLLM's default, 1024 on >= 70 GiB GPUs other than A100)")
       ("max-num-batched-tokens", s(), "most tokens in one step (engine default)")
-      ("engine", s(), "memory accounting: ideal|vllm|sglang|trtllm, optionally @VERSION (vllm@0.10)")
+      ("engine", s(), ("memory accounting: " + kEngineNames.choices() + ", optionally @VERSION (vllm@0.10)").c_str())
       ("entry-point", s(), "vLLM entry point whose defaults apply: server (vllm serve) or llm (offline LLM())")
       ("kv-heads", s(), "what-if: replace num_key_value_heads")
       ("no-kv-cache", po::bool_switch(), "naive recompute, no cache (the seed's baseline)")
@@ -164,7 +161,8 @@ void add_serving_options(po::options_description& desc) {
 
 void add_output_options(po::options_description& desc) {
   desc.add_options()
-      ("format", po::value<std::string>(), "table|json|md|csv (default table; CSV and JSON carry raw numbers, units in the names)")
+      ("format", po::value<std::string>(),
+       (kFormatNames.choices() + " (default table; CSV and JSON carry raw numbers, units in the names)").c_str())
       ("output,o", po::value<std::string>(), "write to FILE instead of stdout (a failed write exits 2)")
       ("force", po::bool_switch(), "overwrite the -o file if it exists");
 }
@@ -216,7 +214,7 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     o.kv_cache_dtype = parse_enum<DType>(v, "--kv-cache-dtype", "auto, fp16, bf16, fp8, int8, int4 or int2", parse_dtype);
   });
   expand("kv-quant", [](ServingOptions& o, const std::string& v) {
-    o.kv_quant = parse_enum<KvQuant>(v, "--kv-quant", "raw, per-token, kivi or kvquant", parse_kv_quant);
+    o.kv_quant = parse_enum<KvQuant>(v, "--kv-quant", kKvQuantNames.expected(), parse_kv_quant);
   });
   expand("kv-group", [](ServingOptions& o, const std::string& v) { o.kv_group = parse_int_option(v, "--kv-group"); });
   expand("kv-residual", [](ServingOptions& o, const std::string& v) { o.kv_residual = parse_int_option(v, "--kv-residual", 0); });
@@ -235,7 +233,7 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   expand("engine", [](ServingOptions& o, const std::string& v) {
     // ENGINE[@VERSION]: vllm@0.10 selects that release's accounting; none = the latest.
     const size_t at = v.find('@');
-    o.engine = parse_enum<Engine>(v.substr(0, at), "--engine", "ideal, vllm, sglang or trtllm", parse_engine);
+    o.engine = parse_enum<Engine>(v.substr(0, at), "--engine", kEngineNames.expected(), parse_engine);
     if (at == std::string::npos) return;
     const std::vector<std::string> known = engine_versions(o.engine);
     o.engine_version = match_engine_version(o.engine, v.substr(at + 1));
@@ -299,6 +297,14 @@ po::variables_map parse(const Args& args, const po::options_description& desc) {
     const auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
     po::store(po::command_line_parser(args).options(desc).style(style).run(), vm);
     po::notify(vm);
+  } catch (const po::invalid_command_line_syntax& e) {
+    // Boost's own sentence ("the required argument for option '--model' is missing")
+    // would read doubled after "expected ..., got": say what was missing instead.
+    if (e.kind() == po::invalid_syntax::missing_parameter)
+      throw InputError(kWhere, e.get_option_name(), "a value after the option", "nothing");
+    throw InputError(kWhere, "", "options listed by --help", e.what());
+  } catch (const po::multiple_occurrences& e) {
+    throw InputError(kWhere, e.get_option_name(), "the option once", "it more than once");
   } catch (const po::error& e) {
     throw InputError(kWhere, "", "options listed by --help", e.what());
   }

@@ -10,12 +10,6 @@ namespace kvplan::reports {
 
 namespace {
 
-std::string pct(double f) { return fmt::format("{:.1f} %", 100 * f); }
-std::string num(double x) {
-  if (std::isfinite(x) && std::abs(x) >= 1000 && std::abs(x) < 1e6) return count(std::llround(x));
-  return fmt::format("{:.3g}", x);
-}
-
 std::string pool_name(const cluster::PoolSpec& p) {
   return fmt::format("{} x {} (TP {}, PP {})", p.instances, p.gpu.name, p.options.tp, p.options.pp);
 }
@@ -45,7 +39,7 @@ std::string pool_row(const cluster::PoolSpec& spec, const cluster::PoolMetrics& 
   return fmt::format("{}: {} GPU{}, {} blocks of {} tokens = {} per GPU; busy {}, KV use mean / peak {} / {}, "
                      "batch mean / max {} / {}, wait p50 / p99 {} / {}, {} rejected, {} preemptions",
                      pool_name(spec), m.gpus, m.gpus == 1 ? "" : "s", count(m.num_blocks), m.block_size, gib(m.num_blocks * block_bytes_per_gpu),
-                     pct(m.busy_fraction), pct(m.mean_kv_utilization), pct(m.peak_kv_utilization), num(m.batch_mean),
+                     percent(m.busy_fraction), percent(m.mean_kv_utilization), percent(m.peak_kv_utilization), number(m.batch_mean),
                      m.batch_max, seconds(m.wait_s.p50), seconds(m.wait_s.p99), count(m.rejected),
                      count(m.preemptions));
 }
@@ -92,7 +86,7 @@ std::string disagg_text(const DisaggReport& r, TextFormat f) {
       rows.emplace_back("prefill pool", pool_row(r.layout.prefill, d.prefill, r.prefill_kv_block_bytes_per_gpu));
       rows.emplace_back("decode pool", pool_row(r.layout.decode, d.decode, r.base.kv_block_bytes_per_gpu));
       rows.emplace_back("KV link", fmt::format("{} ({}), {} GB/s, {} latency per transfer", cluster::to_string(d.link.kind),
-                                               d.link.why, num(d.link.bytes_per_s / 1e9), seconds(d.link.latency_s)));
+                                               d.link.why, number(to_gb(d.link.bytes_per_s)), seconds(d.link.latency_s)));
       rows.emplace_back("KV transfer",
                         d.transfers == 0 ? std::string("none")
                                          : fmt::format("{} transfers, {} mean; time p50 / p99 / mean {} / {} / {}",

@@ -44,7 +44,7 @@ std::string kv_quant_label(const PlanRow& r) {
 nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
   nlohmann::json out = {{"schema", "kvplan.plan/1"},
                         {"conventions", {{"flops", "2 FLOPs per multiply-add"},
-                                         {"bytes", "integers; GB = 1e9 bytes, GiB = 2^30 bytes"},
+                                         {"bytes", "integers; " + std::string(kSizeUnitsLegend)},
                                          {"memory", "per GPU, except kv_bytes_per_token and kv_bytes_per_request (whole model)"}}}};
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : rows) {
@@ -176,15 +176,14 @@ Table plan_table_raw(const std::vector<PlanRow>& rows) {
     const ServingOptions& o = r.options;
     const std::string& weights = p.weight_format;
     const auto i = [](int64_t v) { return std::to_string(v); };
-    const auto x = [](double v) { return fmt::format("{:.9g}", v); };
     t.rows.push_back({r.model, r.gpu, i(o.tp), i(o.pp), i(p.context_tokens), i(p.batch), weights,
                       o.kv_cache ? std::string(to_string(p.kv_dtype)) : "none",
                       dtype_bits(p.kv_dtype) >= 16 ? "" : std::string(to_string(o.kv_quant)), i(r.kv_heads),
                       std::string(to_string(o.engine)), i(p.kv_bytes_per_token), i(p.kv_bytes_per_request),
                       i(p.memory.weights_bytes), i(p.memory.kv_budget_bytes), i(p.capacity.max_kv_tokens),
                       i(p.capacity.max_concurrent_requests),
-                      base > 0 ? x(static_cast<double>(p.capacity.max_concurrent_requests) / base) : "",
-                      x(p.prefill_time.time_s), x(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
+                      base > 0 ? raw_number(static_cast<double>(p.capacity.max_concurrent_requests) / base) : "",
+                      raw_number(p.prefill_time.time_s), raw_number(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
   }
   if (any_ep_dp(rows)) insert_ep_dp(t, rows);
   return t;
@@ -273,6 +272,32 @@ std::string plan_detail(const PlanRow& r) {
   step("decode step", p.decode_time);
   if (!p.scale_out_note.empty()) s += "  note: " + p.scale_out_note + "\n";
   return s;
+}
+
+namespace {
+std::string indent_lines(std::string s) {
+  for (size_t at = s.find('\n'); at != std::string::npos; at = s.find('\n', at + 3)) s.replace(at, 1, "\n  ");
+  return s;
+}
+}  // namespace
+
+std::string plan_text(const std::vector<PlanRow>& rows) {
+  std::string text = render(plan_table(rows, true), TextFormat::table);
+  if (rows.size() == 1) text += plan_detail(rows.front());
+  text += std::string(kSizeUnitsLegend) + "; memory per GPU; KV/token and KV/request for the whole model.\n";
+  for (const auto& r : rows)
+    if (!r.engine_log.empty())
+      text += r.engine_name + " would log (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) +
+              (r.options.dp > 1 ? ", DP " + std::to_string(r.options.dp) + ", per rank" : "") + "):\n  " +
+              indent_lines(r.engine_log) + "\n";
+  for (const auto& w : plan_warnings(rows)) text += w + "\n";
+  for (const auto& r : rows)
+    if (!r.plan.memory.note.empty()) {
+      text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note +
+              "\n";
+      break;
+    }
+  return text;
 }
 
 }  // namespace kvplan::reports

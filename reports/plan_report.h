@@ -20,6 +20,7 @@ struct PlanRow {
   std::string what_if;     // non-empty: no engine runs this row (planner/support.h), why
   ServingOptions requested;  // as given, before engine defaults (rows with equal ones are duplicates)
   int64_t kv_heads = 0;      // KV heads planned (the model's, or --kv-heads)
+  std::string engine_name;   // "vLLM 0.10": as its project names it, with the release chosen
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);
@@ -34,5 +35,8 @@ std::vector<std::string> plan_warnings(const std::vector<PlanRow>& rows);
 Table plan_table_raw(const std::vector<PlanRow>& rows);
 //! The memory, FLOP and latency breakdown of one row, with units, for a reader.
 std::string plan_detail(const PlanRow& row);
+//! `kvplan plan` for a terminal: the table (with plan_detail when there is one row), the
+//! units line, what each engine would log, plan_warnings and the first memory note.
+std::string plan_text(const std::vector<PlanRow>& rows);
 
 }  // namespace kvplan::reports

@@ -9,14 +9,6 @@ namespace kvplan::reports {
 
 namespace {
 
-std::string pct(double f) { return fmt::format("{:.1f} %", 100 * f); }
-//! Three significant digits: a whole number with thousands separators from 1,000 to a
-//! million, scientific notation above.
-std::string num(double x) {
-  if (std::isfinite(x) && std::abs(x) >= 1000 && std::abs(x) < 1e6) return count(std::llround(x));
-  return fmt::format("{:.3g}", x);
-}
-
 nlohmann::json percentiles_json(const sim::Percentiles& p) {
   return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"mean", p.mean}};
 }
@@ -103,8 +95,8 @@ std::string replica_row(const sim::SimResult& s) {
   if (s.completed > 0)
     out += fmt::format(", TTFT p99 {}, TPOT p99 {}", seconds(s.ttft_s.p99),
                        s.tpot_s.p99 == 0 ? std::string("none") : seconds(s.tpot_s.p99));
-  return out + fmt::format(", KV peak {}, {} prompt tokens cached, busy {} s", pct(s.peak_kv_utilization),
-                           count(s.cached_prompt_tokens), num(s.busy_s));
+  return out + fmt::format(", KV peak {}, {} prompt tokens cached, busy {} s", percent(s.peak_kv_utilization),
+                           count(s.cached_prompt_tokens), number(s.busy_s));
 }
 
 }  // namespace
@@ -197,7 +189,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                        ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",
                                      r.workload.name, count(s.arrived))
                        : fmt::format("{}: {} requests at {} requests/s", r.workload.name, count(s.arrived),
-                                     num(r.workload.base_rate_per_s() * r.sim.rate_scale))},
+                                     number(r.workload.base_rate_per_s() * r.sim.rate_scale))},
       {"scheduler", fmt::format("{} (max {} seqs, {} batched tokens), preempt by {}, seed {}",
                                 sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
                                 count(r.max_num_batched_tokens),
@@ -211,11 +203,11 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"requests", fmt::format("{} completed, {} rejected{}, {} preemptions, {} outputs cut at max_model_len",
                                count(s.completed), count(s.rejected), rejected_why(r), count(s.preemptions),
                                count(s.truncated))},
-      {"throughput", fmt::format("{} requests/s, {} output tokens/s, {} prompt tokens/s", num(s.requests_per_s),
-                                 num(s.output_tokens_per_s), num(s.prompt_tokens_per_s))},
+      {"throughput", fmt::format("{} requests/s, {} output tokens/s, {} prompt tokens/s", number(s.requests_per_s),
+                                 number(s.output_tokens_per_s), number(s.prompt_tokens_per_s))},
       {"goodput", !s.slo.given() ? std::string("no SLO in the workload: nothing to measure against")
                                  : fmt::format("{} requests/s within the SLO ({} of requests{}; TTFT <= {}, TPOT <= {})",
-                                               num(s.goodput_requests_per_s), pct(s.slo_attainment),
+                                               number(s.goodput_requests_per_s), percent(s.slo_attainment),
                                                s.rejected > 0 ? ", rejected ones count as failed" : "",
                                                seconds(s.slo.ttft_p99_s), seconds(s.slo.tpot_p99_s))},
       {"SLO at p99", slo_verdict(s)},
@@ -226,13 +218,13 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
        s.completed == 0 ? no_latency(s)
                         : fmt::format("{} / {} / {}", seconds(s.queue_s.p50), seconds(s.queue_s.p99),
                                       seconds(s.queue_s.mean))},
-      {"batch mean / max", fmt::format("{} / {} sequences", num(s.batch_mean), s.batch_max)},
-      {"KV use mean / peak", fmt::format("{} / {} ({} blocks)", pct(s.mean_kv_utilization),
-                                         pct(s.peak_kv_utilization), count(s.peak_blocks))},
-      {"simulated", fmt::format("{} s of serving ({} s busy) in {} steps, {} events", num(s.duration_s),
-                                num(s.busy_s), count(s.steps), count(s.events))},
+      {"batch mean / max", fmt::format("{} / {} sequences", number(s.batch_mean), s.batch_max)},
+      {"KV use mean / peak", fmt::format("{} / {} ({} blocks)", percent(s.mean_kv_utilization),
+                                         percent(s.peak_kv_utilization), count(s.peak_blocks))},
+      {"simulated", fmt::format("{} s of serving ({} s busy) in {} steps, {} events", number(s.duration_s),
+                                number(s.busy_s), count(s.steps), count(s.events))},
       {"wall", fmt::format("{}, {} simulated tokens/s of wall time", seconds(s.wall_s),
-                           num(s.tokens_per_wall_s))},
+                           number(s.tokens_per_wall_s))},
   };
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
   // The calibration's own measured error, right under the calibration it qualifies.
@@ -246,15 +238,15 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
     const cluster::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",
                       m.found ? fmt::format("{} requests/s (TTFT p99 {}, TPOT p99 {}; {} runs of {} requests){}",
-                                            num(m.max_rate_per_s), seconds(m.at_max.ttft_s.p99),
+                                            number(m.max_rate_per_s), seconds(m.at_max.ttft_s.p99),
                                             seconds(m.at_max.tpot_s.p99), m.runs, count(r.max_rate_requests),
                                             r.max_rate_range.seeds > 1
                                                 ? fmt::format("; {}-{} over {} seeds, differences within it are noise",
-                                                              num(r.max_rate_range.min_per_s),
-                                                              num(r.max_rate_range.max_per_s), r.max_rate_range.seeds)
+                                                              number(r.max_rate_range.min_per_s),
+                                                              number(r.max_rate_range.max_per_s), r.max_rate_range.seeds)
                                                 : "")
                               : fmt::format("none: the SLO is missed even at {} requests/s ({} runs)",
-                                            num(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
+                                            number(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
   }
   for (size_t i = 0; i < r.replica_results.size(); ++i)
     rows.emplace_back(fmt::format("replica {}", i), replica_row(r.replica_results[i]));

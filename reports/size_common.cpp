@@ -62,7 +62,7 @@ std::string reason_kind(const std::string& reason) {
 
 std::vector<std::string> assumptions(const size::SizeResult& r) {
   std::vector<std::string> a;
-  a.push_back("Units: GB = 1e9 bytes, GiB = 2^30 bytes; memory figures are per GPU unless stated.");
+  a.push_back("Units: " + std::string(kSizeUnitsLegend) + "; memory figures are per GPU unless stated.");
   a.push_back(r.calibrated
                   ? "FLOPs count 2 per multiply-add; step times add each layer's GEMMs, attention, elementwise "
                     "kernels and tensor-parallel all-reduces at the calibration's fitted efficiencies, plus the "

@@ -87,9 +87,9 @@ std::string html_charts(const SizeResult& r) {
       b.bars.push_back(short_label(*o, charted_rank[i]));
       const double other = static_cast<double>(m.usable_bytes - m.weights_bytes - m.activation_bytes - m.reserve_bytes -
                                                 m.kv_budget_bytes);
-      b.values.push_back({static_cast<double>(m.weights_bytes) / 1e9, static_cast<double>(m.kv_budget_bytes) / 1e9,
-                          static_cast<double>(m.activation_bytes) / 1e9, static_cast<double>(m.reserve_bytes) / 1e9,
-                          (static_cast<double>(m.gpu_bytes - m.usable_bytes) + std::max(0.0, other)) / 1e9});
+      b.values.push_back({to_gb(static_cast<double>(m.weights_bytes)), to_gb(static_cast<double>(m.kv_budget_bytes)),
+                          to_gb(static_cast<double>(m.activation_bytes)), to_gb(static_cast<double>(m.reserve_bytes)),
+                          to_gb(static_cast<double>(m.gpu_bytes - m.usable_bytes) + std::max(0.0, other))});
     }
     h += html::stacked_bars(b) + "\n";
   }

@@ -80,14 +80,14 @@ std::string render(const Table& t, TextFormat f) {
   return out;
 }
 
-std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0); }
+std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", to_gib(static_cast<double>(bytes))); }
 
 std::string bytes_binary(int64_t bytes) {
   const auto b = static_cast<double>(bytes);
   if (std::llabs(bytes) < 1024) return fmt::format("{} B", bytes);
   if (b < 1048576.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  if (b < 1073741824.0) return fmt::format("{:.2f} MiB", b / 1048576.0);
-  return fmt::format("{:.2f} GiB", b / 1073741824.0);
+  if (b < kBytesPerGiB) return fmt::format("{:.2f} MiB", b / 1048576.0);
+  return fmt::format("{:.2f} GiB", to_gib(b));
 }
 
 std::string flops(double f) {
@@ -118,6 +118,15 @@ std::string count(int64_t n) {
   }
   return n < 0 ? "-" + out : out;
 }
+
+std::string percent(double fraction) { return fmt::format("{:.1f} %", 100 * fraction); }
+
+std::string number(double x) {
+  if (std::isfinite(x) && std::abs(x) >= 1000 && std::abs(x) < 1e6) return count(std::llround(x));
+  return fmt::format("{:.3g}", x);
+}
+
+std::string raw_number(double x) { return fmt::format("{:.9g}", x); }
 
 std::string calibration_label(const Calibration& c, const std::string& gpu) {
   if (c.file.empty() && !c.measured) return "none: datasheet roofline (80 % bandwidth, 70 %/50 % of peak FLOP/s)";

@@ -1,5 +1,5 @@
 // kvplan reports: plain tables rendered as aligned text, Markdown or CSV, and the unit
-// formatting every human-readable number goes through (GB = 1e9 B, GiB = 2^30 B).
+// formatting every human-readable number goes through (planner/units.h: kSizeUnitsLegend).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,13 @@ std::string flops(double f);
 std::string seconds(double s);
 //! Integers with thousands separators: 1,234,567.
 std::string count(int64_t n);
+//! A fraction as a percentage with one decimal: 0.123 -> "12.3 %".
+std::string percent(double fraction);
+//! Three significant digits, with thousands separators from 1,000 to a million (rounded
+//! to a whole number there): 0.0123 -> "0.0123", 12345.6 -> "12,346", 2.5e6 -> "2.5e+06".
+std::string number(double x);
+//! A double for machines (CSV): nine significant digits, "3.35e+12".
+std::string raw_number(double x);
 //! Which time model a result used, for a run on catalog GPU `gpu`: the calibration file
 //! and the device it was measured on, and what carried over when that is another GPU.
 std::string calibration_label(const Calibration& c, const std::string& gpu);

@@ -3,18 +3,15 @@
 #include "size/disagg_search.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <fmt/format.h>
-#include <mutex>
 #include <set>
-#include <thread>
 
 #include "cluster/max_rate.h"
+#include "size/parallel_for.h"
 
 namespace kvplan::size {
 
@@ -129,29 +126,6 @@ void simulate_layout(Layout& l, const ModelConfig& m, const GpuSpec& gp, const G
   o.gpus_total = std::max<int64_t>(o.units, 1) *
                  (o.ratio.prefill * o.prefill_options.gpus_per_replica() +
                   o.ratio.decode * o.decode_options.gpus_per_replica());
-}
-
-//! Runs fn(i) for i in [0, n) on `threads` threads; the first exception is rethrown.
-void for_each_index(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex mu;
-  const auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      try {
-        fn(i);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const auto count = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), std::max<size_t>(n, 1));
-  for (size_t t = 1; t < count; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
 }
 
 std::string unit_label(const DisaggOption& o) {
@@ -292,9 +266,8 @@ DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult&
             }
   }
   res.candidates = static_cast<int64_t>(layouts.size());
-  const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  for_each_index(layouts.size(), threads, [&](size_t i) {
-    Layout& l = layouts[i];
+  parallel_for(static_cast<int64_t>(layouts.size()), thread_count(opt.threads), [&](int64_t i) {
+    Layout& l = layouts[static_cast<size_t>(i)];
     if (l.option.pruned) return;
     simulate_layout(l, space.models[l.model], space.gpus[l.prefill_gpu], space.gpus[l.decode_gpu], w, opt,
                     aggregated.shape.rate_per_s, aggregated.shape.prompt_mean_tokens);

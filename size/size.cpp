@@ -3,7 +3,6 @@
 #include "size/size.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -13,16 +12,15 @@
 #include <set>
 #include <fmt/format.h>
 #include <mutex>
-#include <thread>
 
 #include "planner/support.h"
+#include "planner/units.h"
+#include "size/disagg_search.h"
+#include "size/parallel_for.h"
 
 namespace kvplan::size {
 
 namespace detail {
-//! Runs fn(i) for i in [0, n) on `threads` threads; work is claimed one index at a time.
-//! The exception of the lowest failing index is rethrown after every thread has joined.
-void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn);
 LoadPoint probe_rate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
                      const Workload& w, double arrival_rate_per_s, const SizeOptions& opt);
 //! find_max_rate's answer for one candidate with opt's seed and probe size (0: none).
@@ -109,10 +107,10 @@ std::optional<std::string> prune_reason(const Plan& p, const Slo& slo) {
   const MemoryBudget& b = p.memory;
   if (b.weights_bytes > b.usable_bytes)
     return fmt::format("memory: weights {:.1f} GB per GPU exceed the usable {:.1f} GB",
-                       static_cast<double>(b.weights_bytes) / 1e9, static_cast<double>(b.usable_bytes) / 1e9);
+                       to_gb(static_cast<double>(b.weights_bytes)), to_gb(static_cast<double>(b.usable_bytes)));
   if (p.capacity.max_concurrent_requests < 1)
     return fmt::format("memory: the KV pool ({:.2f} GB per GPU) holds no request of the p99 context ({} tokens)",
-                       static_cast<double>(b.kv_budget_bytes) / 1e9, p.context_tokens);
+                       to_gb(static_cast<double>(b.kv_budget_bytes)), p.context_tokens);
   if (slo.tpot_p99_s > 0 && p.decode_time.time_s > slo.tpot_p99_s)
     return fmt::format("SLO: one decode step at batch 1 takes {:.1f} ms > TPOT target {:.1f} ms",
                        p.decode_time.time_s * 1e3, slo.tpot_p99_s * 1e3);
@@ -351,7 +349,7 @@ std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidate
                                          const WorkloadShape& shape, bool simulate, bool bounded, int threads) {
   std::vector<Prepared> prep(candidates.size());
   const ProbeRequests probe = simulate ? probe_requests(w, opt.seed, opt.requests_per_probe) : ProbeRequests{};
-  detail::parallel_for(static_cast<int64_t>(candidates.size()), threads, [&](int64_t i) {
+  parallel_for(static_cast<int64_t>(candidates.size()), threads, [&](int64_t i) {
     const Candidate& c = candidates[static_cast<size_t>(i)];
     const ModelConfig& m = space.models[static_cast<size_t>(c.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(c.gpu)];
@@ -447,6 +445,7 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
   std::map<std::string, std::shared_future<Evaluation>> runs;
   size_t first_open = 0;                   // order[< first_open] are claimed or skipped
   std::vector<char> claimed(order.size(), 0);
+  std::vector<std::exception_ptr> errors(options.size());
   int64_t done = 0;
   const auto total = static_cast<int64_t>(options.size());
   const auto claim = [&]() -> std::optional<size_t> {
@@ -495,6 +494,8 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
         o.pruned = std::string("invalid: ") + e.what();
       } catch (const sim::UnsupportedLayout& e) {
         o.pruned = std::string("not evaluated: the simulator refused it: ") + e.what();
+      } catch (...) {
+        errors[i] = std::current_exception();  // only this worker claimed i
       }
       std::lock_guard<std::mutex> lock(mu);
       if (const auto cost = proven_cost(o, space, shape.rate_per_s))
@@ -502,20 +503,22 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
       if (opt.on_progress) opt.on_progress(++done, total);
     }
   };
-  {
-    std::vector<std::thread> pool;
-    const int workers = std::max(1, std::min(threads, static_cast<int>(order.size())));
-    for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-  }
+  // Each worker claims candidates until none is left: one parallel_for index per worker.
+  const int workers = std::max(1, std::min(threads, static_cast<int>(order.size())));
+  parallel_for(workers, workers, [&](int64_t) { work(); });
   if (opt.on_progress && done < total) opt.on_progress(total, total);
+  // What every schedule agrees on: the final best per model (see above). A failure is
+  // rethrown from the lowest candidate every schedule runs, whichever failed first.
+  const auto kept = [&](size_t i) {
+    return !bounded || best[static_cast<size_t>(options[i].candidate.model)].admits(prep[i], options[i].changes_quality);
+  };
+  for (size_t i = 0; i < errors.size(); ++i)
+    if (errors[i] && kept(i)) std::rethrow_exception(errors[i]);
   if (!bounded) return;
-  // What every schedule agrees on: the final best per model (see above).
   for (const size_t i : order) {
     Option& o = options[i];
     const Best& b = best[static_cast<size_t>(o.candidate.model)];
-    if (b.admits(prep[i], o.changes_quality)) continue;
+    if (kept(i)) continue;
     const Prepared& p = prep[i];
     o.eval = Evaluation{};
     o.meets_slo = false;
@@ -566,7 +569,7 @@ void probe_operating_points(std::vector<Option>& options, const SearchSpace& spa
   std::vector<size_t> meeting;
   for (size_t i = 0; i < options.size(); ++i)
     if (options[i].meets_slo) meeting.push_back(i);
-  detail::parallel_for(static_cast<int64_t>(meeting.size()), threads, [&](int64_t k) {
+  parallel_for(static_cast<int64_t>(meeting.size()), threads, [&](int64_t k) {
     Option& o = options[meeting[static_cast<size_t>(k)]];
     const double share = rate_per_s / static_cast<double>(o.replicas);
     o.operating = detail::probe_rate(o.candidate, space.models[static_cast<size_t>(o.candidate.model)],
@@ -597,7 +600,7 @@ void add_chart_data(std::vector<Option>& options, const SearchSpace& space, cons
   for (size_t i = 0; i < options.size() && charted.size() < opt.detail_top; ++i)
     if (options[i].meets_slo && std::find(charted.begin(), charted.end(), i) == charted.end()) charted.push_back(i);
   std::sort(charted.begin(), charted.end());
-  detail::parallel_for(static_cast<int64_t>(charted.size()), threads, [&](int64_t k) {
+  parallel_for(static_cast<int64_t>(charted.size()), threads, [&](int64_t k) {
     Option& o = options[charted[static_cast<size_t>(k)]];
     const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
@@ -616,11 +619,17 @@ void add_chart_data(std::vector<Option>& options, const SearchSpace& space, cons
 
 //! The recommended options' max rate again with other seeds: the spread a reader needs
 //! before calling two results different.
+//! Only the recommendations that are also their model's cheapest to rent (`rent_picks`,
+//! candidate indexes) are measured: the spread is the noise of the rent ranking.
 void measure_spread(SizeResult& res, const SearchSpace& space, const Workload& w, const SizeOptions& opt,
-                    int threads) {
+                    int threads, const std::vector<int64_t>& rent_picks) {
   if (opt.spread_seeds < 2) return;
-  detail::parallel_for(static_cast<int64_t>(res.recommendations.size()), threads, [&](int64_t k) {
-    Recommendation& rec = res.recommendations[static_cast<size_t>(k)];
+  std::vector<size_t> measured;
+  for (size_t k = 0; k < res.recommendations.size(); ++k)
+    if (std::find(rent_picks.begin(), rent_picks.end(), res.recommendations[k].candidate_index) != rent_picks.end())
+      measured.push_back(k);
+  parallel_for(static_cast<int64_t>(measured.size()), threads, [&](int64_t k) {
+    Recommendation& rec = res.recommendations[measured[static_cast<size_t>(k)]];
     const Option& o = res.options[rec.option];
     const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
@@ -656,9 +665,11 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   res.candidates = static_cast<int64_t>(candidates.size());
   const bool simulate = !opt.evaluator;
   const Evaluator evaluator = simulate ? simulator_evaluator(opt) : opt.evaluator;
-  const int threads = opt.threads > 0 ? opt.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = thread_count(opt.threads);
 
-  const bool bounded = simulate && !opt.exhaustive;
+  // Buy figures rank by their own objective (TCO, capital cost), which the rental-cost
+  // bound says nothing about: every candidate is simulated then.
+  const bool bounded = simulate && !opt.exhaustive && !opt.buy;
   res.exhaustive = !bounded;
   std::vector<Option> options(candidates.size());
   const std::vector<Prepared> prep = prepare_candidates(candidates, options, space, w, opt, res.shape, simulate, bounded, threads);
@@ -687,40 +698,21 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   }
   res.options = std::move(options);
   recommend(res);
-  if (simulate) measure_spread(res, space, w, opt, threads);
+  std::vector<int64_t> rent_picks;
+  for (const Recommendation& rec : res.recommendations) rent_picks.push_back(rec.candidate_index);
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.disagg) res.disagg = std::make_shared<const DisaggSearchResult>(run_disagg_search(space, res, w, *opt.disagg));
+  // The search already ranks by rent; re-rank only for buy figures or another objective.
+  if (opt.buy || opt.objective != Objective::rent) {
+    BuyResult buy;
+    if (opt.buy) buy = plan_purchase(res, opt.buy->servers, opt.buy->site);
+    rank(res, buy, opt.objective);
+    if (opt.buy) res.buy = std::move(buy);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (simulate) measure_spread(res, space, w, opt, threads, rent_picks);
+  res.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return res;
 }
-
-namespace detail {
-
-void parallel_for(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
-  if (n <= 0) return;
-  const int workers = static_cast<int>(std::min<int64_t>(std::max(threads, 1), n));
-  std::atomic<int64_t> next{0};
-  std::mutex mu;
-  int64_t failed_at = n;
-  std::exception_ptr failure;
-  const auto work = [&] {
-    for (int64_t i = next++; i < n; i = next++) {
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (i < failed_at) {
-          failed_at = i;
-          failure = std::current_exception();
-        }
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
-}  // namespace detail
 
 }  // namespace kvplan::size

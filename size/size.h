@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +26,12 @@
 #include "planner/types.h"
 #include "sim/sim.h"
 #include "planner/workload.h"
+#include "size/tco.h"
 
 namespace kvplan::size {
+
+struct DisaggSearchOptions;  // size/disagg_search.h, which includes this header
+struct DisaggSearchResult;
 
 //! A KV-cache storage choice: dtype (empty = the activation dtype, "auto") and scheme.
 struct KvOption {
@@ -189,7 +194,7 @@ struct Unmet {
 struct SizeResult {
   Workload workload;
   WorkloadShape shape;
-  std::vector<Option> options;      //!< ranked: meeting the SLO by cost, then the others
+  std::vector<Option> options;      //!< ranked by SizeOptions::objective (rent: meeting the SLO by cost), then the others
   std::vector<Recommendation> recommendations;  //!< one per model with an option, in rank order
   std::vector<Unmet> unmet;         //!< models with none
   int64_t what_if_skipped = 0;      //!< candidates left out: no engine runs them (SearchSpace::what_if)
@@ -210,6 +215,11 @@ struct SizeResult {
   //! the model's alone).
   std::vector<std::string> unmeasured_gpus;
   std::string engine;               //!< engine memory accounting(s) used
+  //! The buy figures, ranked as `options` (SizeOptions::buy given), with the objective.
+  std::optional<BuyResult> buy;
+  //! The disaggregated layouts (SizeOptions::disagg given), judged against the cheapest
+  //! option to rent of each model.
+  std::shared_ptr<const DisaggSearchResult> disagg;
   double wall_s = 0;                //!< not part of any deterministic output
 };
 
@@ -230,6 +240,16 @@ struct SizeOptions {
   //! than an option of its model already proven, or rejections alone fail its SLO; the
   //! recommendations are the same either way (tests/size).
   bool exhaustive = false;
+  //! What the options and the recommendations are ranked by. Rent is the search's own
+  //! order; another objective re-ranks the options meeting the SLO (size/tco.h rank).
+  Objective objective = Objective::rent;
+  //! Price buying the hardware (SizeResult::buy). Buy figures rank by their own
+  //! objective, which the rental-cost bound says nothing about: with them every
+  //! candidate is simulated (as with `exhaustive`).
+  std::optional<BuyOptions> buy;
+  //! Also search disaggregated prefill/decode layouts (run_disagg_search) against the
+  //! options ranked by rent, before another objective re-ranks them.
+  std::shared_ptr<const DisaggSearchOptions> disagg;
   //! Called after each candidate (from worker threads, serialized): done, total.
   std::function<void(int64_t, int64_t)> on_progress;
 };
@@ -315,7 +335,7 @@ RateCeiling rate_ceiling(const sim::Simulator& s, sim::Scheduler scheduler, cons
 RateCeiling rate_ceiling(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, sim::Scheduler scheduler,
                          const ProbeRequests& p);
 
-//! The whole search. Throws InputError on an empty space, a workload without an SLO or
+//! The whole search, ranked and recommended by opt.objective. Throws InputError on an empty space, a workload without an SLO or
 //! fewer requests per probe than the p99 needs (sim::min_requests_for_percentile).
 SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOptions& opt);
 

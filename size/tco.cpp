@@ -1,5 +1,7 @@
 #include "size/tco.h"
 
+#include "size/size.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -41,8 +43,8 @@ void validate(const SiteOptions& s) {
           s.rack_usd_per_month);
 }
 
-Layout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s) {
-  Layout l;
+ServerLayout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s) {
+  ServerLayout l;
   const int64_t tp = o.tp;
   if (replicas < 1 || tp < 1 || o.dp < 1 || o.pp < 1 || s.gpus_per_server < 1)
     throw std::invalid_argument("layout: replicas, TP, DP, PP and GPUs per server must be >= 1");
@@ -95,7 +97,7 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
     b.infeasible = b.layout.infeasible;
     return b;
   }
-  const Layout& l = b.layout;
+  const ServerLayout& l = b.layout;
   b.busy_fraction = std::clamp(in.busy_fraction, 0.0, 1.0);
 
   // Power. A busy GPU is counted at its board power (an upper bound: memory-bound
@@ -209,22 +211,7 @@ void rank(SizeResult& r, BuyResult& buy, Objective o) {
   });
   std::map<int64_t, size_t> position;
   for (size_t i = 0; i < r.options.size(); ++i) position[r.options[i].candidate.index] = i;
-  // The recommendation follows the objective: pick each model's best again in the new
-  // order. Its seed spread was measured for the rent-ranked pick; it carries over only
-  // where the pick is unchanged (elsewhere it is not measured, and reports say nothing).
-  std::map<std::string, std::pair<int64_t, Recommendation>> before;
-  for (const Recommendation& rec : r.recommendations) {
-    // rec.option indexes the options as they were ranked before the sort above.
-    before[rec.model] = {rec.candidate_index, rec};
-  }
   recommend(r);
-  for (Recommendation& rec : r.recommendations) {
-    const auto it = before.find(rec.model);
-    if (it != before.end() && it->second.first == rec.candidate_index) {
-      rec.spread = it->second.second.spread;
-      rec.replicas_at_min_rate = it->second.second.replicas_at_min_rate;
-    }
-  }
   std::stable_sort(buy.options.begin(), buy.options.end(), [&](const BuyFigures& a, const BuyFigures& b) {
     return position[a.candidate] < position[b.candidate];
   });

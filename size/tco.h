@@ -23,9 +23,13 @@
 #include <vector>
 
 #include "planner/hardware.h"
-#include "size/size.h"
+#include "planner/names.h"
+#include "planner/types.h"
 
 namespace kvplan::size {
+
+struct Option;      // size/size.h, which includes this header: the search prices purchases
+struct SizeResult;  // with the options below and ranks by the objective it is given
 
 //! What the user's site costs and allows. Every default is printed in the report's
 //! assumptions; each has a command-line option (cli/cmd_size.cpp).
@@ -61,25 +65,24 @@ void validate(const SiteOptions& s);
 
 //! What the ranking of `kvplan size` follows.
 enum class Objective { rent, tco, capex, latency };
-inline std::optional<Objective> parse_objective(std::string_view s) {
-  if (s == "rent") return Objective::rent;
-  if (s == "tco") return Objective::tco;
-  if (s == "capex") return Objective::capex;
-  if (s == "latency") return Objective::latency;
-  return std::nullopt;
-}
-inline std::string_view to_string(Objective o) {
-  switch (o) {
-    case Objective::tco: return "tco";
-    case Objective::capex: return "capex";
-    case Objective::latency: return "latency";
-    case Objective::rent: break;
-  }
-  return "rent";
-}
+inline constexpr NameTable<Objective, 4> kObjectiveNames{{{
+    {"rent", Objective::rent},
+    {"tco", Objective::tco},
+    {"capex", Objective::capex},
+    {"latency", Objective::latency},
+}}};
+inline std::optional<Objective> parse_objective(std::string_view s) { return kObjectiveNames.parse(s); }
+inline std::string_view to_string(Objective o) { return kObjectiveNames.name(o); }
+
+//! What the search needs to price buying the hardware (SizeOptions::buy).
+struct BuyOptions {
+  SiteOptions site;
+  //! Purchase data, matched to the searched GPUs by name (configs/servers, or the user's).
+  std::vector<ServerSpec> servers;
+};
 
 //! How a deployment's replicas map onto servers (see the layout rule above).
-struct Layout {
+struct ServerLayout {
   std::optional<std::string> infeasible;  //!< why it cannot be built, or empty
   int64_t gpus_per_replica = 0;           //!< TP x DP x PP (ServingOptions::gpus_per_replica)
   int64_t replicas_per_server = 0;        //!< 0 when a replica spans servers
@@ -90,7 +93,7 @@ struct Layout {
 };
 //! A replica is dp x pp TP groups of tp GPUs; a TP group never spans servers unless the
 //! fabric does (tp_across_servers).
-Layout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s);
+ServerLayout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s);
 
 //! Servers one rack holds: the fewer of floor(rack power / server peak power) and
 //! floor(rack units / server units); 0 when one server exceeds the rack.
@@ -114,7 +117,7 @@ struct BuyFigures {
   int64_t candidate = -1;                //!< Candidate::index of the option
   ServerSpec server;
   std::optional<std::string> infeasible; //!< why it cannot be bought as laid out
-  Layout layout;
+  ServerLayout layout;
   int64_t servers_per_rack = 0, racks = 0;
   double busy_fraction = 0;
   bool busy_fraction_simulated = false;  //!< false: estimated as load / max rate
@@ -160,8 +163,8 @@ BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& serv
 
 //! Re-ranks the options meeting the SLO by `o` (stable: ties keep the search's order;
 //! options that cannot be bought or priced follow those that can), the others after
-//! them as before, and orders `buy.options` the same way. Anything read off the order
-//! (the per-model recommendation, "#" ranks) must be derived after this call.
+//! them as before, orders `buy.options` the same way and recommends again (recommend()
+//! in size/size.h) from the new order. run_search calls it with SizeOptions::objective.
 void rank(SizeResult& r, BuyResult& buy, Objective o);
 
 }  // namespace kvplan::size

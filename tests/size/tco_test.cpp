@@ -53,7 +53,7 @@ ServingOptions shape(int64_t tp, int64_t pp, int64_t dp = 1) {
 TEST_CASE("layout: replicas pack whole into servers; TP stays on one fabric, PP splits at stage boundaries") {
   // 3 replicas of TP 2 on 8-GPU servers: floor(8/2) = 4 replicas per server -> 1 server;
   // 6 GPUs used; a baseboard is bought whole (8), PCIe slots are not (6).
-  Layout l = layout(3, shape(2, 1), hgx());
+  ServerLayout l = layout(3, shape(2, 1), hgx());
   CHECK(l.replicas_per_server == 4);
   CHECK(l.servers == 1);
   CHECK(l.gpus_used == 6);
@@ -86,7 +86,7 @@ TEST_CASE("layout: data-parallel attention ranks are GPUs of the replica, for pu
   // DeepSeek-style TP 1 x DP 8 (x EP 8): 8 attention ranks of one GPU each, 8 GPUs per
   // replica -> one replica per 8-GPU server; 2 replicas -> 2 servers, 16 GPUs, the same
   // 16 GPUs rent pays for (cost_per_hour = replicas x tp x dp x pp x price).
-  Layout l = layout(2, shape(1, 1, 8), hgx());
+  ServerLayout l = layout(2, shape(1, 1, 8), hgx());
   CHECK(l.gpus_per_replica == 8);
   CHECK(l.replicas_per_server == 1);
   CHECK(l.servers == 2);

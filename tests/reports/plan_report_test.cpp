@@ -1,0 +1,50 @@
+// reports/plan_report.h: the terminal text of `kvplan plan` around its table, on rows
+// written by hand (no plan is computed here).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "reports/plan_report.h"
+
+using namespace kvplan;
+
+namespace {
+reports::PlanRow row(int64_t tp, int64_t dp, const std::string& log, const std::string& note) {
+  reports::PlanRow r;
+  r.model = "m";
+  r.gpu = "g";
+  r.options.tp = tp;
+  r.options.dp = dp;
+  r.requested = r.options;
+  r.plan.context_tokens = 2048;
+  r.plan.batch = 1;
+  r.plan.capacity.max_concurrent_requests = 10;
+  r.plan.fits = true;
+  r.plan.memory.note = note;
+  r.engine_log = log;
+  r.engine_name = "vLLM 0.10";
+  return r;
+}
+}  // namespace
+
+TEST_CASE("plan text: the units line, each engine's log indented under its row, the first memory note once") {
+  const std::vector<reports::PlanRow> rows = {row(2, 1, "line one\nline two", "first note"),
+                                              row(4, 2, "rank line", "second note")};
+  const std::string text = reports::plan_text(rows);
+  CHECK(text.find("GB = 1e9 bytes, GiB = 2^30 bytes; memory per GPU; KV/token and KV/request for the whole model.\n") !=
+        std::string::npos);
+  CHECK(text.find("vLLM 0.10 would log (m on g, TP 2):\n  line one\n  line two\n") != std::string::npos);
+  // A data-parallel row's log is one rank's.
+  CHECK(text.find("vLLM 0.10 would log (m on g, TP 4, DP 2, per rank):\n  rank line\n") != std::string::npos);
+  CHECK(text.find("note (m on g, TP 2): first note\n") != std::string::npos);
+  CHECK(text.find("second note") == std::string::npos);
+  // Two rows: no single-row breakdown.
+  CHECK(text.find("Memory per GPU") == std::string::npos);
+}
+
+TEST_CASE("plan text without an engine log says nothing about one") {
+  const std::string text = reports::plan_text({row(1, 1, "", ""), row(2, 1, "", "")});
+  CHECK(text.find("would log") == std::string::npos);
+  CHECK(text.find("note (") == std::string::npos);
+}
