@@ -155,8 +155,6 @@ int cmd_simulate(const Args& args) {
   sim::SimOptions& so = r.sim;
   if (vm.count("num-gpu-blocks-override"))
     so.num_blocks = parse_int_option(vm["num-gpu-blocks-override"].as<std::string>(), "--num-gpu-blocks-override");
-  if (vm.count("rate"))
-    so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / r.workload.base_rate_per_s();
 
   if (vm.count("router") && !vm.count("replicas"))
     throw InputError("command line", "--router", "--replicas N alongside it (a router picks among replicas)",

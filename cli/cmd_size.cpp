@@ -52,7 +52,7 @@ int cmd_size(const Args& args) {
       ("scheduler", po::value<std::string>()->default_value("continuous"), "continuous|chunked|static (list ok)")
       ("report", po::value<std::string>(), "also write the HTML purchase report to FILE.html")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
-      ("requests", po::value<std::string>()->default_value("2000"), "simulated requests per rate probe")
+      ("requests", po::value<std::string>()->default_value(std::to_string(size::SizeOptions::kDefaultRequestsPerProbe)), "simulated requests per rate probe")
       ("seed", po::value<std::string>()->default_value("0"), "random seed of the simulated requests")
       ("top", po::value<std::string>()->default_value("20"), "rows in the table and Markdown outputs (0 = all)")
       ("evaluator", po::value<std::string>()->default_value("sim"), "sim (simulator) | planner (fast estimate)")

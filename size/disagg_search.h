@@ -1,4 +1,4 @@
-// kvplan size --disagg: disaggregated prefill/decode layouts (issue 16) searched next to
+// kvplan size --disagg: disaggregated prefill/decode layouts searched next to
 // the aggregated ones, and which of the two wins for the workload, with why.
 //
 // For each model the pools reuse the formats (weights, KV, engine limits, scheduler) of

@@ -1,4 +1,4 @@
-// kvplan size: the sizing search behind `kvplan size` (issue 7).
+// kvplan size: the sizing search behind `kvplan size`.
 //
 // Given models, GPUs and a workload with latency targets, it enumerates deployments
 // (GPU x TP x PP x KV dtype/scheme x weight quantization x engine limits x scheduler),
@@ -229,7 +229,10 @@ using Evaluator = std::function<Evaluation(const Candidate&, const ModelConfig&,
 
 struct SizeOptions {
   int threads = 0;                    //!< 0 = std::thread::hardware_concurrency()
-  int64_t requests_per_probe = 2000;  //!< simulated requests per rate probe (time budget)
+  //! Simulated requests per rate probe: half a lone engine's default
+  //! (cluster::kProbeRequests), the sizing search's time budget over many candidates.
+  static constexpr int64_t kDefaultRequestsPerProbe = 2000;
+  int64_t requests_per_probe = kDefaultRequestsPerProbe;
   double rel_tolerance = 0.02;        //!< find_max_rate's bisection stop
   uint64_t seed = 0;
   size_t detail_top = 8;              //!< options that get capacity and load curves

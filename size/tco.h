@@ -1,4 +1,4 @@
-// kvplan size: buying instead of renting (issue 17). Pure arithmetic from the sizing
+// kvplan size: buying instead of renting. Pure arithmetic from the sizing
 // result, the purchase catalog (configs/servers) and the site's options: GPUs -> servers
 // -> racks, peak and average power from the simulated busy time, capital cost, yearly
 // running cost, total cost of ownership over the amortization period, cost per million

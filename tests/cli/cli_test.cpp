@@ -306,15 +306,15 @@ TEST_CASE("plan --engine vllm@X prints what that release logs; an unknown releas
   CHECK(r.err.find("vllm@0.19, got 'vllm@0.4'") != std::string::npos);
 }
 
-// Issue 11 items 2 and 12: the verdict counts rejected requests and says why; no SLO
+// The verdict counts rejected requests and says why; no SLO
 // means no verdict; nothing completed means no latencies, with the reason.
 TEST_CASE("simulate: rejected requests miss the SLO with their count and reason") {
-  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/long_prompts.yaml");
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/limits/long_prompts.yaml");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("prompts reach max_model_len 8,192)") != std::string::npos);
   CHECK(r.out.find("SLO at p99                  missed: ") != std::string::npos);
   CHECK(r.out.find("rejected ones count as failed") != std::string::npos);
-  const Run j = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/long_prompts.yaml "
+  const Run j = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/limits/long_prompts.yaml "
                        "--format json");
   REQUIRE(j.code == 0);
   const auto doc = nlohmann::json::parse(j.out);
@@ -326,11 +326,11 @@ TEST_CASE("simulate: rejected requests miss the SLO with their count and reason"
 }
 
 TEST_CASE("simulate without an SLO reports latencies and no verdict; with nothing completed, no latencies") {
-  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/no_slo.yaml");
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/limits/no_slo.yaml");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("SLO at p99                  no SLO in the workload") != std::string::npos);
   CHECK(r.out.find("50 completed, 0 rejected") != std::string::npos);
-  const Run z = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/issue11/all_rejected.yaml");
+  const Run z = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload tests/data/limits/all_rejected.yaml");
   REQUIRE(z.code == 0);
   CHECK(z.out.find("0 completed, 20 rejected (20 prompts reach max_model_len 8,192)") != std::string::npos);
   CHECK(z.out.find("TTFT p50 / p90 / p99        none: no request completed (every one was rejected)") !=
@@ -338,7 +338,7 @@ TEST_CASE("simulate without an SLO reports latencies and no verdict; with nothin
   CHECK(z.out.find("0 us") == std::string::npos);
 }
 
-// Issue 11 items 6 and 9: what-ifs say so and print no engine log; batches that do not fit
+// What-ifs say so and print no engine log; batches that do not fit
 // are marked.
 TEST_CASE("plan marks what-ifs no engine runs and batches that do not fit") {
   const Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --kv-cache-dtype int2 --kv-quant kivi");

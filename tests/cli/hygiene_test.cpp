@@ -1,4 +1,4 @@
-// Command-line and file hygiene as a user meets it (issue 11: items 4, 7, 8, 11, 13): lists
+// Command-line and file hygiene as a user meets it: lists
 // never split a number written with a thousands separator, failed writes and special input
 // files are errors, no row is printed twice, CSV carries raw numbers, and traces with a
 // byte-order mark or a single arrival instant are read and described correctly.

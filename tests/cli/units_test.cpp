@@ -53,7 +53,7 @@ const std::map<std::string, std::string>& column_kinds() {
       {"batch", kCount}, {"weights", kText}, {"kv", kText}, {"kv quant", kText}, {"engine", kText},
       {"KV/token", kSize}, {"KV/request", kSize}, {"weights/GPU", kSize}, {"KV pool/GPU", kSize},
       {"max KV tokens", kCount}, {"max requests", kCount}, {"requests ×", kRatio},
-      // A batch that does not fit is marked (issue 11 item 9); the time still has its unit.
+      // A batch that does not fit is marked; the time still has its unit.
       {"prefill", kTime}, {"decode step", "^" + kNum + " (ns|us|µs|ms|s|min|h)( \\(no fit\\))?$"}, {"bound", "^(memory|compute)$"},
       // models (parameter counts are in billions, "B" as the footer defines it)
       {"name", kText}, {"type", kText}, {"layers", kCount}, {"hidden", R"(^\d+$)"}, {"heads", kCount},

@@ -1,4 +1,4 @@
-// Issue 11: context limits derived as vLLM derives max_model_len (planner.h
+// Context limits derived as vLLM derives max_model_len (planner.h
 // derived_max_model_len, check_context) and the engine support table (support.h).
 #include <doctest/doctest.h>
 

@@ -62,7 +62,7 @@ TEST_CASE("MoE decode of one token reads only the experts it uses") {
   CHECK(one / many == doctest::Approx(12.9 / 46.7).epsilon(0.03));
 }
 
-// Issue 11 item 1: sliding-window layers read at most their window.
+// Sliding-window layers read at most their window.
 TEST_CASE("Mistral-7B decode reads at most its 4,096-token window of KV per layer") {
   const ModelConfig m = io::load_model("mistral-7b");
   const StepTimeModel st(m, io::load_gpu("h100-sxm"), ServingOptions{});

@@ -22,7 +22,7 @@ trap 'rm -rf "$WORK"' EXIT
 "$KVPLAN" size --model llama-3-8b --workload chat --gpus h100-sxm,l40s --requests 1000 --buy \
   --report "$WORK/report.html" -o "$WORK/report.txt"
 grep -q "Recommended for llama-3-8b" "$WORK/report.txt" || { echo "browser_test: FAIL: no recommendation in the text output" >&2; exit 1; }
-# The Buy section (issue 17): bill of materials, power and racks, cumulative-cost chart.
+# The Buy section: bill of materials, power and racks, cumulative-cost chart.
 for want in "Bill of materials" "Power and racks" "Cumulative cost over time"; do
   grep -q "$want" "$WORK/report.html" || { echo "browser_test: FAIL: no '$want' in the report's Buy section" >&2; exit 1; }
 done

@@ -321,7 +321,7 @@ TEST_CASE("chunked prefill with a token budget below max_num_seqs is an input er
   CHECK_THROWS_AS(sim.run(poisson(1, 1.0, 10, 10), with(Scheduler::chunked)), InputError);
 }
 
-TEST_CASE("sliding-window layers: a decode step reads only the window of every sequence (issue 11 item 1)") {
+TEST_CASE("sliding-window layers: a decode step reads only the window of every sequence") {
   // Llama-3-8B with a 64-token window on every layer; 4 requests of 1,000 + 101 tokens
   // at t = 0 prefill together, then decode together at contexts far beyond the window.
   // Each step reads the weights (16,060,522,496 B) plus 4 x 64 tokens x 131,072 B at
@@ -349,7 +349,7 @@ Workload with_long_prompts(int64_t n, int64_t too_long) {
 }
 }  // namespace
 
-TEST_CASE("rejected requests are failed requests in attainment and the p99 verdict (issue 11 item 2)") {
+TEST_CASE("rejected requests are failed requests in attainment and the p99 verdict") {
   const Simulator sim(llama3_8b(), h100(), serving());
   // 3 of 100 rejected: attainment 97 / 100; nearest-rank p99 is the 99th of 100 values
   // and 3 are infinitely late, so the 99th is one of them: missed, however fast the rest.

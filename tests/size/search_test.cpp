@@ -1,4 +1,4 @@
-// The bounded sizing search (issue 16): the rate ceiling worked by hand, rejections that
+// The bounded sizing search: the rate ceiling worked by hand, rejections that
 // fail a p99 at any rate, and the bounded search against the exhaustive one.
 #include <doctest/doctest.h>
 

@@ -278,7 +278,7 @@ TEST_CASE("the search gives identical JSON on 1 and 2 threads") {
   const auto j = nlohmann::json::parse(one);
   CHECK(j["options"].size() == 8);
   CHECK(j["options"][0]["meets_slo"] == true);
-  // Issue 11 item 3: the recommended option's max rate comes with its range over 3 seeds,
+  // The recommended option's max rate comes with its range over 3 seeds,
   // which contains the rate the search found with seed 0.
   const auto& spread = j["recommendations"][0]["max_rate_spread"];
   CHECK(spread["seeds"] == 3);
@@ -313,7 +313,7 @@ TEST_CASE("at equal cost the option without a quality cost ranks first, whatever
   CHECK(*r.options[0].cost_per_hour_usd == doctest::Approx(2.0));
 }
 
-// ---- issue 11: what-ifs, the recommendation's numbers, rows of every model
+// ---- what-ifs, the recommendation's numbers, rows of every model
 
 namespace {
 //! Every candidate sustains `rate` per replica, binding on max-num-seqs.
@@ -329,7 +329,7 @@ size::Evaluator constant_rate(double rate) {
 }
 }  // namespace
 
-TEST_CASE("size searches only what an engine runs unless --what-if (issue 11 item 6)") {
+TEST_CASE("size searches only what an engine runs unless --what-if") {
   size::SearchSpace s;
   s.models = {io::load_model("llama-3-8b")};
   s.gpus = {priced("h100-sxm", 2.0)};
@@ -421,7 +421,7 @@ TEST_CASE("with two models the table shows each model's best, even past the row 
   CHECK(t.rows.back()[0] == std::to_string(r.recommendations[1].option + 1));  // its overall rank
 }
 
-TEST_CASE("a model whose requests are rejected gets no recommendation, and the reason (issue 11 item 2)") {
+TEST_CASE("a model whose requests are rejected gets no recommendation, and the reason") {
   size::SearchSpace s;
   s.models = {io::load_model("llama-2-7b")};
   s.gpus = {priced("h100-sxm", 2.0)};
