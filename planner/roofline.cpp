@@ -52,6 +52,7 @@
 #include "planner/checked.h"
 #include "planner/engine_detail.h"
 #include "planner/planner.h"
+#include "planner/units.h"
 
 namespace kvplan {
 
@@ -141,7 +142,7 @@ std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
   if (o.dp > 1 && o.tp * o.dp > domain) add("MoE token exchange between data-parallel ranks");
   if (crossing.empty()) crossing = "only traffic between replicas' data-parallel ranks";
   return plan + " span " + std::to_string((gpus + domain - 1) / domain) + " scale-up domains of " + std::to_string(domain) +
-         " GPUs: " + crossing + " cross the scale-out link (" + std::to_string(static_cast<int64_t>(g.scale_out()->bytes_per_s / 1e9)) +
+         " GPUs: " + crossing + " cross the scale-out link (" + std::to_string(static_cast<int64_t>(to_gb(g.scale_out()->bytes_per_s))) +
          " GB/s per GPU)";
 }
 

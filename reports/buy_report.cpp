@@ -15,7 +15,7 @@ namespace {
 
 using size::BuyFigures;
 using size::BuyResult;
-using size::Option;
+using size::Deployment;
 using size::SizeResult;
 
 std::string usd(double v) { return "$" + count(std::llround(v)); }
@@ -23,13 +23,13 @@ std::string usd_cents(double v) { return fmt::format("${:.3f}", v); }
 std::string kw(double w) { return fmt::format("{:.1f} kW", w / 1000.0); }
 
 //! The option (and its 1-based rank) a BuyFigures belongs to.
-std::pair<const Option*, size_t> option_of(const SizeResult& r, const BuyFigures& b) {
+std::pair<const Deployment*, size_t> option_of(const SizeResult& r, const BuyFigures& b) {
   for (size_t i = 0; i < r.options.size(); ++i)
     if (r.options[i].candidate.index == b.candidate) return {&r.options[i], i + 1};
   throw std::logic_error("buy figures for a candidate the sizing result does not hold");
 }
 
-std::string shape(const Option& o) {
+std::string shape(const Deployment& o) {
   std::string s = fmt::format("{} x TP {}", o.replicas, o.candidate.options.tp);
   if (o.candidate.options.pp > 1) s += fmt::format(" x PP {}", o.candidate.options.pp);
   return s;
@@ -58,7 +58,7 @@ std::vector<const BuyFigures*> distinct_bills(const SizeResult& r, const BuyResu
   std::set<std::string> seen;
   for (const auto& x : b.options) {
     if (x.infeasible) continue;
-    const Option* o = option_of(r, x).first;
+    const Deployment* o = option_of(r, x).first;
     const auto key = fmt::format("{}|{}|{}|{}|{}", o->model, o->gpu, o->replicas, o->candidate.options.tp,
                                  o->candidate.options.pp);
     if (seen.insert(key).second) out.push_back(&x);
@@ -77,7 +77,7 @@ std::vector<std::string> buy_summaries(const SizeResult& r, const BuyResult& b) 
   std::set<std::string> seen;
   for (const auto& x : b.options) {
     if (x.infeasible) continue;
-    const Option* o = option_of(r, x).first;
+    const Deployment* o = option_of(r, x).first;
     if (!seen.insert(o->model).second) continue;
     const auto& l = x.layout;
     out.push_back(fmt::format(

@@ -106,7 +106,7 @@ std::string column(const LayoutPool& p, int x, int y0, std::vector<int>& mids) {
 
 }  // namespace
 
-Layout layout_of(const size::Option& o) {
+Layout layout_of(const size::Deployment& o) {
   Layout l;
   const auto& so = o.candidate.options;
   l.title = fmt::format("{}: {} x {}", o.model, o.gpus_total, o.gpu);

@@ -34,7 +34,7 @@ struct Layout {
 };
 
 //! One replica pool: the aggregated deployment of a sizing option.
-Layout layout_of(const size::Option& o);
+Layout layout_of(const size::Deployment& o);
 //! A prefill and a decode pool joined by the KV link: a disaggregated layout, with its
 //! units multiplied out (units x xPyD instances).
 Layout layout_of(const size::DisaggOption& o);

@@ -9,7 +9,7 @@
 
 namespace kvplan::reports::size_detail {
 
-std::string weight_label(const size::Option& o) {
+std::string weight_label(const size::Deployment& o) {
   const WeightQuant q = o.candidate.options.quantization;
   if (q == WeightQuant::awq) return "int4 awq";
   if (q == WeightQuant::gptq) return "int4 gptq";
@@ -19,12 +19,12 @@ std::string weight_label(const size::Option& o) {
   return o.candidate.options.dtype ? std::string(to_string(*o.candidate.options.dtype)) : "auto";
 }
 
-std::string kv_dtype_label(const size::Option& o) {
+std::string kv_dtype_label(const size::Deployment& o) {
   if (o.plan_valid) return std::string(to_string(o.plan.kv_dtype));
   return o.candidate.options.kv_cache_dtype ? std::string(to_string(*o.candidate.options.kv_cache_dtype)) : "auto";
 }
 
-std::string kv_label(const size::Option& o) {
+std::string kv_label(const size::Deployment& o) {
   const std::string d = kv_dtype_label(o);
   const bool quantized = o.plan_valid ? dtype_bits(o.plan.kv_dtype) < 8 : false;
   return quantized && o.candidate.options.kv_quant != KvQuant::raw
@@ -33,14 +33,14 @@ std::string kv_label(const size::Option& o) {
 }
 
 //! "continuous, 256 seqs" or "chunked, 128 seqs, 4096 tok": the engine limits searched.
-std::string engine_label(const size::Option& o) {
+std::string engine_label(const size::Deployment& o) {
   const auto& so = o.candidate.options;
   std::string out = fmt::format("{}, {} seqs", sim::to_string(o.candidate.scheduler), so.max_num_seqs);
   if (so.max_num_batched_tokens) out += fmt::format(", {} tok", *so.max_num_batched_tokens);
   return out;
 }
 
-std::string binds_label(const size::Option& o) {
+std::string binds_label(const size::Deployment& o) {
   const std::string b(size::to_string(o.eval.binding));
   return o.eval.binding == size::Binding::engine_limit && !o.candidate.options.max_num_seqs_given ? b + " (default)" : b;
 }
@@ -117,13 +117,13 @@ std::string validation_status(const size::SizeResult& r) {
                         "hardware and pass --calibration to tighten them.";
 }
 
-std::string costs(const size::Option& o) {
+std::string costs(const size::Deployment& o) {
   return fmt::format("{}/h: {} per million output tokens, {} per million input tokens, {} per request",
                      money(o.cost_per_hour_usd), money_small(o.cost_per_million_output_tokens_usd),
                      money_small(o.cost_per_million_input_tokens_usd), money_small(o.cost_per_request_usd));
 }
 
-std::string max_rate(const size::Option& o, const size::Recommendation& rec) {
+std::string max_rate(const size::Deployment& o, const size::Recommendation& rec) {
   std::string s = fmt::format("max {:.2f} requests/s per replica", o.eval.max_rate_per_s);
   if (rec.spread.seeds > 1)
     s += fmt::format(" ({:.2f}-{:.2f} over {} seeds; differences within it are noise)", rec.spread.min_per_s,
@@ -131,7 +131,7 @@ std::string max_rate(const size::Option& o, const size::Recommendation& rec) {
   return s;
 }
 
-std::string binding(const size::Option& o, const size::Recommendation& rec) {
+std::string binding(const size::Deployment& o, const size::Recommendation& rec) {
   if (rec.binds_on_default_max_num_seqs)
     return fmt::format("bound by max-num-seqs ({}: the engine default, not set by you; try --max-num-seqs)",
                        o.candidate.options.max_num_seqs);
@@ -139,7 +139,7 @@ std::string binding(const size::Option& o, const size::Recommendation& rec) {
 }
 
 std::string headroom(const size::SizeResult& r, const size::Recommendation& rec) {
-  const size::Option& o = r.options[rec.option];
+  const size::Deployment& o = r.options[rec.option];
   std::string s = fmt::format("Each replica carries {:.0f} % of its max rate ({:.0f} % headroom)", 100 * rec.utilization,
                               std::max(0.0, 100 * (1 - rec.utilization)));
   const int64_t n = o.replicas;
@@ -163,7 +163,7 @@ std::string unmet_reason(const size::Unmet& u) {
   return "every candidate was pruned before simulation";
 }
 
-std::string rejected_note(const size::Option& o) {
+std::string rejected_note(const size::Deployment& o) {
   if (o.eval.rejected_at_max == 0) return "";
   return fmt::format("{} of {} simulated requests were rejected ({} prompts reach max-model-len); they count as failed "
                      "requests in the SLO verdict.",

@@ -10,14 +10,14 @@
 
 namespace kvplan::reports::size_detail {
 
-std::string weight_label(const size::Option& o);
-std::string kv_dtype_label(const size::Option& o);
+std::string weight_label(const size::Deployment& o);
+std::string kv_dtype_label(const size::Deployment& o);
 //! "fp8", "int4 kvquant": the dtype, and the scheme for a quantized cache.
-std::string kv_label(const size::Option& o);
+std::string kv_label(const size::Deployment& o);
 //! "continuous, 256 seqs" or "chunked, 128 seqs, 4096 tok": the engine limits searched.
-std::string engine_label(const size::Option& o);
+std::string engine_label(const size::Deployment& o);
 //! What binds, "max-num-seqs (default)" when the limit is the engine's default.
-std::string binds_label(const size::Option& o);
+std::string binds_label(const size::Deployment& o);
 //! "$1.33", "n/a" when the GPU has no price.
 std::string money(std::optional<double> v);
 //! Small amounts keep three significant digits: "$0.000123".
@@ -29,16 +29,16 @@ std::string validation_status(const size::SizeResult& r);
 
 // ---- the recommendation in words (text and HTML say the same)
 //! "$1.33/h: $0.16 per million output tokens, $0.029 per million input tokens, $0.000034 per request"
-std::string costs(const size::Option& o);
+std::string costs(const size::Deployment& o);
 //! "max 14.09 requests/s per replica (13.90-14.30 over 3 seeds)".
-std::string max_rate(const size::Option& o, const size::Recommendation& rec);
+std::string max_rate(const size::Deployment& o, const size::Recommendation& rec);
 //! "bound by max-num-seqs (engine default 256, not set by you)" or "bound by bandwidth".
-std::string binding(const size::Option& o, const size::Recommendation& rec);
+std::string binding(const size::Deployment& o, const size::Recommendation& rec);
 //! Load per replica and the N+1 statement.
 std::string headroom(const size::SizeResult& r, const size::Recommendation& rec);
 //! Why a model has no option meeting the SLO.
 std::string unmet_reason(const size::Unmet& u);
 //! Why requests were rejected at the max rate, or "".
-std::string rejected_note(const size::Option& o);
+std::string rejected_note(const size::Deployment& o);
 
 }  // namespace kvplan::reports::size_detail

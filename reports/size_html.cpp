@@ -16,7 +16,7 @@ namespace kvplan::reports {
 namespace size_detail {
 
 using html::escape;
-using size::Option;
+using size::Deployment;
 using size::SizeResult;
 
 namespace {
@@ -45,7 +45,7 @@ std::string td(const std::string& s, bool num) {
 }
 
 //! "#3 llama-3-8b l40s TP1 fp8/int4": the rank ties a chart entry to the options table.
-std::string short_label(const Option& o, size_t rank) {
+std::string short_label(const Deployment& o, size_t rank) {
   const auto& so = o.candidate.options;
   const std::string weights =
       so.quantization == WeightQuant::none ? weight_label(o) : std::string(to_string(so.quantization));
@@ -88,7 +88,7 @@ std::string html_head(const SizeResult& r) {
 std::string html_recommendations(const SizeResult& r) {
   std::string h;
   for (const auto& rec : r.recommendations) {
-    const Option& o = r.options[rec.option];
+    const Deployment& o = r.options[rec.option];
     const auto& so = o.candidate.options;
     h += "<div class=\"rec\"><h3>Recommendation for " + escape(o.model) + "</h3>";
     h += fmt::format("<p class=\"big\">{} × {} — {}</p>", o.gpus_total, escape(o.gpu), escape(costs(o)));
@@ -106,7 +106,7 @@ std::string html_recommendations(const SizeResult& r) {
     if (o.changes_quality) {
       h += "<p><span class=\"q\">changes quality</span> " + escape(o.quality) + "</p>";
       if (rec.lossless) {
-        const Option& q = r.options[*rec.lossless];
+        const Deployment& q = r.options[*rec.lossless];
         h += "<p class=\"alt\">Cheapest without a quality cost: <b>" + escape(option_label(q)) + "</b> — " +
              escape(money(q.cost_per_hour_usd)) + "/h, " + escape(money_small(q.cost_per_million_output_tokens_usd)) +
              " per million output tokens.</p>";
@@ -139,7 +139,7 @@ std::string html_option_tables(const SizeResult& r) {
     h += "</tr>\n";
     size_t shown = 0, total = 0;
     for (size_t i = 0; i < r.options.size(); ++i) {
-      const Option& o = r.options[i];
+      const Deployment& o = r.options[i];
       if (!o.meets_slo || o.model != model) continue;
       ++total;
       if (shown >= max_shown) continue;

@@ -11,14 +11,14 @@
 
 namespace kvplan::reports::size_detail {
 
-using size::Option;
+using size::Deployment;
 using size::SizeResult;
 
 std::string html_charts(const SizeResult& r) {
   const auto& w = r.workload;
   std::string h;
   h += "<h2>Charts</h2>\n<div class=\"charts\">\n";
-  std::vector<const Option*> charted;
+  std::vector<const Deployment*> charted;
   std::vector<size_t> charted_rank;
   for (size_t i = 0; i < r.options.size(); ++i)
     if (r.options[i].meets_slo && !r.options[i].capacity_curve.empty()) {
@@ -82,7 +82,7 @@ std::string html_charts(const SizeResult& r) {
     b.segments = {"weights", "KV cache pool", "activations", "runtime reserve", "left unused (utilization cap)"};
     b.colors = {"#0072B2", "#009E73", "#E69F00", "#CC79A7", "#d9d9d9"};
     for (size_t i = 0; i < charted.size(); ++i) {
-      const Option* o = charted[i];
+      const Deployment* o = charted[i];
       const auto& m = o->plan.memory;
       b.bars.push_back(short_label(*o, charted_rank[i]));
       const double other = static_cast<double>(m.usable_bytes - m.weights_bytes - m.activation_bytes - m.reserve_bytes -

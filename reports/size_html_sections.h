@@ -27,6 +27,6 @@ std::string html_assumptions(const size::SizeResult& r);
 //! A table cell, escaped; `num` right-aligns it.
 std::string td(const std::string& s, bool num = false);
 //! "#3 llama-3-8b l40s TP1 fp8/int4": the rank ties a chart entry to the options table.
-std::string short_label(const size::Option& o, size_t rank);
+std::string short_label(const size::Deployment& o, size_t rank);
 
 }  // namespace kvplan::reports::size_detail

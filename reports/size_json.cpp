@@ -8,7 +8,7 @@
 namespace kvplan::reports {
 
 using namespace size_detail;
-using size::Option;
+using size::Deployment;
 using size::SizeResult;
 
 namespace {
@@ -27,7 +27,7 @@ nlohmann::json load_json(const size::LoadPoint& p) {
 
 }  // namespace
 
-std::string option_label(const Option& o) {
+std::string option_label(const Deployment& o) {
   const auto& so = o.candidate.options;
   std::string gpus = o.replicas > 0 ? fmt::format("{} x {}", o.gpus_total, o.gpu) : o.gpu;
   std::string shape = fmt::format("TP {}", so.tp);

@@ -23,7 +23,7 @@ Table size_table(const size::SizeResult& r, size_t max_rows = 0, bool include_pr
 //! (cost_per_hour_usd, ttft_p99_s, ...), for CSV.
 Table size_table_raw(const size::SizeResult& r);
 //! "llama-3-8b on 2 x h100-sxm (TP 2), bf16 weights, KV fp8": one option in words.
-std::string option_label(const size::Option& o);
+std::string option_label(const size::Deployment& o);
 //! The recommendation, the ranked table, pruning counts and the assumptions, for a
 //! terminal (TextFormat::table) or as a Markdown document (TextFormat::md).
 std::string size_text(const size::SizeResult& r, TextFormat f, size_t max_rows = 20);

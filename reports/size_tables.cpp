@@ -9,7 +9,7 @@
 namespace kvplan::reports {
 
 using namespace size_detail;
-using size::Option;
+using size::Deployment;
 using size::SizeResult;
 
 Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
@@ -30,7 +30,7 @@ Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
     if (!r.options[i].pruned || include_pruned) take(i);
   std::sort(shown.begin(), shown.end());
   for (const size_t i : shown) {
-    const Option& o = r.options[i];
+    const Deployment& o = r.options[i];
     const auto& so = o.candidate.options;
     const bool ok = o.meets_slo;
     t.rows.push_back({std::to_string(i + 1), o.model, o.gpu, ok ? std::to_string(o.gpus_total) : "",

@@ -11,7 +11,7 @@
 namespace kvplan::reports {
 
 using namespace size_detail;
-using size::Option;
+using size::Deployment;
 using size::SizeResult;
 
 namespace {
@@ -37,7 +37,7 @@ std::string summary_line(const SizeResult& r) {
 }
 
 std::string recommendation(const SizeResult& r, const size::Recommendation& rec, bool md) {
-  const Option& o = r.options[rec.option];
+  const Deployment& o = r.options[rec.option];
   const std::string bullet = md ? "- " : "  ";
   std::string out = fmt::format("{}Recommended for {}: {}: {}; {}, {}{}.\n", md ? "- **" : "", o.model,
                                 option_label(o) + (md ? "**" : ""), costs(o), max_rate(o, rec), binding(o, rec),
@@ -46,7 +46,7 @@ std::string recommendation(const SizeResult& r, const size::Recommendation& rec,
   if (!o.what_if.empty()) out += bullet + o.what_if + "\n";
   if (const std::string note = rejected_note(o); !note.empty()) out += bullet + "Note: " + note + "\n";
   if (rec.lossless) {
-    const Option& q = r.options[*rec.lossless];
+    const Deployment& q = r.options[*rec.lossless];
     out += fmt::format("{}Without a quality cost: {}: {}/h.\n", bullet, option_label(q), money(q.cost_per_hour_usd));
   }
   return out;

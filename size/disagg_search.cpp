@@ -53,7 +53,7 @@ struct Layout {
 
 //! The model's formats for both pools: its recommendation, else its first evaluated
 //! option in rank order; the static scheduler is skipped (it has no prefill-only engine).
-const Option* format_source(const SizeResult& agg, const std::string& model) {
+const Deployment* format_source(const SizeResult& agg, const std::string& model) {
   for (const auto& o : agg.options)
     if (o.model == model && !o.pruned && o.plan_valid && o.candidate.scheduler != sim::Scheduler::static_batch)
       return &o;
@@ -61,7 +61,7 @@ const Option* format_source(const SizeResult& agg, const std::string& model) {
 }
 
 //! TPs the aggregated search evaluated for `model` on GPU `gpu` in `src`'s formats.
-std::vector<int64_t> viable_tps(const SizeResult& agg, const Option& src, int64_t gpu) {
+std::vector<int64_t> viable_tps(const SizeResult& agg, const Deployment& src, int64_t gpu) {
   std::set<int64_t> tps;
   const auto& s = src.candidate.options;
   for (const auto& o : agg.options) {
@@ -133,7 +133,7 @@ std::string unit_label(const DisaggOption& o) {
                      o.decode_gpu, o.decode_options.tp);
 }
 
-std::string agg_label(const Option& a) {
+std::string agg_label(const Deployment& a) {
   const auto& o = a.candidate.options;
   return o.pp > 1 ? fmt::format("{} x {} TP{} PP{}", a.replicas, a.gpu, o.tp, o.pp)
                   : fmt::format("{} x {} TP{}", a.replicas, a.gpu, o.tp);
@@ -143,7 +143,7 @@ DisaggVerdict verdict(const std::string& model, const SizeResult& agg, const std
                       const Slo& slo) {
   DisaggVerdict v;
   v.model = model;
-  const Option* a = nullptr;
+  const Deployment* a = nullptr;
   for (const auto& rec : agg.recommendations)
     if (rec.model == model) a = &agg.options[rec.option];
   if (a) {
@@ -232,7 +232,7 @@ DisaggSearchResult run_disagg_search(const SearchSpace& space, const SizeResult&
 
   std::vector<Layout> layouts;
   for (size_t mi = 0; mi < space.models.size(); ++mi) {
-    const Option* src = format_source(aggregated, space.models[mi].name);
+    const Deployment* src = format_source(aggregated, space.models[mi].name);
     if (!src) continue;
     std::optional<double> agg_cost;
     for (const auto& rec : aggregated.recommendations)

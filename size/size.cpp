@@ -153,7 +153,7 @@ void recommend(SizeResult& r) {
   for (const auto& o : r.options)
     if (std::find(models.begin(), models.end(), o.model) == models.end()) models.push_back(o.model);
   for (size_t i = 0; i < r.options.size(); ++i) {
-    const Option& o = r.options[i];
+    const Deployment& o = r.options[i];
     if (!o.meets_slo) continue;
     if (std::any_of(r.recommendations.begin(), r.recommendations.end(),
                     [&](const Recommendation& x) { return x.model == o.model; }))
@@ -197,8 +197,8 @@ void recommend(SizeResult& r) {
   }
 }
 
-void mark_pareto(std::vector<Option>& options) {
-  const auto eligible = [](const Option& o) { return o.meets_slo && o.cost_per_hour_usd.has_value(); };
+void mark_pareto(std::vector<Deployment>& options) {
+  const auto eligible = [](const Deployment& o) { return o.meets_slo && o.cost_per_hour_usd.has_value(); };
   for (auto& a : options) {
     a.pareto = false;
     if (!eligible(a)) continue;
@@ -257,8 +257,8 @@ int64_t context_cap(const ModelConfig& m, const ServingOptions& o) {
 //! Options meeting the SLO by cost per hour (unpriced after priced); at equal cost the
 //! ones without a quality cost first, then by p99 e2e latency; then evaluated options
 //! that miss the SLO, then pruned ones; remaining ties by candidate index.
-bool ranks_before(const Option& a, const Option& b) {
-  const auto tier = [](const Option& o) {
+bool ranks_before(const Deployment& a, const Deployment& b) {
+  const auto tier = [](const Deployment& o) {
     if (o.meets_slo) return o.cost_per_hour_usd ? 0 : 1;
     return o.pruned ? 3 : 2;
   };
@@ -344,7 +344,7 @@ std::string infeasible_reason(const RateCeiling& rc, int64_t max_model_len) {
 
 //! Phase 1a: plan and prune every candidate; with the simulator, also its rate ceiling
 //! and the cost of the fewest replicas it could need.
-std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidates, std::vector<Option>& options,
+std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidates, std::vector<Deployment>& options,
                                          const SearchSpace& space, const Workload& w, const SizeOptions& opt,
                                          const WorkloadShape& shape, bool simulate, bool bounded, int threads) {
   std::vector<Prepared> prep(candidates.size());
@@ -353,7 +353,7 @@ std::vector<Prepared> prepare_candidates(const std::vector<Candidate>& candidate
     const Candidate& c = candidates[static_cast<size_t>(i)];
     const ModelConfig& m = space.models[static_cast<size_t>(c.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(c.gpu)];
-    Option& o = options[static_cast<size_t>(i)];
+    Deployment& o = options[static_cast<size_t>(i)];
     Prepared& p = prep[static_cast<size_t>(i)];
     o.candidate = c;
     o.model = m.name;
@@ -416,7 +416,7 @@ struct Best {
   }
 };
 
-std::optional<double> proven_cost(const Option& o, const SearchSpace& space, double rate_per_s) {
+std::optional<double> proven_cost(const Deployment& o, const SearchSpace& space, double rate_per_s) {
   const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
   if (!o.meets_slo || !g.price_per_hour_usd) return std::nullopt;
   const auto& so = o.candidate.options;
@@ -429,7 +429,7 @@ std::optional<double> proven_cost(const Option& o, const SearchSpace& space, dou
 //! with a cost floor within the final best are kept (every one of them ran, since the
 //! best only falls to its final value), the others are reported as skipped by the bound.
 //! Identical simulations run once (simulation_key).
-void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepared>& prep, const SearchSpace& space,
+void evaluate_candidates(std::vector<Deployment>& options, const std::vector<Prepared>& prep, const SearchSpace& space,
                          const Workload& w, const SizeOptions& opt, const Evaluator& evaluator,
                          const WorkloadShape& shape, bool bounded, int threads) {
   std::vector<size_t> order;
@@ -453,7 +453,7 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
     for (size_t k = first_open; k < order.size() && !out; ++k) {
       if (claimed[k]) continue;
       claimed[k] = 1;  // claimed now, or skipped for good: the best only falls
-      const Option& o = options[order[k]];
+      const Deployment& o = options[order[k]];
       if (!bounded || best[static_cast<size_t>(o.candidate.model)].admits(prep[order[k]], o.changes_quality))
         out = order[k];
     }
@@ -477,7 +477,7 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
         }
         result = it->second;
       }
-      Option& o = options[i];
+      Deployment& o = options[i];
       if (mine) {
         const Candidate& c = o.candidate;
         try {
@@ -516,7 +516,7 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
     if (errors[i] && kept(i)) std::rethrow_exception(errors[i]);
   if (!bounded) return;
   for (const size_t i : order) {
-    Option& o = options[i];
+    Deployment& o = options[i];
     const Best& b = best[static_cast<size_t>(o.candidate.model)];
     if (kept(i)) continue;
     const Prepared& p = prep[i];
@@ -532,10 +532,10 @@ void evaluate_candidates(std::vector<Option>& options, const std::vector<Prepare
 }
 
 //! How the candidates were settled (SizeResult::pruned_by_bound, pruned_infeasible, reused).
-void count_search(const std::vector<Option>& options, const std::vector<Prepared>& prep, SizeResult& res) {
+void count_search(const std::vector<Deployment>& options, const std::vector<Prepared>& prep, SizeResult& res) {
   std::set<std::string> seen;
   for (size_t i = 0; i < options.size(); ++i) {
-    const Option& o = options[i];
+    const Deployment& o = options[i];
     if (o.pruned && o.pruned->rfind("bound:", 0) == 0) ++res.pruned_by_bound;
     if (!prep[i].evaluate && o.eval.requests_at_max > 0) ++res.pruned_infeasible;
     if (!o.pruned && prep[i].evaluate && !seen.insert(prep[i].key).second) ++res.reused;
@@ -543,7 +543,7 @@ void count_search(const std::vector<Option>& options, const std::vector<Prepared
 }
 
 //! Replicas for the workload's rate, cost per hour, per million tokens and per request.
-void price_options(std::vector<Option>& options, const SearchSpace& space, SizeResult& res) {
+void price_options(std::vector<Deployment>& options, const SearchSpace& space, SizeResult& res) {
   const WorkloadShape& shape = res.shape;
   for (auto& o : options) {
     if (!o.pruned) ++res.evaluated;
@@ -564,13 +564,13 @@ void price_options(std::vector<Option>& options, const SearchSpace& space, SizeR
 }
 
 //! Phase 2 (simulator only): each replica at its share of the workload's rate.
-void probe_operating_points(std::vector<Option>& options, const SearchSpace& space, const Workload& w,
+void probe_operating_points(std::vector<Deployment>& options, const SearchSpace& space, const Workload& w,
                             const SizeOptions& opt, double rate_per_s, int threads) {
   std::vector<size_t> meeting;
   for (size_t i = 0; i < options.size(); ++i)
     if (options[i].meets_slo) meeting.push_back(i);
   parallel_for(static_cast<int64_t>(meeting.size()), threads, [&](int64_t k) {
-    Option& o = options[meeting[static_cast<size_t>(k)]];
+    Deployment& o = options[meeting[static_cast<size_t>(k)]];
     const double share = rate_per_s / static_cast<double>(o.replicas);
     o.operating = detail::probe_rate(o.candidate, space.models[static_cast<size_t>(o.candidate.model)],
                                      space.gpus[static_cast<size_t>(o.candidate.gpu)], w, share, opt);
@@ -580,7 +580,7 @@ void probe_operating_points(std::vector<Option>& options, const SearchSpace& spa
 //! Chart data for the first options: KV capacity against context; load curves.
 //! Diverse first: the best option of each model, then of each (model, GPU), then the
 //! next best overall, up to detail_top; charted in rank order.
-void add_chart_data(std::vector<Option>& options, const SearchSpace& space, const Workload& w,
+void add_chart_data(std::vector<Deployment>& options, const SearchSpace& space, const Workload& w,
                     const SizeOptions& opt, bool simulate, int threads) {
   std::vector<size_t> charted;
   const auto pick_best_per = [&](auto key) {
@@ -594,14 +594,14 @@ void add_chart_data(std::vector<Option>& options, const SearchSpace& space, cons
     }
   };
   if (!options.empty()) {
-    pick_best_per([](const Option& o) { return o.candidate.model; });
-    pick_best_per([](const Option& o) { return std::make_pair(o.candidate.model, o.candidate.gpu); });
+    pick_best_per([](const Deployment& o) { return o.candidate.model; });
+    pick_best_per([](const Deployment& o) { return std::make_pair(o.candidate.model, o.candidate.gpu); });
   }
   for (size_t i = 0; i < options.size() && charted.size() < opt.detail_top; ++i)
     if (options[i].meets_slo && std::find(charted.begin(), charted.end(), i) == charted.end()) charted.push_back(i);
   std::sort(charted.begin(), charted.end());
   parallel_for(static_cast<int64_t>(charted.size()), threads, [&](int64_t k) {
-    Option& o = options[charted[static_cast<size_t>(k)]];
+    Deployment& o = options[charted[static_cast<size_t>(k)]];
     const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
     const ModelConfig mw = apply_what_if(m, o.candidate.options);
@@ -630,7 +630,7 @@ void measure_spread(SizeResult& res, const SearchSpace& space, const Workload& w
       measured.push_back(k);
   parallel_for(static_cast<int64_t>(measured.size()), threads, [&](int64_t k) {
     Recommendation& rec = res.recommendations[measured[static_cast<size_t>(k)]];
-    const Option& o = res.options[rec.option];
+    const Deployment& o = res.options[rec.option];
     const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
     const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
     MaxRateSpread sp;
@@ -671,7 +671,7 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   // bound says nothing about: every candidate is simulated then.
   const bool bounded = simulate && !opt.exhaustive && !opt.buy;
   res.exhaustive = !bounded;
-  std::vector<Option> options(candidates.size());
+  std::vector<Deployment> options(candidates.size());
   const std::vector<Prepared> prep = prepare_candidates(candidates, options, space, w, opt, res.shape, simulate, bounded, threads);
   evaluate_candidates(options, prep, space, w, opt, evaluator, res.shape, bounded, threads);
   count_search(options, prep, res);

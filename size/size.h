@@ -9,8 +9,8 @@
 // candidate is evaluated alone, with the same seed (common random numbers: every option
 // sees the same requests), and collected by candidate index.
 //
-// The result types below are plain values with inline helpers only, so reports/ can
-// render them without linking this library.
+// The result types below are plain values; reports/ renders them and calls none of the
+// functions that decide (docs/ARCHITECTURE.md's `decides` list, checked by ctest).
 #pragma once
 
 #include <cstdint>
@@ -126,8 +126,8 @@ struct Evaluation {
   int runs = 0;                   //!< simulations (or model evaluations) spent
 };
 
-//! One row of the answer: a candidate with its plan, evaluation and price.
-struct Option {
+//! One row of the answer: a priced deployment, a candidate with its plan, evaluation, replicas and price.
+struct Deployment {
   Candidate candidate;
   std::string model, gpu;
   std::optional<std::string> pruned;  //!< why it was not evaluated (impossible or hopeless)
@@ -194,7 +194,7 @@ struct Unmet {
 struct SizeResult {
   Workload workload;
   WorkloadShape shape;
-  std::vector<Option> options;      //!< ranked by SizeOptions::objective (rent: meeting the SLO by cost), then the others
+  std::vector<Deployment> options;      //!< ranked by SizeOptions::objective (rent: meeting the SLO by cost), then the others
   std::vector<Recommendation> recommendations;  //!< one per model with an option, in rank order
   std::vector<Unmet> unmet;         //!< models with none
   int64_t what_if_skipped = 0;      //!< candidates left out: no engine runs them (SearchSpace::what_if)
@@ -280,13 +280,14 @@ double cost_per_million_output_tokens(double cost_per_hour_usd, double rate_per_
 double cost_per_million_input_tokens(double cost_per_hour_usd, double rate_per_s, double prompt_mean_tokens);
 //! cost / h / (rate x 3600): the deployment's cost per request served.
 double cost_per_request(double cost_per_hour_usd, double rate_per_s);
-//! The recommendations (one per model, cheapest meeting the SLO) and the models with
-//! none, from ranked options. `space` gives the user's own options (max-num-seqs).
+//! The recommendations (one per model: its first option meeting the SLO in the ranked
+//! r.options, with the first lossless one after it when that one changes quality) and the
+//! models with none, with the reason.
 void recommend(SizeResult& r);
 //! Marks `pareto` on the options meeting the SLO with a price that no other such option
 //! of the same model beats on both cost per hour and p99 e2e latency (at least as good on
 //! both, better on one). Different models are not compared: they differ in quality.
-void mark_pareto(std::vector<Option>& options);
+void mark_pareto(std::vector<Deployment>& options);
 
 //! The published quality cost of an option's weight and KV formats (docs/references.md), or "".
 std::string quality_note(const ServingOptions& o, const ModelConfig& m);

@@ -151,7 +151,7 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   return b;
 }
 
-double busy_fraction(const Option& o, double rate_per_s) {
+double busy_fraction(const Deployment& o, double rate_per_s) {
   if (o.operating.busy_fraction > 0) return std::min(1.0, o.operating.busy_fraction);
   if (!(o.eval.max_rate_per_s > 0) || o.replicas < 1) return 1.0;
   return std::min(1.0, rate_per_s / static_cast<double>(o.replicas) / o.eval.max_rate_per_s);
@@ -192,7 +192,7 @@ void rank(SizeResult& r, BuyResult& buy, Objective o) {
   buy.objective = o;
   // Key per option: tier (0 = rankable by the objective, 1 = meets the SLO but has no
   // figure for it, 2 = the rest in their order), then the objective's figure.
-  const auto key = [&](const Option& x) -> std::pair<int, double> {
+  const auto key = [&](const Deployment& x) -> std::pair<int, double> {
     if (!x.meets_slo) return {2, 0.0};
     const BuyFigures* b = buy.find(x.candidate.index);
     const bool bought = b != nullptr && !b->infeasible;
@@ -204,7 +204,7 @@ void rank(SizeResult& r, BuyResult& buy, Objective o) {
     }
     return {1, 0.0};
   };
-  std::stable_sort(r.options.begin(), r.options.end(), [&](const Option& a, const Option& b) {
+  std::stable_sort(r.options.begin(), r.options.end(), [&](const Deployment& a, const Deployment& b) {
     const auto ka = key(a), kb = key(b);
     if (ka.first != kb.first) return ka.first < kb.first;
     return ka.first == 0 && ka.second < kb.second;

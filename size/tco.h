@@ -28,7 +28,7 @@
 
 namespace kvplan::size {
 
-struct Option;      // size/size.h, which includes this header: the search prices purchases
+struct Deployment;      // size/size.h, which includes this header: the search prices purchases
 struct SizeResult;  // with the options below and ranks by the objective it is given
 
 //! What the user's site costs and allows. Every default is printed in the report's
@@ -155,7 +155,7 @@ struct BuyResult {
 
 //! One replica's busy fraction at its operating point: the simulated one when there
 //! is one, else its share of the load over its max rate (capped at 1).
-double busy_fraction(const Option& o, double rate_per_s);
+double busy_fraction(const Deployment& o, double rate_per_s);
 
 //! Buy figures for every option of `r` meeting the SLO whose GPU has purchase data in
 //! `servers` (matched by GPU name).

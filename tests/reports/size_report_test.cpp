@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 // GCC 12 at -O3 (Release) warns falsely that the short strings assigned to a hand-built
-// size::Option may be used uninitialized (its small-string copy, inlined); the options are
+// size::Deployment may be used uninitialized (its small-string copy, inlined); the options are
 // built in this file, so the pragma covers the whole file.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -21,8 +21,8 @@ using namespace kvplan;
 
 namespace {
 
-size::Option meeting_option(const std::string& gpu, int64_t tp, double cost, bool quality) {
-  size::Option o;
+size::Deployment meeting_option(const std::string& gpu, int64_t tp, double cost, bool quality) {
+  size::Deployment o;
   o.model = "llama-3-8b";
   o.gpu = gpu;
   o.candidate.options.tp = tp;
@@ -60,7 +60,7 @@ size::SizeResult result() {
   r.engine = "ideal";
   r.options.push_back(meeting_option("l40s", 1, 2.66, true));
   r.options.push_back(meeting_option("h100-sxm", 1, 6.70, false));
-  size::Option pruned;
+  size::Deployment pruned;
   pruned.model = "llama-3-8b";
   pruned.gpu = "l4";
   pruned.pruned = "memory: weights 16.1 GB per GPU exceed the usable 15.0 GB";

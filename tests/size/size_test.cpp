@@ -14,7 +14,7 @@
 #include "tests/size/workloads.h"
 
 using namespace kvplan;
-using size::Option;
+using size::Deployment;
 
 namespace {
 
@@ -24,8 +24,8 @@ GpuSpec priced(const std::string& name, double price) {
   return g;
 }
 
-Option option(const std::string& model, int64_t model_index, double cost, double e2e, bool meets = true) {
-  Option o;
+Deployment option(const std::string& model, int64_t model_index, double cost, double e2e, bool meets = true) {
+  Deployment o;
   o.model = model;
   o.candidate.model = model_index;
   o.meets_slo = meets;
@@ -69,7 +69,7 @@ TEST_CASE("replicas round the rate ratio up, and an exact multiple needs no extr
 }
 
 TEST_CASE("the Pareto frontier keeps options no other option of the same model beats on cost and latency") {
-  std::vector<Option> v = {
+  std::vector<Deployment> v = {
       option("m", 0, 1.0, 10.0),   // A: cheapest of the mid-latency ones -> frontier
       option("m", 0, 2.0, 5.0),    // B: frontier
       option("m", 0, 2.0, 8.0),    // C: B is as cheap and faster -> dominated
@@ -365,7 +365,7 @@ TEST_CASE("the recommendation: costs per input token and request, headroom, N+1,
   const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
   REQUIRE(r.recommendations.size() == 1);
   const auto& rec = r.recommendations[0];
-  const Option& o = r.options[rec.option];
+  const Deployment& o = r.options[rec.option];
   // 11 requests/s at 5 per replica: ceil(2.2) = 3 replicas, $6/h; each replica at
   // 11 / 15 = 73.3 %; N+1 = 4 replicas, $8/h.
   CHECK(o.replicas == 3);

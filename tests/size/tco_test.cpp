@@ -226,7 +226,7 @@ TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latenc
   // lowest capex and the lowest latency. A fourth misses the SLO and stays last.
   SizeResult r;
   const auto option = [](int64_t index, double rent, double e2e) {
-    Option o;
+    Deployment o;
     o.candidate.index = index;
     o.meets_slo = true;
     o.cost_per_hour_usd = rent;
@@ -235,7 +235,7 @@ TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latenc
     o.eval.max_rate_per_s = 1.0;
     return o;
   };
-  r.options = {option(0, 1.0, 3.0), option(1, 2.0, 2.0), option(2, 3.0, 1.0), Option{}};
+  r.options = {option(0, 1.0, 3.0), option(1, 2.0, 2.0), option(2, 3.0, 1.0), Deployment{}};
   r.options[3].candidate.index = 3;
   BuyResult buy;
   const auto figures = [](int64_t index, double tco, double capex) {
@@ -273,7 +273,7 @@ TEST_CASE("objectives rank options meeting the SLO by TCO, capex, rent or latenc
 }
 
 TEST_CASE("busy fraction: the simulated one, else the replica's share of the load over its max rate") {
-  Option o;
+  Deployment o;
   o.replicas = 2;
   o.eval.max_rate_per_s = 5;
   // Planner evaluator (nothing simulated): 6 requests/s over 2 replicas = 3/s each, of a
@@ -333,7 +333,7 @@ TEST_CASE("a purchase file with a missing or negative figure is an InputError na
 
 TEST_CASE("the Buy section renders every figure with its unit, a chart, and sits before the assumptions") {
   SizeResult r;
-  Option o;
+  Deployment o;
   o.candidate.index = 7;
   o.model = "m";
   o.gpu = "h100-sxm";
