@@ -63,4 +63,13 @@ inline GpuSpec h100() {
   return g;
 }
 
+//! A replica's parallel shape: TP x PP x DP (data-parallel attention ranks).
+inline ServingOptions parallel_shape(int64_t tp, int64_t pp, int64_t dp = 1) {
+  ServingOptions o;
+  o.tp = tp;
+  o.pp = pp;
+  o.dp = dp;
+  return o;
+}
+
 }  // namespace kvplan::test

@@ -23,13 +23,6 @@ using kvplan::cluster::test::pool;
 
 namespace {
 
-SimOptions chunked() {
-  SimOptions o;
-  o.scheduler = Scheduler::chunked;
-  o.check_invariants = true;
-  return o;
-}
-
 // Llama-3-8B in bf16 keeps K and V for 32 layers x 8 KV heads x 128 dims x 2 bytes:
 // 2 x 32 x 8 x 128 x 2 = 131,072 bytes per token (128 KiB).
 constexpr int64_t kKvBytesPerToken = int64_t{2} * 32 * 8 * 128 * 2;
@@ -53,7 +46,7 @@ TEST_CASE("one request alone: TTFT = prefill + KV transfer + the decode instance
   const double first_s = stm.step(1, stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s;
   double decode_s = 0;
   for (int64_t c = 1001; c <= 1100; ++c) decode_s += stm.decode(1, c).time_s;
-  const DisaggResult r = ds.run(burst(1, 1000, 101), chunked());
+  const DisaggResult r = ds.run(burst(1, 1000, 101), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.overall.completed == 1);
   CHECK(r.transfers == 1);
   CHECK(r.transfer_s.p50 == doctest::Approx(2.63644e-3).epsilon(1e-9));
@@ -88,7 +81,7 @@ TEST_CASE("a full decode pool makes a transferred request wait for blocks, and t
   double decode_s = 0;
   for (int64_t c = 33; c <= 48; ++c) decode_s += stm.decode(1, c).time_s;
   const double r0_done = l0 + s1 + decode_s;
-  const DisaggResult r = ds.run(burst(2, 32, 17), chunked());
+  const DisaggResult r = ds.run(burst(2, 32, 17), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.overall.completed == 2);
   CHECK(r.decode.peak_kv_utilization == doctest::Approx(1.0));
   // Nearest rank over two requests: p50 the first, p99 the second.
@@ -103,7 +96,7 @@ TEST_CASE("a request longer than the decode pool is rejected there and fails the
   const ModelConfig m = llama3_8b();
   DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 1), {}};
   l.decode.num_blocks = 3;
-  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 40, 17), chunked());
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 40, 17), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.overall.completed == 0);
   CHECK(r.overall.rejected == 1);
   CHECK(r.overall.rejected_pool == 1);
@@ -116,7 +109,7 @@ TEST_CASE("pools: least outstanding spreads a burst over the instances") {
   // instances: 4 each.
   const ModelConfig m = llama3_8b();
   const DisaggLayout l{pool(h100_with_links(), 1, 4), pool(h100_with_links("h100-b"), 1, 2), {}};
-  const DisaggResult r = DisaggSimulator(m, l).run(burst(8, 500, 20), chunked());
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(8, 500, 20), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.overall.completed == 8);
   CHECK(r.prefill.instances == 4);
   CHECK(r.prefill.gpus == 4);
@@ -162,13 +155,13 @@ TEST_CASE("the max rate of a layout whose KV link is the bottleneck is the link'
   w.slo = Slo{5.0, 1.0};
   MaxRateOptions mo;
   mo.requests = 1000;
-  const MaxRate r = find_max_rate(ds, w, chunked(), mo);
+  const MaxRate r = find_max_rate(ds, w, kvplan::sim::test::with(Scheduler::chunked), mo);
   REQUIRE(r.found);
   CHECK(r.max_rate_per_s > 11.92 * (1 - mo.rel_tolerance));
   CHECK(r.max_rate_per_s < 12.67);
   // A TTFT target below one transfer is met at no rate.
   w.slo = Slo{0.05, 1.0};
-  CHECK_FALSE(find_max_rate(ds, w, chunked(), mo).found);
+  CHECK_FALSE(find_max_rate(ds, w, kvplan::sim::test::with(Scheduler::chunked), mo).found);
 }
 
 TEST_CASE("each pool runs on its own GPU's step times, and the decode side's calibration overheads reach TTFT") {
@@ -194,7 +187,7 @@ TEST_CASE("each pool runs on its own GPU's step times, and the decode side's cal
   double decode_s = 0, last_s = 0;
   for (int64_t c = 1001; c <= 1010; ++c) decode_s += last_s = slow_stm.decode(1, c).time_s;
   const double transfer_s = 1000.0 * kKvBytesPerToken / 50e9 + 15e-6;
-  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 1000, 11), chunked());
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 1000, 11), kvplan::sim::test::with(Scheduler::chunked));
   const double ttft = prefill_s + transfer_s + s1 + 0.05 + s1;
   const double e2e = prefill_s + transfer_s + s1 + decode_s + 0.05 + last_s;
   CHECK(r.overall.ttft_s.p50 == doctest::Approx(ttft).epsilon(1e-9));
@@ -217,7 +210,7 @@ TEST_CASE("a prefill instance keeps a request's KV until it has landed: a full p
   const double l0 = t + xfer;
   const double l1 = l0 + t + xfer;
   const double s1 = stm.step(1, stm.kv_traffic().prefill_pairs(31, 1), 0, 0).time_s;
-  const DisaggResult r = DisaggSimulator(m, l).run(burst(2, 32, 2), chunked());
+  const DisaggResult r = DisaggSimulator(m, l).run(burst(2, 32, 2), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.overall.completed == 2);
   CHECK(r.prefill.peak_kv_utilization == doctest::Approx(1.0));
   CHECK(r.prefill.wait_s.p99 == doctest::Approx(l0).epsilon(1e-9));

@@ -33,13 +33,6 @@ Workload trace(const std::vector<TraceRow>& rows) {
   return w;
 }
 
-SimOptions chunked() {
-  SimOptions o;
-  o.scheduler = Scheduler::chunked;
-  o.check_invariants = true;
-  return o;
-}
-
 //! The replica each request was routed to, by request index.
 std::vector<int64_t> routes(const Simulator& sim, const Workload& w, const SimOptions& o, FleetOptions f) {
   std::vector<int64_t> to(static_cast<size_t>(w.requests), -1);
@@ -80,12 +73,12 @@ TEST_CASE("round-robin over N identical replicas with fixed-interval arrivals is
   // R = 40/s over 4 replicas: 10/s each, 2 kB prompts and 200 outputs: a batched load.
   const Simulator sim(llama3_8b(), h100(), ServingOptions{});
   const int64_t n = 4, per = 400;
-  const SimResult one = sim.run(fixed_interval(per, 40.0 / n, 2000, 200), chunked());
+  const SimResult one = sim.run(fixed_interval(per, 40.0 / n, 2000, 200), kvplan::sim::test::with(Scheduler::chunked));
   REQUIRE(one.batch_max > 1);  // requests overlap: the replicas batch
   FleetOptions f;
   f.replicas = n;
   f.router = Router::round_robin;
-  const FleetResult r = simulate_fleet(sim, fixed_interval(n * per, 40.0, 2000, 200), chunked(), f);
+  const FleetResult r = simulate_fleet(sim, fixed_interval(n * per, 40.0, 2000, 200), kvplan::sim::test::with(Scheduler::chunked), f);
   REQUIRE(r.replicas.size() == static_cast<size_t>(n));
   for (const SimResult& rep : r.replicas) check_same(rep, one);
   CHECK(r.fleet.completed == n * one.completed);
@@ -103,10 +96,10 @@ TEST_CASE("one replica is the lone engine, whatever the router") {
   const Simulator sim(llama3_8b(), h100(), ServingOptions{});
   Workload shared = fixed_interval(300, 30.0, 100, 50);
   shared.shared_prefix = SharedPrefix{3, 4, 64, false};
-  SimOptions small = chunked();
+  SimOptions small = kvplan::sim::test::with(Scheduler::chunked);
   small.num_blocks = 300;
   for (const Workload& w : {sim::test::burst(64, 700, 40), sim::test::poisson(500, 25.0, 900, 150), shared})
-    for (const SimOptions& o : {chunked(), small})
+    for (const SimOptions& o : {kvplan::sim::test::with(Scheduler::chunked), small})
       for (Router router : {Router::round_robin, Router::least_outstanding, Router::least_kv, Router::prefix_aware}) {
         const SimResult lone = sim.run(w, o);
         const FleetResult f = simulate_fleet(sim, w, o, FleetOptions{1, router, nullptr, nullptr});
@@ -135,14 +128,14 @@ TEST_CASE("least-outstanding sends short requests away from the replica busy wit
   FleetOptions f;
   f.replicas = 2;
   f.router = Router::least_outstanding;
-  CHECK(routes(sim, w, chunked(), f) == std::vector<int64_t>{0, 1, 1});
+  CHECK(routes(sim, w, kvplan::sim::test::with(Scheduler::chunked), f) == std::vector<int64_t>{0, 1, 1});
   f.router = Router::least_kv;  // replica 0 holds the long request's blocks, replica 1 none
-  CHECK(routes(sim, w, chunked(), f) == std::vector<int64_t>{0, 1, 1});
+  CHECK(routes(sim, w, kvplan::sim::test::with(Scheduler::chunked), f) == std::vector<int64_t>{0, 1, 1});
   f.router = Router::round_robin;
-  CHECK(routes(sim, w, chunked(), f) == std::vector<int64_t>{0, 1, 0});
+  CHECK(routes(sim, w, kvplan::sim::test::with(Scheduler::chunked), f) == std::vector<int64_t>{0, 1, 0});
   // The short requests on replica 1 wait for nobody: each TTFT is its own prefill.
   f.router = Router::least_outstanding;
-  const FleetResult r = simulate_fleet(sim, w, chunked(), f);
+  const FleetResult r = simulate_fleet(sim, w, kvplan::sim::test::with(Scheduler::chunked), f);
   CHECK(r.replicas[0].arrived == 1);
   CHECK(r.replicas[1].arrived == 2);
   CHECK(r.replicas[1].ttft_s.p99 == doctest::Approx(sim.step_model().step(100, 100 * 101 / 2.0, 0, 0).time_s).epsilon(1e-9));
@@ -163,14 +156,14 @@ TEST_CASE("prefix-aware routing sends a repeated prompt to the replica that serv
   FleetOptions f;
   f.replicas = 2;
   f.router = Router::prefix_aware;
-  CHECK(routes(sim, w, chunked(), f) == std::vector<int64_t>{0, 1, 0, 0, 1, 0});
-  const FleetResult r = simulate_fleet(sim, w, chunked(), f);
+  CHECK(routes(sim, w, kvplan::sim::test::with(Scheduler::chunked), f) == std::vector<int64_t>{0, 1, 0, 0, 1, 0});
+  const FleetResult r = simulate_fleet(sim, w, kvplan::sim::test::with(Scheduler::chunked), f);
   CHECK(r.fleet.cached_prompt_tokens == 3 * 192);
   CHECK(r.replicas[0].cached_prompt_tokens == 2 * 192);
   CHECK(r.replicas[1].cached_prompt_tokens == 192);
   f.router = Router::least_outstanding;
-  CHECK(routes(sim, w, chunked(), f) == std::vector<int64_t>{0, 1, 0, 1, 0, 1});
-  CHECK(simulate_fleet(sim, w, chunked(), f).fleet.cached_prompt_tokens == 0);
+  CHECK(routes(sim, w, kvplan::sim::test::with(Scheduler::chunked), f) == std::vector<int64_t>{0, 1, 0, 1, 0, 1});
+  CHECK(simulate_fleet(sim, w, kvplan::sim::test::with(Scheduler::chunked), f).fleet.cached_prompt_tokens == 0);
 }
 
 TEST_CASE("requests arriving together are all routed before any replica composes its step") {
@@ -184,7 +177,7 @@ TEST_CASE("requests arriving together are all routed before any replica composes
   FleetOptions f;
   f.replicas = 2;
   f.router = Router::least_kv;
-  CHECK(routes(sim, w, chunked(), f) == std::vector<int64_t>{0, 1, 0, 1});
+  CHECK(routes(sim, w, kvplan::sim::test::with(Scheduler::chunked), f) == std::vector<int64_t>{0, 1, 0, 1});
 }
 
 TEST_CASE("router names and bad fleets") {
@@ -192,6 +185,6 @@ TEST_CASE("router names and bad fleets") {
     CHECK(parse_router(to_string(r)) == r);
   CHECK_FALSE(parse_router("random"));
   const Simulator sim(llama3_8b(), h100(), ServingOptions{});
-  CHECK_THROWS_AS(simulate_fleet(sim, sim::test::burst(2, 10, 2), chunked(), FleetOptions{0, Router::round_robin, {}, {}}),
+  CHECK_THROWS_AS(simulate_fleet(sim, sim::test::burst(2, 10, 2), kvplan::sim::test::with(Scheduler::chunked), FleetOptions{0, Router::round_robin, {}, {}}),
                   InputError);
 }

@@ -31,13 +31,6 @@ Workload users(int64_t groups, int64_t users_per_group, int64_t system, int64_t 
   return w;
 }
 
-SimOptions chunked() {
-  SimOptions o;
-  o.scheduler = Scheduler::chunked;
-  o.check_invariants = true;
-  return o;
-}
-
 std::vector<double> first_token_delays(const Simulator& sim, const Workload& w, SimOptions o) {
   std::vector<double> arrival, ttft;
   o.on_request = [&](const RequestEvent& e) {
@@ -61,17 +54,17 @@ TEST_CASE("a repeated prompt skips its cached full blocks and recomputes the res
   const Simulator sim(m, h100(), o);
   const Workload w = users(1, 1, 96, 104, 1, 2, 1000.0);
   const StepTimeModel& stm = sim.step_model();
-  const std::vector<double> ttft = first_token_delays(sim, w, chunked());
+  const std::vector<double> ttft = first_token_delays(sim, w, kvplan::sim::test::with(Scheduler::chunked));
   REQUIRE(ttft.size() == 2);
   CHECK(ttft[0] == doctest::Approx(stm.step(200, 20100, 0, 0).time_s).epsilon(1e-12));
   CHECK(ttft[1] == doctest::Approx(stm.step(8, 1572, 0, 0).time_s).epsilon(1e-12));
-  CHECK(sim.run(w, chunked()).cached_prompt_tokens == 192);
+  CHECK(sim.run(w, kvplan::sim::test::with(Scheduler::chunked)).cached_prompt_tokens == 192);
 
   ServingOptions off = o;
   off.enable_prefix_caching = false;
   const Simulator no_cache(m, h100(), off);
-  CHECK(no_cache.run(w, chunked()).cached_prompt_tokens == 0);
-  const std::vector<double> same = first_token_delays(no_cache, w, chunked());
+  CHECK(no_cache.run(w, kvplan::sim::test::with(Scheduler::chunked)).cached_prompt_tokens == 0);
+  const std::vector<double> same = first_token_delays(no_cache, w, kvplan::sim::test::with(Scheduler::chunked));
   CHECK(same[1] == doctest::Approx(stm.step(200, 20100, 0, 0).time_s).epsilon(1e-12));
 }
 
@@ -79,7 +72,7 @@ TEST_CASE("users of one group share the full blocks of their system prompt") {
   // System prompt 100 tokens = 6 full blocks (96 tokens); the 7th block mixes system and
   // question, so it is the user's own. User 2's first request hits 96 tokens.
   const Simulator sim(llama3_8b(), h100(), ServingOptions{});
-  const SimResult r = sim.run(users(1, 2, 100, 300, 1, 2, 1000.0), chunked());
+  const SimResult r = sim.run(users(1, 2, 100, 300, 1, 2, 1000.0), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.cached_prompt_tokens == 96);
 }
 
@@ -90,10 +83,10 @@ TEST_CASE("under pool pressure the least recently freed blocks go first, a promp
   // third request hits blocks 0..6 = 112 tokens. With a large pool it hits all 192.
   const Simulator sim(llama3_8b(), h100(), ServingOptions{});
   const Workload w = users(2, 1, 0, 200, 1, 3, 1000.0);
-  SimOptions small = chunked();
+  SimOptions small = kvplan::sim::test::with(Scheduler::chunked);
   small.num_blocks = 20;
   CHECK(sim.run(w, small).cached_prompt_tokens == 112);
-  CHECK(sim.run(w, chunked()).cached_prompt_tokens == 192);
+  CHECK(sim.run(w, kvplan::sim::test::with(Scheduler::chunked)).cached_prompt_tokens == 192);
 }
 
 TEST_CASE("the per-request overhead and the output lag add to TTFT and E2E, not to ITL") {
@@ -114,7 +107,7 @@ TEST_CASE("the per-request overhead and the output lag add to TTFT and E2E, not 
   Workload w = users(1, 1, 0, 1000, 3, 1, 1.0);
   w.shared_prefix = SharedPrefix{};
   w.prompt_tokens.value = 1000;
-  const SimResult r = sim.run(w, chunked());
+  const SimResult r = sim.run(w, kvplan::sim::test::with(Scheduler::chunked));
   const double prefill_s = stm.prefill(1000).time_s;
   const double d1 = stm.decode(1, 1001).time_s, d2 = stm.decode(1, 1002).time_s;
   CHECK(r.ttft_s.mean == doctest::Approx(0.02 + prefill_s * 2.5).epsilon(1e-9));

@@ -11,6 +11,7 @@
 #include "io/config_io.h"
 #include "reports/size_report.h"
 #include "size/size.h"
+#include "tests/fixtures.h"
 #include "tests/size/workloads.h"
 
 using namespace kvplan;
@@ -37,13 +38,7 @@ Deployment option(const std::string& model, int64_t model_index, double cost, do
 }  // namespace
 
 TEST_CASE("cost per hour is replicas x TP x DP x PP x price per GPU-hour") {
-  const auto shape = [](int64_t tp, int64_t pp, int64_t dp) {
-    ServingOptions o;
-    o.tp = tp;
-    o.pp = pp;
-    o.dp = dp;
-    return o;
-  };
+  const auto shape = kvplan::test::parallel_shape;
   // 3 replicas of TP 2 x PP 1 at $2.50: 6 GPUs x 2.50 = $15.00/h.
   CHECK(size::cost_per_hour(3, shape(2, 1, 1), 2.5) == doctest::Approx(15.0));
   // 1 replica of TP 4 x PP 2 at $3.35: 8 GPUs = $26.80/h.

@@ -10,6 +10,7 @@
 #include "io/hardware_io.h"
 #include "reports/buy_report.h"
 #include "size/tco.h"
+#include "tests/fixtures.h"
 
 using namespace kvplan;
 using namespace kvplan::size;
@@ -39,14 +40,7 @@ ServerSpec pcie() {
   return s;
 }
 
-//! A replica's parallel shape: TP x PP (x DP data-parallel attention ranks).
-ServingOptions shape(int64_t tp, int64_t pp, int64_t dp = 1) {
-  ServingOptions o;
-  o.tp = tp;
-  o.pp = pp;
-  o.dp = dp;
-  return o;
-}
+ServingOptions shape(int64_t tp, int64_t pp, int64_t dp = 1) { return kvplan::test::parallel_shape(tp, pp, dp); }
 
 }  // namespace
 
