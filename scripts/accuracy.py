@@ -19,6 +19,11 @@ gpu_memory_utilization 0.9, chunked prefill, prefix caching on).
       is exceeded (ctest accuracy_replay).
   scripts/accuracy.py --leave-one-out
       each run predicted by the serving overheads fitted on the other 12.
+  scripts/accuracy.py --public [--validate]
+      replays the published runs of tests/data/calibration/public (other engines, GPUs and
+      load shapes; scripts/public_replay.py), per run and per (GPU, engine, load shape)
+      group; runs kvplan cannot express are skipped with the reason. --validate only checks
+      the table (ctest public_runs_valid).
   scripts/accuracy.py --fit 0,2,4,6,8,10,12 --write-parameters OUT.json
       fits the serving overheads (step_overhead_s, request_overhead_s,
       output_lag_steps) on the runs at those indices (eN: row N of the evaluation set) by
@@ -210,7 +215,14 @@ def main():
                     help="replay both sets and exit 1 if an error bound of CHECKS is exceeded (ctest accuracy_replay)")
     ap.add_argument("--eval", action="store_true",
                     help="replay the runs of tests/data/calibration/eval-vllm-h100 instead")
+    ap.add_argument("--public", action="store_true",
+                    help="replay the published runs of tests/data/calibration/public instead")
+    ap.add_argument("--validate", action="store_true", help="with --public: check the table, replay nothing")
     args = ap.parse_args()
+    if args.public:
+        import public_replay
+        sys.exit(public_replay.run(args.kvplan, args.calibration if args.calibration != "none" else None,
+                                   only_validate=args.validate))
     data = EVAL if args.eval else DATA
     runs = list(csv.DictReader(open(os.path.join(data, "runs.csv"))))
     for r in runs:
