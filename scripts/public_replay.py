@@ -27,8 +27,8 @@ COLUMNS = ["id", "source", "source_url", "source_date", "engine", "engine_versio
            "max_num_seqs", "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization", "prefix_caching",
            "ttft_mean_ms", "ttft_median_ms", "ttft_p99_ms", "tpot_mean_ms", "tpot_median_ms", "tpot_p99_ms",
            "itl_mean_ms", "itl_median_ms", "itl_p99_ms", "request_throughput_per_s", "output_tok_per_s",
-           "total_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu", "split", "note"]
-MEASURED = COLUMNS[COLUMNS.index("ttft_mean_ms"):COLUMNS.index("split")]
+           "total_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu", "generated_tokens", "split", "note"]
+MEASURED = COLUMNS[COLUMNS.index("ttft_mean_ms"):COLUMNS.index("generated_tokens")]
 ENGINES = ("vllm", "sglang", "trtllm")
 
 
@@ -133,11 +133,23 @@ def lengths_yaml(key, lo, hi):
     return f"{key}: {{dist: uniform, min: {lo}, max: {hi}}}"
 
 
+def output_range(run):
+    """The output lengths to replay, and a note when they are not the client's setting: a
+    run without --ignore-eos generated fewer tokens than asked (generated_tokens); a
+    fixed-length run then replays the measured mean, generated / num_prompts."""
+    lo, hi = length_range(int(run["output_len"]), float(run["range_ratio"]), run["length_convention"])
+    n = int(run["num_prompts"])
+    if run["generated_tokens"] and lo == hi and int(run["generated_tokens"]) != n * lo:
+        mean = round(int(run["generated_tokens"]) / n)
+        return (mean, mean), f"output {mean} = {run['generated_tokens']} generated / {n} (asked {lo})"
+    return (lo, hi), None
+
+
 def workload(run, tmp):
-    """The open-loop or burst workload file; None for a closed loop (flags carry it)."""
+    """The open-loop or burst workload file (a closed loop is carried by flags)."""
     ratio, conv = float(run["range_ratio"]), run["length_convention"]
     ilo, ihi = length_range(int(run["input_len"]), ratio, conv)
-    olo, ohi = length_range(int(run["output_len"]), ratio, conv)
+    (olo, ohi), _ = output_range(run)
     prefix, n = int(run["prefix_len"] or 0), int(run["num_prompts"])
     lines = [f"name: public-{run['id']}", f"source: tests/data/calibration/public/runs.csv {run['id']}",
              f"requests: {n}"]
@@ -177,7 +189,7 @@ def command(kvplan, run, calibration, help_text, tmp):
                 return None, f"needs {flag} (not in `kvplan simulate --help`)"
         ratio, conv = float(run["range_ratio"]), run["length_convention"]
         ilen, iratio = as_vllm_random(*length_range(int(run["input_len"]), ratio, conv))
-        olen, oratio = as_vllm_random(*length_range(int(run["output_len"]), ratio, conv))
+        olen, oratio = as_vllm_random(*output_range(run)[0])
         if abs(iratio - oratio) > 1e-3:
             return None, "input and output ranges need different range ratios (one --random-range-ratio)"
         cmd += ["--max-concurrency", run["max_concurrency"], "--rate", "inf", "--requests", run["num_prompts"],
@@ -189,6 +201,9 @@ def command(kvplan, run, calibration, help_text, tmp):
             notes.append(f"lengths {conv} r={ratio} as vllm {ilen}/{olen} r={iratio:.3f}")
     else:
         cmd += ["--workload", workload(run, tmp)]
+        why = output_range(run)[1]
+        if why:
+            notes.append(why)
     # Every engine here chunks prefills into the token budget; the per-engine scheduler
     # (`--scheduler auto`) replaces this where the binary has it.
     cmd += ["--scheduler", "auto" if "auto" in help_text.split("--scheduler", 1)[1].split("\n  --", 1)[0] else "chunked"]
@@ -315,6 +330,14 @@ def run(kvplan, calibration, only_validate=False):
             if result is None:
                 skipped.append((r, f"kvplan simulate refused it: {err.strip().splitlines()[-1] if err.strip() else rc}"))
                 continue
+            j = json.loads(result)
+            req = (j["rows"][0] if "rows" in j else j)["requests"]
+            if req["completed"] == 0:
+                skipped.append((r, f"kvplan simulate rejected every request ({req['rejected_pool']} longer than its "
+                                   f"KV pool, {req['rejected_max_model_len']} at max-model-len)"))
+                continue
+            if req["rejected"]:
+                notes.append(f"kvplan rejected {req['rejected']} of {req['arrived']} requests")
             h = headline(r, predicted(result, r))
             h["_run"], h["_notes"] = r, notes
             done.append(h)
