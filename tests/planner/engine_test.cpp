@@ -280,12 +280,12 @@ TEST_CASE("engine vllm: catalog models give the same answer as the test's inline
 TEST_CASE("engine vllm: the two start-up lines read like vLLM's") {
   const ModelConfig m = llama31_8b();
   const ServingOptions o = vllm_h100(1, 16384, 0.95);
-  CHECK(detail::vllm_startup_lines(m, o, 476016) ==
+  CHECK(detail::vllm_startup_lines(m, h100(), o, 476016) ==
         "GPU KV cache size: 476,016 tokens\n"
         "Maximum concurrency for 16,384 tokens per request: 29.05x");
   // Qwen1.5-MoE log: 250,304 tokens, "Maximum concurrency for 8,192 tokens per request: 30.55x"
   ServingOptions q = vllm_h100(1, 8192, 0.95);
-  CHECK(detail::vllm_startup_lines(qwen15_moe(), q, 250304) ==
+  CHECK(detail::vllm_startup_lines(qwen15_moe(), h100(), q, 250304) ==
         "GPU KV cache size: 250,304 tokens\n"
         "Maximum concurrency for 8,192 tokens per request: 30.55x");
 }
