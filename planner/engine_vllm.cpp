@@ -42,10 +42,15 @@ constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
 //    existed yet. Non-torch: 0.7.0's 0.16 GiB, measured from the same post-context
 //    baseline. Checked on vllm-project/vllm PR #4454's A6000 block counts (main of
 //    2024-04-29). 0.5 is not modelled: no 0.5 log was found.
-//  - v0 (0.6, 0.7): V0's Worker.determine_num_available_blocks profiles the forward pass
-//    over max_num_batched_tokens with no V1 dummy sampler term; RTX 3090 Llama-3.1-8B
-//    logs of 0.6.4 (vllm-project/vllm#10517) give peak_torch - weights = the forward
-//    model alone at 20,000 and 29,000 tokens.
+//  - v0 (0.6, 0.7): the same V0 profile_run as 0.4 (max_num_seqs dummy sequences sampled
+//    with top_k = vocab-1, top_p = 0.99 through the torch top-k/top-p sort), hence
+//    kSamplerExtraHeavy: 0.6.4 on an MI300X (Llama-3.1-70B fp8, 4,096 sequences) logs
+//    86.79 - 67.70 = 19.09 GiB of profile peak = 4,096 x 128,256 x 38 B + 0.5 GiB of hidden
+//    states, and 0.6.4 on an RTX A6000 (Qwen2.5-32B-AWQ) 0.65 GiB above the forward pass
+//    (tests/data/engine_logs/vllm.yaml). The RTX 3090 logs of 0.6.4 (vllm-project/vllm#10517)
+//    at 20,000 and 29,000 tokens are forward-bound either way; its 35,000-token start-up
+//    (chunked prefill, 512 tokens) shows no sampler peak: an install with FlashInfer's
+//    sampler, which kvplan is not told of (docs/engines.md).
 //  - sampler_extra_bytes: 0.15/0.16 log 5.64 GiB of activation for Qwen3-14B at 1,024
 //    sequences, 0.17 logs 2.23 GiB (llm-d-planner accuracy_report.md, "Part 2: vLLM
 //    Version Sensitivity"): 38 B per logit in all up to 0.16, 15 B from 0.17. Up to 0.16
@@ -78,8 +83,8 @@ constexpr int64_t kSamplerExtraHeavy = 38 - 2;
 constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
 constexpr std::array<VllmRelease, 15> kVllmReleases{{
     {"0.4", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# GPU blocks", BatchTier::none},
-    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
-    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
+    {"0.6", true, kSamplerExtraHeavy, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
+    {"0.7", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
     {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names},
     {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", BatchTier::big_memory},
     {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
@@ -427,15 +432,12 @@ MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const Ser
   b.gpu_bytes = g.memory_bytes;
   b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * o.gpu_memory_utilization));
   b.weights_bytes = engine_weight_bytes(m, o, s);
-  if (rel.v0 && rel.sampler_extra_bytes > 0) {
-    // 0.4: the forward pass over the batch, then the sampler over max_num_seqs rows.
+  if (rel.v0) {
+    // V0: the forward pass over the batch, then the sampler over max_num_seqs rows.
     const int64_t tokens = vllm_v0_profile_tokens(m, o);
     b.activation_bytes =
         profile_run_peak(m, o, s, tokens, std::min(o.max_num_seqs, tokens), act_bytes(m, o) + rel.sampler_extra_bytes)
             .peak();
-  } else if (rel.v0) {
-    // 0.6, 0.7: the forward pass alone over the batch (see kVllmReleases).
-    b.activation_bytes = profile_run_peak(m, o, s, vllm_v0_profile_tokens(m, o), 1, 0).forward;
   } else {
     const int64_t len = engine_max_model_len(m, o);
     const int64_t tokens = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
