@@ -84,7 +84,7 @@ int cmd_plan(const Args& args) {
             // An engine that cannot allocate this cache would log nothing about it.
             std::string what_if = what_if_reason(m, used).value_or("");
             rows.push_back({m.name, g.name, used, p,
-                            what_if.empty() ? engine_startup_lines(planned, used, p.memory, p.capacity) : "",
+                            what_if.empty() ? engine_startup_lines(planned, g, used, p.memory, p.capacity) : "",
                             std::move(what_if), o1, planned.num_kv_heads, engine_display_name(used)});
           }
         }

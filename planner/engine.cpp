@@ -123,8 +123,9 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
 ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o) {
   if (o.engine == Engine::vllm && !o.max_num_seqs_given) {
     // vLLM's EngineArgs default (both entry points): 1024 sequences on the GPUs the
-    // release gives larger batches (detail::BatchTier), 256 elsewhere and in V0.
-    o.max_num_seqs = detail::vllm_large_batch_defaults(detail::vllm_release(o), g) ? 1024 : 256;
+    // release gives larger batches (detail::BatchTier), 256 elsewhere and in V0 (a V1
+    // release falling back to V0 takes V0's defaults: vllm_accounting_release).
+    o.max_num_seqs = detail::vllm_large_batch_defaults(detail::vllm_accounting_release(o, g), g) ? 1024 : 256;
   }
   return o;
 }
@@ -146,12 +147,12 @@ std::string match_engine_version(Engine e, const std::string& version) {
   return {};
 }
 
-std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
-                                 const Capacity& c) {
+std::string engine_startup_lines(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
+                                 const MemoryBudget& b, const Capacity& c) {
   if (!o.kv_cache) return {};
   const int64_t rank_tokens = c.max_kv_tokens / o.dp;  // each DP rank prints its own pool
   switch (o.engine) {
-    case Engine::vllm: return detail::vllm_rank_lines(m, o, b) + detail::vllm_startup_lines(m, o, rank_tokens);
+    case Engine::vllm: return detail::vllm_rank_lines(m, g, o, b) + detail::vllm_startup_lines(m, g, o, rank_tokens);
     case Engine::sglang: return detail::sglang_startup_lines(m, o, rank_tokens);
     case Engine::trtllm: return detail::trtllm_startup_lines(m, o, rank_tokens);
     case Engine::ideal: break;

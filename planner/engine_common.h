@@ -112,6 +112,12 @@ struct VllmRelease {
 };
 //! The release o.engine_version names (the latest when empty); o.engine must be vllm.
 const VllmRelease& vllm_release(const ServingOptions& o);
+//! The release whose code sizes the pool on GPU g: o's release, or, where its V1 engine
+//! falls back to V0 (0.8 and 0.9 below compute capability 8.0), the V0 worker it ships
+//! (0.7's row). The one place kvplan decides which engine a vLLM start-up runs.
+const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpec& g);
+//! Whether vLLM runs its V0 engine (V0 releases; 0.8-0.9 on GPUs below compute capability 8.0).
+bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g);
 //! Every modelled vLLM release, oldest first.
 std::vector<std::string> vllm_versions();
 //! Tokens vLLM V0 profiles (max_num_batched_tokens as V0's SchedulerConfig defaults it).
@@ -120,7 +126,7 @@ int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o);
 //! The KV lines the release prints (V1: "GPU KV cache size: N tokens" and "Maximum
 //! concurrency for T tokens per request: X" as kv_cache_utils prints them; V0: the block
 //! line and "Maximum concurrency ..."), without the per-rank lines.
-std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
+std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, int64_t kv_tokens);
 
 //! The PP stage vLLM's pool is limited by (the one with the fewest blocks), its budget
 //! and the tokens it gives.

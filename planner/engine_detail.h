@@ -28,7 +28,7 @@ int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, cons
 
 //! Start-up lines (engine_startup_lines): vLLM's per-rank memory lines (one per TP x PP
 //! rank, as each worker prints its own), SGLang's and TensorRT-LLM's KV lines.
-std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b);
+std::string vllm_rank_lines(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, const MemoryBudget& b);
 std::string sglang_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
 std::string trtllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens);
 

@@ -27,8 +27,10 @@ constexpr int64_t kTrtDefaultMaxNumTokens = 8192;  // BuildConfig / LLM API max_
 
 std::vector<std::string> trtllm_versions() {
   // "0": every 0.x release, served from a TensorRT engine (refused, see trtllm_budget);
-  // "1.0": the PyTorch backend, the default from 1.0 on.
-  return {"0", "1.0"};
+  // "1.0": the PyTorch backend, the default from 1.0 on; "1.2": the same KvCacheCreator
+  // estimate, checked on a 1.2.1 start-up (tests/data/engine_logs/trtllm.yaml). 1.1 is not
+  // listed: no 1.1 log was found.
+  return {"0", "1.0", "1.2"};
 }
 
 MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {

@@ -42,10 +42,15 @@ constexpr int64_t kVllmNonTorchBytes = 256 * kEngMiB;
 //    existed yet. Non-torch: 0.7.0's 0.16 GiB, measured from the same post-context
 //    baseline. Checked on vllm-project/vllm PR #4454's A6000 block counts (main of
 //    2024-04-29). 0.5 is not modelled: no 0.5 log was found.
-//  - v0 (0.6, 0.7): V0's Worker.determine_num_available_blocks profiles the forward pass
-//    over max_num_batched_tokens with no V1 dummy sampler term; RTX 3090 Llama-3.1-8B
-//    logs of 0.6.4 (vllm-project/vllm#10517) give peak_torch - weights = the forward
-//    model alone at 20,000 and 29,000 tokens.
+//  - v0 (0.6, 0.7): the same V0 profile_run as 0.4 (max_num_seqs dummy sequences sampled
+//    with top_k = vocab-1, top_p = 0.99 through the torch top-k/top-p sort), hence
+//    kSamplerExtraHeavy: 0.6.4 on an MI300X (Llama-3.1-70B fp8, 4,096 sequences) logs
+//    86.79 - 67.70 = 19.09 GiB of profile peak = 4,096 x 128,256 x 38 B + 0.5 GiB of hidden
+//    states, and 0.6.4 on an RTX A6000 (Qwen2.5-32B-AWQ) 0.65 GiB above the forward pass
+//    (tests/data/engine_logs/vllm.yaml). The RTX 3090 logs of 0.6.4 (vllm-project/vllm#10517)
+//    at 20,000 and 29,000 tokens are forward-bound either way; its 35,000-token start-up
+//    (chunked prefill, 512 tokens) shows no sampler peak: an install with FlashInfer's
+//    sampler, which kvplan is not told of (docs/engines.md).
 //  - sampler_extra_bytes: 0.15/0.16 log 5.64 GiB of activation for Qwen3-14B at 1,024
 //    sequences, 0.17 logs 2.23 GiB (llm-d-planner accuracy_report.md, "Part 2: vLLM
 //    Version Sensitivity"): 38 B per logit in all up to 0.16, 15 B from 0.17. Up to 0.16
@@ -78,8 +83,8 @@ constexpr int64_t kSamplerExtraHeavy = 38 - 2;
 constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
 constexpr std::array<VllmRelease, 15> kVllmReleases{{
     {"0.4", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# GPU blocks", BatchTier::none},
-    {"0.6", true, 0, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
-    {"0.7", true, 0, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
+    {"0.6", true, kSamplerExtraHeavy, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
+    {"0.7", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
     {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names},
     {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", BatchTier::big_memory},
     {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
@@ -291,7 +296,7 @@ bool vllm_large_batch_defaults(const VllmRelease& r, const GpuSpec& g) {
 }
 
 int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, int64_t max_model_len) {
-  const bool big = vllm_large_batch_defaults(vllm_release(o), g);
+  const bool big = vllm_large_batch_defaults(vllm_accounting_release(o, g), g);
   const int64_t base = o.offline_entry ? (big ? 16384 : 8192) : (big ? 8192 : 2048);
   return std::min(base, checked_mul(std::max<int64_t>(1, o.max_num_seqs), max_model_len, "tokens"));
 }
@@ -304,6 +309,34 @@ const VllmRelease& vllm_release(const ServingOptions& o) {
                      "'" + o.engine_version + "'");
   return kVllmReleases.back();
 }
+
+namespace {
+// Releases whose V1 engine falls back to V0 on GPUs below compute capability 8.0 (T4,
+// V100, RTX 20xx): EngineArgs._is_v1_supported_oracle, vllm/engine/arg_utils.py in 0.8.4
+// (read from a public snapshot, Farrrrland/vllm084@36ca3c652f00a1d6c5d6860bc237ad38425e2d53):
+// "Need at least Ampere for now (FA support required)" ... get_device_capability().major
+// < 8 -> _raise_or_fallback(feature_name="Compute Capability < 8.0") -> V0. PR #23614
+// ("[V1] Enable V1 for compute capability < 8.0 + FP32", released in 0.10.2) removed the
+// check; kvplan's 0.10 row follows 0.10.2, so 0.10.0-0.10.1 on such GPUs are not modelled.
+constexpr std::array<const char*, 2> kVllmV0BelowCc80{{"0.8", "0.9"}};
+constexpr int kV1MinComputeCapabilityX10 = 80;
+// The V0 worker those releases still ship is 0.7's (Worker.determine_num_available_blocks,
+// "# cuda blocks" in executor_base.py, _set_default_args_v0: 256 sequences).
+constexpr const char* kLastV0Release = "0.7";
+}  // namespace
+
+const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpec& g) {
+  const VllmRelease& r = vllm_release(o);
+  const bool pre_ampere = g.compute_capability_x10 > 0 && g.compute_capability_x10 < kV1MinComputeCapabilityX10;
+  if (!r.v0 && pre_ampere &&
+      std::any_of(kVllmV0BelowCc80.begin(), kVllmV0BelowCc80.end(),
+                  [&](const char* v) { return std::string(v) == r.version; }))
+    for (const VllmRelease& v0 : kVllmReleases)
+      if (std::string(v0.version) == kLastV0Release) return v0;
+  return r;
+}
+
+bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g) { return vllm_accounting_release(o, g).v0; }
 
 std::vector<std::string> vllm_versions() {
   std::vector<std::string> out;
@@ -359,8 +392,8 @@ ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, c
   return p;
 }
 
-std::string vllm_startup_lines(const ModelConfig& m, const ServingOptions& o, int64_t kv_tokens) {
-  const VllmRelease& rel = vllm_release(o);
+std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, int64_t kv_tokens) {
+  const VllmRelease& rel = vllm_accounting_release(o, g);
   const int64_t len = engine_max_model_len(m, o);
   const int64_t bs = std::max<int64_t>(1, o.block_size);
   const int64_t pool_blocks = kv_tokens / bs;
@@ -394,20 +427,17 @@ namespace {
 
 MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
                                const StageSpan& s) {
-  const VllmRelease& rel = vllm_release(o);
+  const VllmRelease& rel = vllm_accounting_release(o, g);
   MemoryBudget b;
   b.gpu_bytes = g.memory_bytes;
   b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * o.gpu_memory_utilization));
   b.weights_bytes = engine_weight_bytes(m, o, s);
-  if (rel.v0 && rel.sampler_extra_bytes > 0) {
-    // 0.4: the forward pass over the batch, then the sampler over max_num_seqs rows.
+  if (rel.v0) {
+    // V0: the forward pass over the batch, then the sampler over max_num_seqs rows.
     const int64_t tokens = vllm_v0_profile_tokens(m, o);
     b.activation_bytes =
         profile_run_peak(m, o, s, tokens, std::min(o.max_num_seqs, tokens), act_bytes(m, o) + rel.sampler_extra_bytes)
             .peak();
-  } else if (rel.v0) {
-    // 0.6, 0.7: the forward pass alone over the batch (see kVllmReleases).
-    b.activation_bytes = profile_run_peak(m, o, s, vllm_v0_profile_tokens(m, o), 1, 0).forward;
   } else {
     const int64_t len = engine_max_model_len(m, o);
     const int64_t tokens = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
@@ -416,7 +446,11 @@ MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const Ser
   }
   b.reserve_bytes = rel.non_torch_bytes + tp_comm_bytes(o);
   b.kv_budget_bytes = std::max<int64_t>(0, b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes);
-  b.note = std::string("vLLM ") + rel.version + (rel.v0 ? " (V0) profile run" : " (V1) profile run") +
+  const VllmRelease& named = vllm_release(o);
+  b.note = std::string("vLLM ") + named.version +
+           (!rel.v0           ? " (V1) profile run"
+            : named.v0        ? " (V0) profile run"
+                              : " (V0: its V1 engine needs compute capability 8.0) profile run") +
            ": CUDA graphs not deducted";
   return b;
 }
@@ -444,8 +478,8 @@ MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOp
   return b;
 }
 
-std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b) {
-  const VllmRelease& rel = vllm_release(o);
+std::string vllm_rank_lines(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, const MemoryBudget& b) {
+  const VllmRelease& rel = vllm_accounting_release(o, g);
   const auto gib = [](int64_t v) { return static_cast<double>(v) / static_cast<double>(kEngGiB); };
   char buf[256];
   if (!rel.v0) {
@@ -455,8 +489,6 @@ std::string vllm_rank_lines(const ModelConfig& m, const ServingOptions& o, const
     return buf;
   }
   // V0: every worker profiles and logs its own memory; the stages of a pipeline differ.
-  GpuSpec g;  // stage budgets need only the memory size here (V0 batch defaults ignore the GPU)
-  g.memory_bytes = b.gpu_bytes;
   const std::vector<StageSpan> stages = pp_stages(m, o.pp);
   std::string out;
   for (size_t si = 0; si < stages.size(); ++si) {

@@ -206,8 +206,8 @@ ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o);
 //! memory", then "GPU KV cache size: N tokens" and "Maximum concurrency ..."; vLLM V0:
 //! "# GPU blocks: N, # CPU blocks: M"; SGLang: "KV Cache is allocated. #tokens: ...";
 //! TensorRT-LLM: "[MemUsageChange] Allocated ..."), or empty for --engine ideal.
-std::string engine_startup_lines(const ModelConfig& m, const ServingOptions& o, const MemoryBudget& b,
-                                 const Capacity& c);
+std::string engine_startup_lines(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o,
+                                 const MemoryBudget& b, const Capacity& c);
 //! Releases kvplan models for an engine, oldest first; the last is the one an empty
 //! ServingOptions::engine_version means. Empty for Engine::ideal.
 std::vector<std::string> engine_versions(Engine e);

@@ -126,6 +126,7 @@ TEST_CASE("engine logs: every logged start-up predicted by its release, per engi
     for (const LoggedStartup& s : load_startups(file)) all.push_back(s);
   REQUIRE(all.size() >= 30);
   std::map<std::string, std::vector<double>> errors;  // by engine
+  std::map<std::pair<std::string, std::string>, std::vector<double>> by_gpu;  // by engine and GPU
   std::string table = "\n| entry | release | logged | kvplan | error |\n|---|---|---|---|---|\n";
   int refusals = 0;
   std::set<std::string> gpus;
@@ -152,6 +153,7 @@ TEST_CASE("engine logs: every logged start-up predicted by its release, per engi
     const int64_t p = predicted_tokens(s);
     const double err = static_cast<double>(p - s.logged_tokens) / static_cast<double>(s.logged_tokens);
     errors[std::string(to_string(s.options.engine))].push_back(std::fabs(err));
+    by_gpu[{std::string(to_string(s.options.engine)), s.gpu.name}].push_back(std::fabs(err));
     char row[256];
     std::snprintf(row, sizeof row, "| %s | %s | %lld | %lld | %+.2f %% |\n", s.id.c_str(), release.c_str(),
                   static_cast<long long>(s.logged_tokens), static_cast<long long>(p), err * 100);
@@ -174,6 +176,15 @@ TEST_CASE("engine logs: every logged start-up predicted by its release, per engi
     else
       WARN_MESSAGE(median <= 0.01, engine << ": median over " << count << " start-ups only");
   }
+  std::string gpu_table = "\n| engine | GPU | start-ups | median abs. error | p90 |\n|---|---|---|---|---|\n";
+  for (auto& [key, e] : by_gpu) {
+    std::sort(e.begin(), e.end());
+    char row[200];
+    std::snprintf(row, sizeof row, "| %s | %s | %zu | %.2f %% | %.2f %% |\n", key.first.c_str(), key.second.c_str(),
+                  e.size(), percentile(e, 0.5) * 100, percentile(e, 0.9) * 100);
+    gpu_table += row;
+  }
+  summary = gpu_table + summary;
   summary += std::to_string(refusals) + " start-ups refused with what kvplan cannot express; " +
              std::to_string(all.size()) + " start-ups on " + std::to_string(gpus.size()) + " GPU models";
   MESSAGE(table << summary);
@@ -203,17 +214,20 @@ TEST_CASE("engine logs: start-up lines as each release prints them") {
   o.engine = Engine::vllm;
   o.max_model_len = 20000;
   o.engine_version = "0.6";
+  GpuSpec rtx3090;  // the lines depend on the GPU only through V1's fallback to V0 (CC < 8.0)
+  rtx3090.name = "rtx-3090";
+  rtx3090.compute_capability_x10 = 86;
   // vllm-project/vllm#10517 (0.6.4, RTX 3090): "# GPU blocks: 1952, # CPU blocks: 2048"
   // and "Maximum concurrency for 20000 tokens per request: 1.56x" (1952 x 16 / 20000);
   // 2048 CPU blocks = 4 GiB swap / (32 layers x 16 tokens x 8 heads x 128 x 2 (K, V) x 2 B).
-  CHECK(detail::vllm_startup_lines(m, o, int64_t{1952} * 16) ==
+  CHECK(detail::vllm_startup_lines(m, rtx3090, o, int64_t{1952} * 16) ==
         "# GPU blocks: 1952, # CPU blocks: 2048\n"
         "Maximum concurrency for 20000 tokens per request: 1.56x");
   // PR #13596 (0.8): tokens / max_model_len: "GPU KV cache size: 2,042,016 tokens",
   // "Maximum concurrency for 2,048 tokens per request: 997.08x".
   o.engine_version = "0.8";
   o.max_model_len = 2048;
-  CHECK(detail::vllm_startup_lines(m, o, 2042016) ==
+  CHECK(detail::vllm_startup_lines(m, io::load_gpu("h100-sxm"), o, 2042016) ==
         "GPU KV cache size: 2,042,016 tokens\n"
         "Maximum concurrency for 2,048 tokens per request: 997.08x");
   // SGLang (vllm-project/vllm#21348): 367,404 tokens x 94 layers x 1 KV head per rank x
@@ -227,6 +241,48 @@ TEST_CASE("engine logs: start-up lines as each release prints them") {
   CHECK(std::count(lines.begin(), lines.end(), '\n') == 3);
 }
 
+TEST_CASE("engine versions: vLLM 0.8 and 0.9 run V0 below compute capability 8.0") {
+  // EngineArgs._is_v1_supported_oracle (vllm/engine/arg_utils.py, 0.8.4): "Need at least
+  // Ampere for now" -> "Compute Capability < 8.0" falls back to V0, whose worker and
+  // executor are 0.7's; PR #23614 (0.10.2) let V1 run there. A V100 32GB (7.0) under 0.8
+  // must be sized, defaulted and printed exactly as under 0.7, and the same card at 8.6 as V1.
+  const ModelConfig m = load_fixture_or_catalog("llama-3.1-8b");
+  GpuSpec v100;
+  v100.name = "tesla-v100-32gb";
+  v100.memory_bytes = int64_t{32} * 1073741824;
+  v100.compute_capability_x10 = 70;
+  GpuSpec ampere = v100;
+  ampere.compute_capability_x10 = 86;
+  GpuSpec unknown = v100;  // no compute capability in the file: V1, as the release runs it
+  unknown.compute_capability_x10 = 0;
+  ServingOptions o;
+  o.engine = Engine::vllm;
+  o.max_model_len = 4096;
+  const auto with = [&](const char* version) {
+    ServingOptions v = o;
+    v.engine_version = version;
+    return v;
+  };
+  CHECK(detail::vllm_runs_v0(with("0.8"), v100));
+  CHECK(detail::vllm_runs_v0(with("0.9"), v100));
+  CHECK(!detail::vllm_runs_v0(with("0.8"), ampere));
+  CHECK(!detail::vllm_runs_v0(with("0.8"), unknown));
+  CHECK(!detail::vllm_runs_v0(with("0.19"), v100));
+  CHECK(detail::vllm_runs_v0(with("0.6"), ampere));
+  const ServingOptions v08 = with_engine_defaults(v100, with("0.8"));
+  const ServingOptions v07 = with_engine_defaults(v100, with("0.7"));
+  CHECK(v08.max_num_seqs == 256);
+  const MemoryBudget b08 = memory_budget(m, v100, v08), b07 = memory_budget(m, v100, v07);
+  CHECK(b08.activation_bytes == b07.activation_bytes);
+  CHECK(b08.reserve_bytes == b07.reserve_bytes);
+  CHECK(b08.kv_budget_bytes == b07.kv_budget_bytes);
+  CHECK(b08.kv_budget_bytes != memory_budget(m, ampere, with_engine_defaults(ampere, with("0.8"))).kv_budget_bytes);
+  CHECK(b08.note.find("V0: its V1 engine needs compute capability 8.0") != std::string::npos);
+  // V0's executor line (executor_base.py): "# cuda blocks: N, # CPU blocks: M"; 2048 CPU
+  // blocks = 4 GiB swap / (32 layers x 16 tokens x 8 heads x 128 x 2 (K, V) x 2 B).
+  CHECK(detail::vllm_startup_lines(m, v100, v08, int64_t{1000} * 16).rfind("# cuda blocks: 1000, # CPU blocks: 2048\n", 0) == 0);
+}
+
 TEST_CASE("engine versions: selection by release, latest by default, unknown refused") {
   const std::vector<std::string> v = engine_versions(Engine::vllm);
   REQUIRE(!v.empty());
@@ -237,6 +293,8 @@ TEST_CASE("engine versions: selection by release, latest by default, unknown ref
   CHECK(match_engine_version(Engine::vllm, "0.1").empty());     // not a prefix match of 0.10
   CHECK(match_engine_version(Engine::vllm, "0.100").empty());
   CHECK(engine_versions(Engine::ideal).empty());
+  CHECK(match_engine_version(Engine::trtllm, "1.2.1") == "1.2");  // trtllm.yaml's 1.2.1 start-up
+  CHECK(match_engine_version(Engine::trtllm, "1.1.0").empty());   // no 1.1 log: not modelled
   ServingOptions o;
   o.engine = Engine::vllm;
   o.engine_version = "0.3";
