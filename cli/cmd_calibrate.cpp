@@ -54,6 +54,7 @@ int cmd_calibrate(const Args& args) {
       for (const auto& [name, p] : other.parameters) c.parameters.try_emplace(name, p);
       // Accuracy statements describe the merged serving overheads' held-out replay.
       c.accuracy.insert(c.accuracy.end(), other.accuracy.begin(), other.accuracy.end());
+      c.held_out_errors.insert(c.held_out_errors.end(), other.held_out_errors.begin(), other.held_out_errors.end());
     }
   if (vm.count("source")) c.source = vm["source"].as<std::string>();
   for (const auto& [table, q] : quality)

@@ -17,6 +17,7 @@
 #include "cli/sim_options.h"
 #include "cluster/fleet.h"
 #include "cluster/max_rate.h"
+#include "planner/error_bars.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "planner/planner.h"
@@ -212,6 +213,28 @@ int cmd_simulate(const Args& args) {
     const int n = static_cast<int>(seeds);
     r.max_rate_range = r.fleet ? cluster::max_rate_range(simulator, *r.fleet, r.workload, so, mo, *r.max_rate, n)
                                : cluster::max_rate_range(simulator, r.workload, so, mo, *r.max_rate, n);
+  }
+  r.error_bars = error_bars(r.options.calibration, r.gpu);
+  if (r.error_bars && r.result.slo.given() && r.result.completed > 0)
+    r.slo_probability = slo_probability(*r.error_bars, r.result.ttft_s.p99, r.result.tpot_s.p99, r.result.slo);
+  if (r.max_rate && r.error_bars) {
+    // At a band edge the measured latencies are f x the predicted ones (f: measured /
+    // predicted). Steps f times as long serve rate x like the model serves rate x f, with
+    // every latency f times as long, so the true max rate against the SLO is the model's
+    // against SLO / f, divided by f (f of TPOT, the step-time error, for the rate; each
+    // target divided by its own metric's f).
+    auto at_edge = [&](double f_ttft, double f_tpot) {
+      Workload w = r.workload;
+      w.slo.ttft_p99_s /= f_ttft;
+      w.slo.tpot_p99_s /= f_tpot;
+      cluster::MaxRateOptions mo;
+      mo.requests = max_rate_requests;
+      const cluster::MaxRate found = r.fleet ? cluster::find_max_rate(simulator, *r.fleet, w, so, mo)
+                                             : cluster::find_max_rate(simulator, w, so, mo);
+      return found.found ? found.max_rate_per_s / f_tpot : 0.0;
+    };
+    const ErrorBars& b = *r.error_bars;
+    r.max_rate_band_per_s = Band{at_edge(b.ttft.hi, b.tpot.hi), at_edge(b.ttft.lo, b.tpot.lo)};
   }
   emit(vm, render(r, format));
   return 0;

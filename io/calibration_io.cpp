@@ -206,6 +206,26 @@ CalibrationFile parse_calibration_v2(const std::string& body, const std::string&
       c.accuracy.push_back(note);
     }
   }
+  if (const Json* errs = member(n, "held_out_errors")) {
+    if (!errs->is_array()) throw InputError(file, "held_out_errors", "a list of {run, gpu, moe, ttft, tpot, e2e}", show(*errs));
+    for (size_t i = 0; i < errs->size(); ++i) {
+      const std::string at = "held_out_errors[" + std::to_string(i) + "]";
+      const Json& r = (*errs)[i];
+      if (!r.is_object()) throw InputError(file, at, "a mapping {run, gpu, moe, ttft, tpot, e2e}", show(r));
+      MeasuredError e;
+      e.run = text(r, "run", file, at + ".run");
+      e.gpu = text(r, "gpu", file, at + ".gpu");
+      const Json* moe = member(r, "moe");
+      if (!moe || !moe->is_boolean()) throw InputError(file, at + ".moe", "true or false", moe ? show(*moe) : "nothing");
+      e.moe = moe->get<bool>();
+      // A signed relative error (predicted - measured) / measured: above -1 (a positive
+      // prediction), and a factor of 10 either way is a misread run, not an error.
+      e.ttft = num(r, "ttft", file, at + ".ttft", -0.9, 9);
+      e.tpot = num(r, "tpot", file, at + ".tpot", -0.9, 9);
+      e.e2e = num(r, "e2e", file, at + ".e2e", -0.9, 9);
+      c.held_out_errors.push_back(e);
+    }
+  }
   if (c.parameters.empty() && c.measurements.empty())
     throw InputError(file, "parameters", "parameters or measurements to fit them from", "neither");
   return c;
@@ -233,6 +253,7 @@ Calibration to_calibration(const CalibrationFile& c, const std::string& file) {
   out.source = c.source;
   out.file = file;
   out.accuracy = c.accuracy;
+  out.held_out_errors = c.held_out_errors;
   out.measured = true;
   if (!c.gpu.empty()) {
     out.gpu = c.gpu;
@@ -262,6 +283,12 @@ std::string calibration_json(const CalibrationFile& c) {
       acc.push_back(n);
     }
     j["accuracy"] = acc;
+  }
+  if (!c.held_out_errors.empty()) {
+    nlohmann::ordered_json errs = nlohmann::ordered_json::array();
+    for (const MeasuredError& e : c.held_out_errors)
+      errs.push_back({{"run", e.run}, {"gpu", e.gpu}, {"moe", e.moe}, {"ttft", e.ttft}, {"tpot", e.tpot}, {"e2e", e.e2e}});
+    j["held_out_errors"] = errs;
   }
   return j.dump(2) + "\n";
 }

@@ -16,6 +16,8 @@ struct CalibrationFile {
   calib::Parameters parameters;
   calib::Measurements measurements;
   std::vector<AccuracyNote> accuracy;  // "accuracy": [{scope: all|dense|moe, text}]
+  //! "held_out_errors": [{run, gpu, moe, ttft, tpot, e2e}]: signed relative errors
+  std::vector<MeasuredError> held_out_errors;
 };
 
 //! Parses kvplan.calibration/2 text (JSON or YAML); `file` names it in errors.

@@ -288,6 +288,15 @@ struct AccuracyNote {
   std::string text;
 };
 
+//! One held-out run's signed relative error, (predicted - measured) / measured, of its
+//! mean TTFT, mean ITL (TPOT) and mean end-to-end latency (scripts/accuracy.py).
+struct MeasuredError {
+  std::string run;  //!< which run (the accuracy set's id)
+  std::string gpu;  //!< catalog GPU it ran on
+  bool moe = false; //!< a model with routed experts
+  double ttft = 0, tpot = 0, e2e = 0;
+};
+
 //! Measured efficiencies (gpu_validate writes them; --calibration reads them).
 struct Calibration {
   double bandwidth_efficiency = 0.80;  // achieved / datasheet memory bandwidth
@@ -318,6 +327,7 @@ struct Calibration {
   std::string gpu;
   double gpu_interconnect_bytes_per_s = 0;
   std::vector<AccuracyNote> accuracy;  // the file's measured error statements, if any
+  std::vector<MeasuredError> held_out_errors;  // the runs behind them (planner/error_bars.h)
 
   //! The statements that concern a model with (moe) or without routed experts, run on
   //! catalog GPU `run_gpu`.

@@ -99,6 +99,48 @@ std::string replica_row(const sim::SimResult& s) {
                            count(s.cached_prompt_tokens), number(s.busy_s));
 }
 
+nlohmann::json band_json(const Band& b, double predicted) {
+  return {{"lo", predicted * b.lo}, {"hi", predicted * b.hi}};
+}
+
+//! The bands around the p99s, the SLO probability, and the max rate's band.
+nlohmann::json error_bars_json(const SimReport& r) {
+  if (!r.error_bars) return nullptr;
+  const ErrorBars& b = *r.error_bars;
+  const sim::SimResult& s = r.result;
+  nlohmann::json j = {{"coverage", b.coverage},
+                      {"runs", b.runs},
+                      {"on_gpu", b.on_gpu},
+                      {"basis", "held_out_run_means"},
+                      {"ttft_p99_s", band_json(b.ttft, s.ttft_s.p99)},
+                      {"tpot_p99_s", band_json(b.tpot, s.tpot_s.p99)},
+                      {"e2e_p99_s", band_json(b.e2e, s.e2e_s.p99)}};
+  j["slo_probability"] = r.slo_probability ? nlohmann::json(*r.slo_probability) : nlohmann::json(nullptr);
+  j["max_rate_per_s"] = r.max_rate_band_per_s ? nlohmann::json({{"lo", r.max_rate_band_per_s->lo},
+                                                               {"hi", r.max_rate_band_per_s->hi}})
+                                              : nlohmann::json(nullptr);
+  return j;
+}
+
+//! "from 37 held-out runs on h100-sxm" or, with too few there, where they come from.
+std::string band_basis(const ErrorBars& b) {
+  return b.on_gpu ? fmt::format("{} held-out runs on {}", b.runs, b.gpu)
+                  : fmt::format("{} held-out runs on other GPUs: too few on {}, so wider and less certain", b.runs,
+                                b.gpu);
+}
+
+std::string error_band_row(const SimReport& r) {
+  const ErrorBars& b = *r.error_bars;
+  const sim::SimResult& s = r.result;
+  if (s.completed == 0) return no_latency(s);
+  return fmt::format("measured TTFT p99 {}-{}, TPOT p99 {}-{}, end-to-end p99 {}-{}: {:.0f} % of {} (errors of "
+                     "run means)",
+                     seconds(s.ttft_s.p99 * b.ttft.lo), seconds(s.ttft_s.p99 * b.ttft.hi),
+                     seconds(s.tpot_s.p99 * b.tpot.lo), seconds(s.tpot_s.p99 * b.tpot.hi),
+                     seconds(s.e2e_s.p99 * b.e2e.lo), seconds(s.e2e_s.p99 * b.e2e.hi), 100 * b.coverage,
+                     band_basis(b));
+}
+
 }  // namespace
 
 nlohmann::json sim_json(const SimReport& r) {
@@ -139,6 +181,7 @@ nlohmann::json sim_json(const SimReport& r) {
                       {"source", c.source},
                       {"accuracy", c.accuracy_for(r.moe, r.gpu)},
                       {"unmeasured_on_gpu", c.accuracy_for(r.moe, r.gpu).empty()}};
+  j["error_bars"] = error_bars_json(r);
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
   j["sim"] = {{"events", s.events},
@@ -234,6 +277,16 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   if (measured.empty())
     rows.emplace(after + 1, "measured error",
                  "none on " + r.gpu + ": its latency figures are unmeasured (no calibration statement covers it)");
+  if (r.error_bars) {
+    // Right under the latencies they qualify.
+    auto at = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "end-to-end p50 / p90 / p99"; });
+    at = rows.emplace(at + 1, "error band", error_band_row(r));
+    if (r.slo_probability)
+      rows.emplace(at + 1, "P(SLO met)",
+                   fmt::format("{:.0f} %: the share of the {} whose errors keep this run's p99 TTFT and TPOT "
+                               "within the SLO",
+                               100 * *r.slo_probability, band_basis(*r.error_bars)));
+  }
   if (r.max_rate) {
     const cluster::MaxRate& m = *r.max_rate;
     rows.emplace_back("max rate within SLO",
@@ -247,6 +300,12 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                                 : "")
                               : fmt::format("none: the SLO is missed even at {} requests/s ({} runs)",
                                             number(r.workload.base_rate_per_s() * m.rate_scale), m.runs));
+    if (r.max_rate_band_per_s)
+      rows.emplace_back("max rate band",
+                        fmt::format("{}-{} requests/s: the max rate if the steps and latencies are as far off as the "
+                                    "{:.0f} % band's edges ({})",
+                                    number(r.max_rate_band_per_s->lo), number(r.max_rate_band_per_s->hi),
+                                    100 * r.error_bars->coverage, band_basis(*r.error_bars)));
   }
   for (size_t i = 0; i < r.replica_results.size(); ++i)
     rows.emplace_back(fmt::format("replica {}", i), replica_row(r.replica_results[i]));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cluster/max_rate.h"
+#include "planner/error_bars.h"
 #include "planner/types.h"
 #include "reports/table.h"
 #include "sim/sim.h"
@@ -35,6 +36,14 @@ struct SimReport {
   //! own follows in replica_results. Absent: one engine, reported as before fleets existed.
   std::optional<cluster::FleetOptions> fleet;
   std::vector<sim::SimResult> replica_results;
+  //! The time model's measured error around these figures (planner/error_bars.h); absent
+  //! when the calibration carries no held-out errors.
+  std::optional<ErrorBars> error_bars;
+  //! With --find-max-rate and error bars: the max rate if the measured latencies sit at
+  //! the band's pessimistic edge (lo) or at its optimistic one (hi) (cli/cmd_simulate.cpp).
+  std::optional<Band> max_rate_band_per_s;
+  //! With error bars and an SLO: slo_probability of this run's p99s.
+  std::optional<double> slo_probability;
 };
 
 nlohmann::json sim_json(const SimReport& r);

@@ -151,7 +151,20 @@ std::string headroom(const size::SizeResult& r, const size::Recommendation& rec)
                      rec.replicas_n_plus_one, money(rec.cost_per_hour_n_plus_one_usd));
   if (rec.replicas_at_min_rate > n)
     s += fmt::format("; at the lowest seed's rate it needs {} replicas", rec.replicas_at_min_rate);
-  return s + ".";
+  s += ".";
+  if (rec.confidence) {
+    const size::SloConfidence& c = *rec.confidence;
+    s += fmt::format(" Given the time model's measured error ({} held-out runs{}), it meets the SLO with probability "
+                     "{:.0f} %",
+                     c.runs, c.on_gpu ? " on " + o.gpu : " on other GPUs: none enough on " + o.gpu, 100 * c.probability);
+    for (const size::SloConfidence::Level& l : c.levels)
+      s += l.replicas > 0 ? fmt::format("; for {:.0f} %: {} replica{} ({:.2f} requests/s each{})", 100 * l.q, l.replicas,
+                                        l.replicas == 1 ? "" : "s", l.max_rate_per_s,
+                                        l.worst_run ? ", the worst run's error" : "")
+                          : fmt::format("; for {:.0f} %: none meets it", 100 * l.q);
+    s += ".";
+  }
+  return s;
 }
 
 std::string unmet_reason(const size::Unmet& u) {

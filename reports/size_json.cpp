@@ -135,6 +135,18 @@ nlohmann::json size_json(const SizeResult& r) {
                               {"max_per_s", rec.spread.max_per_s},
                               {"mean_per_s", rec.spread.mean_per_s},
                               {"replicas_at_min_rate", rec.replicas_at_min_rate}};
+    if (rec.confidence) {
+      nlohmann::json levels = nlohmann::json::array();
+      for (const size::SloConfidence::Level& l : rec.confidence->levels)
+        levels.push_back({{"probability", l.q},
+                          {"max_rate_per_s", l.max_rate_per_s},
+                          {"replicas", l.replicas},
+                          {"worst_run", l.worst_run}});
+      j["slo_confidence"] = {{"runs", rec.confidence->runs},
+                             {"on_gpu", rec.confidence->on_gpu},
+                             {"probability", rec.confidence->probability},
+                             {"levels", levels}};
+    }
     recs.push_back(std::move(j));
   }
   out["recommendations"] = std::move(recs);

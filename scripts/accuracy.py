@@ -240,7 +240,7 @@ def main():
                                                 f"tests/data/calibration/real-vllm-h100/runs.csv row; eN: "
                                                 f"tests/data/calibration/eval-vllm-h100/runs.csv row)"}
                                   for k, v in params.items()}}
-            doc["accuracy"] = accuracy_statements(args.kvplan, with_params(cal, params, tmp), args.fit, runs, tmp)
+            doc["accuracy"], doc["held_out_errors"] = accuracy_statements(args.kvplan, with_params(cal, params, tmp), args.fit, runs, tmp)
             text = json.dumps(doc, indent=2) + "\n"
             if args.write_parameters:
                 open(args.write_parameters, "w").write(text)
@@ -316,9 +316,14 @@ def replay_errors(kvplan, runs, cal, tmp):
 def accuracy_statements(kvplan, cal, spec, first, tmp):
     """What the calibration file says of its own error (reports print it beside the figures):
     the replay of every run the fit `spec` left out, worded with the measured numbers; and,
-    for each other GPU the held-out runs cover, its own bias (efficiencies carried over)."""
+    for each other GPU the held-out runs cover, its own bias (efficiencies carried over).
+    Returns the statements and each held-out run's signed errors (`held_out_errors`, the
+    samples behind simulate's and size's error bars: planner/error_bars.h)."""
     held = held_out(first, spec.split(","))
     errs = replay_errors(kvplan, held, cal, tmp)
+    rows = [{"run": ("e" if r["_data"] == EVAL else "") + r["id"], "gpu": r.get("gpu") or "h100-sxm",
+             "moe": is_moe(r), "ttft": round(e["ttft"], 4), "tpot": round(e["itl"], 4), "e2e": round(e["e2e"], 4)}
+            for r, e in zip(held, errs)]
 
     def mp(e, k):
         v = [abs(x[k]) for x in e]
@@ -338,7 +343,7 @@ def accuracy_statements(kvplan, cal, spec, first, tmp):
                     "text": f"{gpu}: {len(e)} measured vLLM runs (efficiencies carried over from {fit_gpu}): "
                             f"ITL {abs(itl):.0%} {'below' if itl < 0 else 'above'} measured (median), "
                             f"E2E abs. error {mp(e, 'e2e')} median/p90 (bench/ACCURACY.md)"})
-    return out
+    return out, rows
 
 
 def is_moe(run):

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "planner/quantile.h"
 #include "planner/workload.h"
 
 namespace kvplan::sim {
@@ -21,16 +22,7 @@ struct Percentiles {
   double p50 = 0, p90 = 0, p99 = 0, mean = 0;
 };
 
-//! The nearest-rank q-quantile of `v` (not empty): the ceil(q n)-th smallest value.
-//! Reorders `v`.
-template <typename T>
-T nearest_rank(std::vector<T>& v, double q) {
-  auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  rank = std::clamp<size_t>(rank, 1, v.size());
-  auto it = v.begin() + static_cast<std::ptrdiff_t>(rank - 1);
-  std::nth_element(v.begin(), it, v.end());
-  return *it;
-}
+using kvplan::nearest_rank;  // planner/quantile.h
 
 //! p50, p90, p99 and the mean of `v` (reordered).
 Percentiles percentiles(std::vector<double>& v);

@@ -650,6 +650,41 @@ void measure_spread(SizeResult& res, const SearchSpace& space, const Workload& w
   });
 }
 
+//! The recommendations' SLO under the time model's measured error: the probability at
+//! the operating point, and the max rate and replicas at probabilities 0.9 and 0.99.
+//! A replica whose steps are f times as long serves rate x like the model serves rate x f,
+//! with latencies f times as long; the prediction must stay under SLO x h (slo_headroom)
+//! for probability q, so the max rate at q is the model's against SLO x h, times h of TPOT
+//! (cli/cmd_simulate.cpp's max rate band, docs/calibration.md "Error bars").
+void measure_confidence(SizeResult& res, const SearchSpace& space, const Workload& w, const SizeOptions& opt,
+                        int threads) {
+  parallel_for(static_cast<int64_t>(res.recommendations.size()), threads, [&](int64_t k) {
+    Recommendation& rec = res.recommendations[static_cast<size_t>(k)];
+    const Deployment& o = res.options[rec.option];
+    const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
+    const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
+    const std::optional<ErrorBars> bars = error_bars(o.candidate.options.calibration, g.name);
+    if (!bars) return;
+    SloConfidence c;
+    c.runs = bars->runs;
+    c.on_gpu = bars->on_gpu;
+    c.probability = slo_probability(*bars, o.operating.ttft_p99_s, o.operating.tpot_p99_s, w.slo);
+    for (const double q : {0.9, 0.99}) {
+      const SloHeadroom h = slo_headroom(*bars, q);
+      Workload scaled = w;
+      scaled.slo.ttft_p99_s *= h.ttft;
+      scaled.slo.tpot_p99_s *= h.tpot;
+      SloConfidence::Level l;
+      l.q = q;
+      l.worst_run = h.worst_run;
+      l.max_rate_per_s = detail::max_rate(o.candidate, m, g, scaled, opt) * h.tpot;
+      l.replicas = l.max_rate_per_s > 0 ? replicas_for(res.shape.rate_per_s, l.max_rate_per_s) : 0;
+      c.levels.push_back(l);
+    }
+    rec.confidence = c;
+  });
+}
+
 }  // namespace
 
 SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOptions& opt) {
@@ -711,6 +746,7 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   }
   const auto t1 = std::chrono::steady_clock::now();
   if (simulate) measure_spread(res, space, w, opt, threads, rent_picks);
+  if (simulate) measure_confidence(res, space, w, opt, threads);
   res.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return res;
 }

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/error_bars.h"
 #include "planner/planner.h"
 #include "planner/types.h"
 #include "sim/sim.h"
@@ -161,6 +162,22 @@ struct MaxRateSpread {
   double min_per_s = 0, max_per_s = 0, mean_per_s = 0;
 };
 
+//! What the recommended deployment's SLO rests on, given the time model's measured error:
+//! the probability that its operating point meets the SLO, and the replicas that keep it
+//! with probability 0.9 and 0.99.
+struct SloConfidence {
+  int64_t runs = 0;           //!< held-out runs the error distribution comes from
+  bool on_gpu = false;        //!< all on this GPU (else every GPU's: wider)
+  double probability = 0;     //!< share of those runs under which the operating point meets the SLO
+  struct Level {
+    double q = 0;               //!< probability asked for
+    double max_rate_per_s = 0;  //!< per replica, at that probability (0: none)
+    int64_t replicas = 0;       //!< to serve the workload's rate at it (0: none)
+    bool worst_run = false;     //!< q is beyond the runs: the worst run's error decides
+  };
+  std::vector<Level> levels;  //!< q = 0.9, 0.99
+};
+
 //! The decision the reports render: for one model, the cheapest option meeting the SLO
 //! (ranks_before), with what a buyer needs to judge it.
 struct Recommendation {
@@ -178,6 +195,10 @@ struct Recommendation {
   MaxRateSpread spread;                 //!< filled by the simulator evaluator
   //! Replicas the lowest of the spread's rates needs (> replicas: the margin is thin).
   int64_t replicas_at_min_rate = 0;
+  //! The time model's measured error carried into the decision (planner/error_bars.h);
+  //! empty when the calibration has no held-out errors or the evaluator is not the
+  //! simulator.
+  std::optional<SloConfidence> confidence;
 };
 
 //! A model with no option meeting the SLO, and why: the rejections of its option that
