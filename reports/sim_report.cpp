@@ -114,7 +114,7 @@ nlohmann::json sim_json(const SimReport& r) {
   j["seed"] = r.sim.seed;
   j["tp"] = r.options.tp;
   j["pp"] = r.options.pp;
-  j["max_num_seqs"] = r.options.max_num_seqs;
+  j["max_num_seqs"] = r.max_num_seqs > 0 ? r.max_num_seqs : r.options.max_num_seqs;
   j["max_num_batched_tokens"] = r.max_num_batched_tokens;
   j["arrival_rate_per_s"] = r.workload.arrivals_at_one_instant()
                                 ? nlohmann::json(nullptr)
