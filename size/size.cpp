@@ -60,7 +60,8 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
         for (const auto& tp : tps)
           for (const auto& pp : pps)
             for (const auto& wq : weights)
-              for (const auto& kv : kvs)
+              for (const auto& kv : kvs) {
+                std::vector<sim::Scheduler> seen;  // `auto` and an explicit name may resolve alike
                 for (const auto s : schedulers) {
                   Candidate c;
                   c.index = static_cast<int64_t>(out.size());
@@ -77,8 +78,11 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
                   }
                   // `auto`: the scheduler of this candidate's engine release (sim.h).
                   c.scheduler = sim::resolve_scheduler(s, space.models[mi], space.gpus[gi], c.options).scheduler;
+                  if (std::find(seen.begin(), seen.end(), c.scheduler) != seen.end()) continue;
+                  seen.push_back(c.scheduler);
                   out.push_back(std::move(c));
                 }
+              }
   return out;
 }
 
