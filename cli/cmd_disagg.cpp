@@ -86,9 +86,11 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   if (all_options.size() != 1)
     throw InputError("command line", "", "one value per serving option (simulate runs one configuration)",
                      std::to_string(all_options.size()) + " combinations");
+  ServingOptions common = all_options.front();
+  apply_engine_limit_flags(vm, common);
   cluster::DisaggLayout layout;
-  layout.prefill = parse_pool(vm["prefill-pool"].as<std::string>(), "--prefill-pool", all_options.front());
-  layout.decode = parse_pool(vm["decode-pool"].as<std::string>(), "--decode-pool", all_options.front());
+  layout.prefill = parse_pool(vm["prefill-pool"].as<std::string>(), "--prefill-pool", common);
+  layout.decode = parse_pool(vm["decode-pool"].as<std::string>(), "--decode-pool", common);
   if (vm.count("kv-link")) {
     const auto k = cluster::parse_link(vm["kv-link"].as<std::string>());
     if (!k)
@@ -120,7 +122,11 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   r.base.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, layout.decode.options), layout.decode.options);
   r.prefill_kv_block_bytes_per_gpu =
       kv_block_bytes_per_gpu(apply_what_if(m, layout.prefill.options), layout.prefill.options);
+  // The report names the decode pool's scheduler (each pool resolves `auto` for its own GPU).
+  const sim::SchedulerChoice choice = simulator.decode_engine().scheduler(so.scheduler);
+  r.base.scheduler_why = choice.why;
   r.base.max_num_batched_tokens = simulator.decode_engine().limits(so.scheduler).max_num_batched_tokens;
+  r.base.max_num_seqs = simulator.decode_engine().limits(so.scheduler).max_num_seqs;
   r.base.max_model_len = simulator.decode_engine().max_model_len();
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   r.result = simulator.run(r.base.workload, so);
@@ -133,6 +139,7 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
     r.base.max_rate_range.min_per_s = r.base.max_rate_range.max_per_s =
         r.base.max_rate->found ? r.base.max_rate->max_rate_per_s : 0;
   }
+  so.scheduler = choice.scheduler;
   std::string text;
   switch (format) {
     case Format::json: text = reports::disagg_json(r).dump(2) + "\n"; break;

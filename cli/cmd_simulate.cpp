@@ -90,8 +90,9 @@ int cmd_simulate(const Args& args) {
       ("workload", po::value<std::string>(), "catalog name (configs/workloads) or YAML file")
       ("requests", po::value<std::string>(), "requests to simulate (default: the workload's)")
       ("seed", po::value<std::string>()->default_value("0"), "random seed (arrivals and lengths)")
-      ("scheduler", po::value<std::string>()->default_value("continuous"),
-       "continuous (vLLM V0) | chunked (chunked prefill, vLLM V1) | static")
+      ("scheduler", po::value<std::string>()->default_value("auto"),
+       "auto (the engine's own: vLLM V1 chunked, V0 continuous, sglang, trtllm; --engine ideal continuous) | "
+       "continuous (vLLM V0) | chunked (chunked prefill, vLLM V1) | static | sglang | trtllm")
       ("swap", po::bool_switch(), "preempt by swapping KV blocks to host memory (default: recompute)")
       ("host-link-gb-per-s", po::value<std::string>()->default_value("25"),
        "host link bandwidth for --swap, GB/s (1e9 B/s; PCIe 4.0 x16 ~ 25)")
@@ -114,6 +115,7 @@ int cmd_simulate(const Args& args) {
       ("kv-link", po::value<std::string>(),
        "with --disagg: nvlink|pcie|rdma|ethernet (default: by whether the pools share a node)");
   add_serving_options(desc);
+  add_scheduler_options(desc);
   add_output_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
@@ -149,7 +151,9 @@ int cmd_simulate(const Args& args) {
   r.model = m.name;
   r.moe = m.is_moe();
   r.gpu = g.name;
-  r.options = with_engine_defaults(g, all_options.front());
+  ServingOptions given = all_options.front();
+  apply_engine_limit_flags(vm, given);
+  r.options = with_engine_defaults(g, given);
   r.workload = io::load_workload(vm["workload"].as<std::string>());
 
   r.sim = parse_sim_options(vm, r.workload, sim::kSchedulerNames.expected());
@@ -180,7 +184,12 @@ int cmd_simulate(const Args& args) {
   validate(m, r.options, "command line");
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
-  r.max_num_batched_tokens = simulator.limits(so.scheduler).max_num_batched_tokens;
+  const sim::SchedulerChoice choice = simulator.scheduler(so.scheduler);
+  so.scheduler = choice.scheduler;
+  r.scheduler_why = choice.why;
+  const sim::EngineLimits limits = simulator.limits(so.scheduler);
+  r.max_num_batched_tokens = limits.max_num_batched_tokens;
+  r.max_num_seqs = limits.max_num_seqs;
   r.max_model_len = simulator.max_model_len();
   refuse_same_path(vm, "output", "timeseries");
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());

@@ -49,7 +49,8 @@ int cmd_size(const Args& args) {
       ("model", po::value<std::string>(), "catalog name(s) or file(s), comma-separated")
       ("workload", po::value<std::string>(), "workload name (configs/workloads) or file, with an slo")
       ("gpus", po::value<std::string>(), "GPUs to consider (default: the whole catalog)")
-      ("scheduler", po::value<std::string>()->default_value("continuous"), "continuous|chunked|static (list ok)")
+      ("scheduler", po::value<std::string>()->default_value("auto"),
+       "auto (each candidate's engine's own) | continuous | chunked | static | sglang | trtllm (list ok)")
       ("report", po::value<std::string>(), "also write the HTML purchase report to FILE.html")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
       ("requests", po::value<std::string>()->default_value(std::to_string(size::SizeOptions::kDefaultRequestsPerProbe)), "simulated requests per rate probe")
@@ -93,7 +94,7 @@ int cmd_size(const Args& args) {
   space.schedulers.clear();
   for (const auto& s : split_list(vm["scheduler"].as<std::string>(), "--scheduler")) {
     const auto sch = sim::parse_scheduler(s);
-    if (!sch) throw InputError("command line", "--scheduler", "continuous, chunked or static", "'" + s + "'");
+    if (!sch) throw InputError("command line", "--scheduler", sim::kSchedulerNames.expected(), "'" + s + "'");
     space.schedulers.push_back(*sch);
   }
   space.what_if = vm["what-if"].as<bool>();

@@ -12,6 +12,17 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
   if (!scheduler)
     throw InputError("command line", "--scheduler", schedulers, "'" + vm["scheduler"].as<std::string>() + "'");
   so.scheduler = *scheduler;
+  if (vm.count("schedule-conservativeness"))
+    so.sglang.schedule_conservativeness =
+        parse_num_option(vm["schedule-conservativeness"].as<std::string>(), "--schedule-conservativeness", 0, 1e6);
+  so.sglang.enable_mixed_chunk = vm.count("enable-mixed-chunk") && vm["enable-mixed-chunk"].as<bool>();
+  if (vm.count("capacity-scheduler-policy")) {
+    const std::string v = vm["capacity-scheduler-policy"].as<std::string>();
+    const auto policy = sim::kCapacityPolicyNames.parse(v);
+    if (!policy) throw InputError("command line", "--capacity-scheduler-policy", sim::kCapacityPolicyNames.expected(), "'" + v + "'");
+    so.trtllm.capacity_policy = *policy;
+  }
+  so.trtllm.enable_chunked_prefill = vm.count("enable-chunked-prefill") && vm["enable-chunked-prefill"].as<bool>();
   so.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
   if (vm.count("requests")) {
     so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
@@ -34,6 +45,52 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
   if (vm.count("rate"))
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / w.base_rate_per_s();
   return so;
+}
+
+void add_scheduler_options(po::options_description& desc) {
+  desc.add_options()
+      ("schedule-conservativeness", po::value<std::string>(),
+       "SGLang: scales the initial new-token ratio 0.7 of its admission estimate (default 1.0)")
+      ("enable-mixed-chunk", po::bool_switch(), "SGLang: decode the running batch in the prefill batch's step")
+      ("chunked-prefill-size", po::value<std::string>(), "SGLang: tokens per prefill batch (= --max-num-batched-tokens)")
+      ("max-running-requests", po::value<std::string>(), "SGLang: most running requests (= --max-num-seqs)")
+      ("capacity-scheduler-policy", po::value<std::string>(),
+       "TensorRT-LLM: GUARANTEED_NO_EVICT (default) | MAX_UTILIZATION")
+      ("enable-chunked-prefill", po::bool_switch(), "TensorRT-LLM: chunk contexts into max_num_tokens (default off)")
+      ("max-batch-size", po::value<std::string>(), "TensorRT-LLM: most requests in one step (= --max-num-seqs)")
+      ("max-num-tokens", po::value<std::string>(), "TensorRT-LLM: most tokens in one step (= --max-num-batched-tokens)");
+}
+
+void apply_engine_limit_flags(const po::variables_map& vm, ServingOptions& o) {
+  struct Alias {
+    const char* flag;
+    Engine engine;
+    bool seqs;           // sets max_num_seqs, else max_num_batched_tokens
+    const char* shared;  // the engine-neutral flag it names
+  };
+  static constexpr Alias kAliases[] = {
+      {"max-running-requests", Engine::sglang, true, "max-num-seqs"},
+      {"chunked-prefill-size", Engine::sglang, false, "max-num-batched-tokens"},
+      {"max-batch-size", Engine::trtllm, true, "max-num-seqs"},
+      {"max-num-tokens", Engine::trtllm, false, "max-num-batched-tokens"},
+  };
+  for (const Alias& a : kAliases) {
+    if (!vm.count(a.flag)) continue;
+    const std::string flag = std::string("--") + a.flag;
+    if (o.engine != a.engine)
+      throw InputError("command line", flag,
+                       "--engine " + std::string(to_string(a.engine)) + " (its own name of --" + a.shared + ")",
+                       "--engine " + std::string(to_string(o.engine)));
+    if (vm.count(a.shared))
+      throw InputError("command line", flag, "either it or --" + std::string(a.shared) + " (the same limit)", "both");
+    const int64_t v = parse_int_option(vm[a.flag].as<std::string>(), flag, 1);
+    if (a.seqs) {
+      o.max_num_seqs = v;
+      o.max_num_seqs_given = true;
+    } else {
+      o.max_num_batched_tokens = v;
+    }
+  }
 }
 
 std::optional<int64_t> parse_max_rate_requests(const po::variables_map& vm, const Workload& w) {

@@ -17,6 +17,14 @@ namespace kvplan::cli {
 //! replays at most its own rows.
 sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w, const std::string& schedulers);
 
+//! The scheduler flags `simulate` adds beside the serving options (add_scheduler_options).
+void add_scheduler_options(po::options_description& desc);
+//! The engines' own names of the shared limits, each accepted only with its engine and
+//! never beside the shared flag: SGLang's --max-running-requests and TensorRT-LLM's
+//! --max-batch-size are --max-num-seqs; SGLang's --chunked-prefill-size and
+//! TensorRT-LLM's --max-num-tokens are --max-num-batched-tokens.
+void apply_engine_limit_flags(const po::variables_map& vm, ServingOptions& o);
+
 //! --max-rate-requests for --find-max-rate: at least enough requests for a p99, and the
 //! workload must have an SLO to measure the rate against and arrivals to scale. Nothing
 //! when the option was not given: the search's own default (cluster::probe_requests).

@@ -130,6 +130,21 @@ ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o) {
   return o;
 }
 
+EngineBatchDefaults engine_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  EngineBatchDefaults d;
+  switch (o.engine) {
+    case Engine::vllm: return detail::vllm_batch_defaults(m, g, o);
+    case Engine::sglang:
+      // Chunked prefill is on by default (chunked_prefill_size is set unless -1).
+      d.chunked_prefill = true;
+      d.chunked_tokens = detail::sglang_default_chunked_prefill_size(g, o);
+      break;
+    case Engine::trtllm: d.chunked_tokens = detail::trtllm_default_max_num_tokens(); break;
+    case Engine::ideal: break;
+  }
+  return d;
+}
+
 std::vector<std::string> engine_versions(Engine e) {
   switch (e) {
     case Engine::vllm: return detail::vllm_versions();

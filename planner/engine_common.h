@@ -122,6 +122,11 @@ bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g);
 std::vector<std::string> vllm_versions();
 //! Tokens vLLM V0 profiles (max_num_batched_tokens as V0's SchedulerConfig defaults it).
 int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o);
+//! Whether vLLM V0's EngineArgs switch chunked prefill on by themselves: max_model_len
+//! above 32768 and no sliding-window layer (arg_utils.py:894-916 in 0.6.1.post2).
+bool vllm_v0_chunked_prefill(const ModelConfig& m, const ServingOptions& o);
+//! engine_batch_defaults for vLLM (the release o.engine_version names).
+EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 
 //! The KV lines the release prints (V1: "GPU KV cache size: N tokens" and "Maximum
 //! concurrency for T tokens per request: X" as kv_cache_utils prints them; V0: the block

@@ -16,6 +16,10 @@ MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOp
 MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 //! The SGLang releases kvplan models, oldest first.
 std::vector<std::string> sglang_versions();
+//! SGLang's default chunked_prefill_size for GPU `g` (server_args.py; engine_sglang.cpp).
+int64_t sglang_default_chunked_prefill_size(const GpuSpec& g, const ServingOptions& o);
+//! TensorRT-LLM's default max_num_tokens (engine_trtllm.cpp).
+int64_t trtllm_default_max_num_tokens();
 //! TensorRT-LLM's free_gpu_memory_fraction accounting (engine_trtllm.cpp); the 0.x
 //! TensorRT engine backend is refused (InputError naming the build-time buffers).
 MemoryBudget trtllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);

@@ -58,24 +58,39 @@ double sglang_04_default_mem_fraction(const ServingOptions& o) {
 // server_args._handle_gpu_memory_settings (SGLang 0.5.x): reserved MiB for activations
 // (1.5 x chunked_prefill_size), CUDA graphs (2 x cuda_graph_max_bs), 512 MiB of metadata
 // and 1/8 GiB per GPU of the TP x PP group, at least 10 GiB on GPUs above 60 GiB.
-double sglang_default_mem_fraction(const GpuSpec& g, const ServingOptions& o) {
-  if (o.engine_version == "0.4") return sglang_04_default_mem_fraction(o);
+struct SglangGpuDefaults {
+  int64_t chunked_prefill_size = 8192;
+  double cuda_graph_max_bs = 0;
+};
+
+// server_args._handle_gpu_memory_settings (0.5.x): chunked_prefill_size and
+// cuda_graph_max_bs by GPU memory (MiB as nvidia-smi reports it) and TP size.
+// 0.4.x (ServerArgs.__post_init__): chunked_prefill_size 2048 below 25,000 MB of GPU
+// memory, else 8192.
+SglangGpuDefaults sglang_gpu_defaults(const GpuSpec& g, const ServingOptions& o) {
   const double gpu_mib = static_cast<double>(g.memory_bytes) / static_cast<double>(kEngMiB);
   const double gib = 1024.0;
-  double chunk = 8192, graph_bs = o.tp < 4 ? 256 : 512;
-  if (gpu_mib < 20 * gib) {
-    chunk = 2048;
-    graph_bs = 8;
+  SglangGpuDefaults d{8192, o.tp < 4 ? 256.0 : 512.0};
+  if (o.engine_version == "0.4") {
+    d.chunked_prefill_size = gpu_mib < 25000 ? 2048 : 8192;
+  } else if (gpu_mib < 20 * gib) {
+    d = {2048, 8};
   } else if (gpu_mib < 35 * gib) {
-    chunk = 2048;
-    graph_bs = o.tp < 4 ? 24 : 80;
+    d = {2048, o.tp < 4 ? 24.0 : 80.0};
   } else if (gpu_mib < 60 * gib) {
-    chunk = 4096;
-    graph_bs = o.tp < 4 ? 32 : 160;
+    d = {4096, o.tp < 4 ? 32.0 : 160.0};
   } else if (gpu_mib >= 160 * gib) {
-    chunk = 16384;
-    graph_bs = 512;
+    d = {16384, 512};
   }
+  return d;
+}
+
+double sglang_default_mem_fraction(const GpuSpec& g, const ServingOptions& o) {
+  if (o.engine_version == "0.4") return sglang_04_default_mem_fraction(o);
+  const SglangGpuDefaults d = sglang_gpu_defaults(g, o);
+  const double gib = 1024.0, gpu_mib = static_cast<double>(g.memory_bytes) / static_cast<double>(kEngMiB);
+  const auto chunk = static_cast<double>(d.chunked_prefill_size);
+  const double graph_bs = d.cuda_graph_max_bs;
   double reserved = 512 + std::max(chunk, 2048.0) * 1.5 + graph_bs * 2 +
                     static_cast<double>(o.tp * o.dp * o.pp) / 8 * gib;
   if (gpu_mib > 60 * gib) reserved = std::max(reserved, 10 * gib);
@@ -83,6 +98,10 @@ double sglang_default_mem_fraction(const GpuSpec& g, const ServingOptions& o) {
 }
 
 }  // namespace
+
+int64_t sglang_default_chunked_prefill_size(const GpuSpec& g, const ServingOptions& o) {
+  return sglang_gpu_defaults(g, o).chunked_prefill_size;
+}
 
 std::vector<std::string> sglang_versions() {
   // 0.4 and 0.5 size the pool with the same profile_max_num_token; they differ in the

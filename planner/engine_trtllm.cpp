@@ -25,6 +25,8 @@ namespace {
 constexpr int64_t kTrtDefaultMaxNumTokens = 8192;  // BuildConfig / LLM API max_num_tokens
 }  // namespace
 
+int64_t trtllm_default_max_num_tokens() { return kTrtDefaultMaxNumTokens; }
+
 std::vector<std::string> trtllm_versions() {
   // "0": every 0.x release, served from a TensorRT engine (refused, see trtllm_budget);
   // "1.0": the PyTorch backend, the default from 1.0 on; "1.2": the same KvCacheCreator

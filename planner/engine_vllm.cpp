@@ -345,11 +345,31 @@ std::vector<std::string> vllm_versions() {
   return out;
 }
 
+bool vllm_v0_chunked_prefill(const ModelConfig& m, const ServingOptions& o) {
+  const bool sliding = std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; });
+  return engine_max_model_len(m, o) > kV0LongContext && !sliding;
+}
+
 int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o) {
   if (o.max_num_batched_tokens) return *o.max_num_batched_tokens;
-  const int64_t len = engine_max_model_len(m, o);
-  const bool sliding = std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; });
-  return len > kV0LongContext && !sliding ? kV0ChunkedTokens : std::max(len, kV0MinBatchedTokens);
+  return vllm_v0_chunked_prefill(m, o) ? kV0ChunkedTokens
+                                       : std::max(engine_max_model_len(m, o), kV0MinBatchedTokens);
+}
+
+EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  EngineBatchDefaults d;
+  if (vllm_release(o).v0) {
+    // V0's SchedulerConfig: 512 tokens whenever chunked prefill is on (vllm/config.py:
+    // 993-997 in 0.6.1.post2), which EngineArgs switches on above 32K (kV0LongContext).
+    d.vllm_v0 = true;
+    d.chunked_prefill = vllm_v0_chunked_prefill(m, o);
+    d.chunked_tokens = kV0ChunkedTokens;
+  } else {
+    // V1 always chunks prefills (vllm/v1/core/sched/scheduler.py has no other mode).
+    d.chunked_prefill = true;
+    d.chunked_tokens = vllm_default_batched_tokens(g, o, engine_max_model_len(m, o));
+  }
+  return d;
 }
 
 ActivationPeak profile_run_peak(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,

@@ -201,6 +201,22 @@ SharedPrefixCapacity shared_prefix_capacity(const ModelConfig& m, const ServingO
 //! The options with the engine's own defaults filled in where the user gave none
 //! (vLLM: max_num_seqs 1024 on GPUs of >= 70 GiB other than A100s, else 256).
 ServingOptions with_engine_defaults(const GpuSpec& g, ServingOptions o);
+//! The batching an engine release applies when the user sets none (docs/engines.md
+//! "Schedulers"; each rule's source is cited where it is computed, engine_*.cpp):
+//! whether it chunks prefills by default and the per-step token budget it then uses.
+struct EngineBatchDefaults {
+  //! vLLM V1 (0.8+): always; V0 (0.4-0.7): when max_model_len > 32768 and the model has no
+  //! sliding window; SGLang: always (chunked_prefill_size); TensorRT-LLM: off
+  //! (enable_chunked_prefill defaults to False); ideal: off.
+  bool chunked_prefill = false;
+  //! vLLM V0's block manager (admission watermark) rather than V1's.
+  bool vllm_v0 = false;
+  //! The token budget of one step with chunked prefill (vLLM V1: by release, entry point
+  //! and GPU memory; V0: 512; SGLang: chunked_prefill_size by GPU memory; TensorRT-LLM:
+  //! max_num_tokens 8192); 0 where the engine does not say (ideal).
+  int64_t chunked_tokens = 0;
+};
+EngineBatchDefaults engine_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 //! What the engine release (o.engine, o.engine_version) prints at start-up about its KV
 //! cache, one line per rank where it prints one per rank (vLLM V1: "Available KV cache
 //! memory", then "GPU KV cache size: N tokens" and "Maximum concurrency ..."; vLLM V0:

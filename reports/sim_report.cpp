@@ -151,11 +151,12 @@ nlohmann::json sim_json(const SimReport& r) {
   j["gpu"] = r.gpu;
   j["workload"] = r.workload.name;
   j["scheduler"] = std::string(sim::to_string(r.sim.scheduler));
+  if (!r.scheduler_why.empty()) j["scheduler_why"] = r.scheduler_why;
   j["preemption"] = r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute";
   j["seed"] = r.sim.seed;
   j["tp"] = r.options.tp;
   j["pp"] = r.options.pp;
-  j["max_num_seqs"] = r.options.max_num_seqs;
+  j["max_num_seqs"] = r.max_num_seqs > 0 ? r.max_num_seqs : r.options.max_num_seqs;
   j["max_num_batched_tokens"] = r.max_num_batched_tokens;
   j["arrival_rate_per_s"] = r.workload.arrivals_at_one_instant()
                                 ? nlohmann::json(nullptr)
@@ -233,8 +234,9 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                      r.workload.name, count(s.arrived))
                        : fmt::format("{}: {} requests at {} requests/s", r.workload.name, count(s.arrived),
                                      number(r.workload.base_rate_per_s() * r.sim.rate_scale))},
-      {"scheduler", fmt::format("{} (max {} seqs, {} batched tokens), preempt by {}, seed {}",
-                                sim::to_string(r.sim.scheduler), r.options.max_num_seqs,
+      {"scheduler", fmt::format("{} ({}max {} seqs, {} batched tokens), preempt by {}, seed {}",
+                                sim::to_string(r.sim.scheduler), r.scheduler_why.empty() ? "" : r.scheduler_why + "; ",
+                                r.max_num_seqs > 0 ? r.max_num_seqs : r.options.max_num_seqs,
                                 count(r.max_num_batched_tokens),
                                 r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed)},
       {"calibration", calibration_label(r.options.calibration, r.gpu)},

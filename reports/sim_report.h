@@ -28,6 +28,8 @@ struct SimReport {
   sim::SimResult result;
   int64_t kv_block_bytes_per_gpu = 0;
   int64_t max_num_batched_tokens = 0;
+  int64_t max_num_seqs = 0;    //!< the engine's limit as run (0: options.max_num_seqs)
+  std::string scheduler_why;   //!< "auto: vLLM 0.19 (V1) always chunks prefills", "--scheduler chunked"
   std::optional<cluster::MaxRate> max_rate;
   cluster::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;

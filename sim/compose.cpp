@@ -1,5 +1,6 @@
 // The scheduler's rules: how one engine composes a step (sim.h Scheduler: continuous =
-// vLLM V0, chunked = vLLM V1, static batching), and the invariant check.
+// vLLM V0, chunked = vLLM V1, static batching, SGLang's and TensorRT-LLM's schedulers;
+// docs/engines.md "Schedulers" cites each rule's source), and the invariant check.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -16,6 +17,9 @@ double Engine::compose_step() {
     case Scheduler::continuous: compose_continuous(); break;
     case Scheduler::chunked: compose_chunked(); break;
     case Scheduler::static_batch: compose_static(); break;
+    case Scheduler::sglang: compose_sglang(); break;
+    case Scheduler::trtllm: compose_trtllm(); break;
+    case Scheduler::automatic: throw std::logic_error("simulator: the scheduler was not resolved");
   }
   const int64_t n_dec = decode_step_ ? n_decoders_ : 0;
   if (step_prefills_.empty() && n_dec == 0) return 0;
@@ -151,6 +155,241 @@ void Engine::compose_static() {
     take_blocks(r, need);
     r.reserved = true;
     admit(s, r.prompt + r.generated);
+  }
+}
+
+namespace {
+
+// SGLang's constants: CLIP_MAX_NEW_TOKENS_ESTIMATION (schedule_policy.py, 4096: the
+// admission estimate of a request's output is clipped there) and
+// global_config.retract_decode_steps (20: a retraction frees room for 20 more decode
+// steps of every request left).
+constexpr int64_t kSglangClipMaxNewTokens = 4096;
+constexpr int64_t kSglangRetractDecodeSteps = 20;
+
+}  // namespace
+
+void Engine::compose_sglang() {
+  // Scheduler.get_next_batch_to_run (SGLang 0.4/0.5): a prefill batch when
+  // get_new_batch_prefill forms one, else update_running_batch's decode step. The ratio
+  // goes back to its initial value when the server is idle (event_loop_normal).
+  if (n_running_ == 0) new_token_ratio_ = init_new_token_ratio_;
+  sglang_prefill();
+  if (!step_prefills_.empty()) {
+    // Mixed chunk: the running batch decodes in the same step (mix_with_running),
+    // without update_running_batch's ratio decay.
+    if (opt_.sglang.enable_mixed_chunk && n_decoders_ > 0) {
+      decode_step_ = true;
+      sglang_grow_decoders();
+    }
+    return;
+  }
+  // update_running_batch clears batch_is_full once the running batch shrank (a request
+  // finished or was retracted since it was set); an empty batch makes an idle round,
+  // after which the prefill is tried again.
+  const auto shrank = [this] {
+    const int64_t left = tally_.counts.completed + tally_.counts.preemptions;
+    if (left == sglang_left_seen_) return false;
+    sglang_batch_full_ = false;
+    sglang_left_seen_ = left;
+    return true;
+  };
+  if (shrank() && n_decoders_ == 0) sglang_prefill();
+  if (!step_prefills_.empty() || n_decoders_ == 0) return;
+  decode_step_ = true;
+  if (!sglang_grow_decoders())
+    new_token_ratio_ = std::max(new_token_ratio_ - new_token_ratio_decay_, min_new_token_ratio_);
+  shrank();
+}
+
+void Engine::sglang_prefill() {
+  // get_new_batch_prefill.
+  const bool try_prefill = !prefilling_.empty() || (!waiting_.empty() && !sglang_batch_full_);
+  if (!try_prefill) return;
+  if (n_decoders_ >= max_seqs_) {
+    sglang_batch_full_ = true;
+    return;
+  }
+  const bool mixed = opt_.sglang.enable_mixed_chunk;
+  // PrefillAdder, in tokens (SGLang's pool is token-granular; kvplan takes blocks).
+  // rem_total_tokens = free + evictable - (ratio x the running requests' remaining
+  // outputs, each clipped) - (admitted prompts + their clipped outputs); with mixed
+  // chunks the decoders' tokens come off every budget first.
+  const int64_t bs = table_.block_size();
+  const int64_t mixed_tokens = mixed ? n_decoders_ : 0;
+  int64_t rem_input = limits_.max_prefill_tokens * sim_.opts.dp - mixed_tokens;
+  int64_t rem_chunk = token_budget_ - mixed_tokens;
+  const auto avail = static_cast<double>(pool_.free() * bs);
+  auto total_offset = static_cast<double>(mixed_tokens), cur_offset = static_cast<double>(mixed_tokens);
+  for (int32_t s = head_; s >= 0; s = at(s).next) {
+    const EngineRequest& r = at(s);
+    if (r.state != RequestState::decoding) continue;
+    const int64_t produced = r.context_offset + decode_steps_ - r.prompt;
+    total_offset += static_cast<double>(std::min(r.output - produced, kSglangClipMaxNewTokens)) * new_token_ratio_;
+  }
+  // add_chunked_req: the request being chunked continues first, with no memory check.
+  for (int32_t s : prefilling_) {
+    EngineRequest& r = at(s);
+    const int64_t rest = r.prompt + r.generated - r.cached;
+    const int64_t chunk = std::min(rest, rem_chunk);
+    const int64_t need = table_.blocks_for(r.cached + chunk) - r.blocks;
+    if (chunk <= 0 || pool_.free() < need) continue;
+    take_blocks(r, need);
+    r.chunk = chunk;
+    step_prefills_.push_back(s);
+    total_offset += static_cast<double>(chunk + (chunk < rest ? 0 : std::min(r.output, kSglangClipMaxNewTokens)));
+    cur_offset += static_cast<double>(chunk);
+    rem_input -= chunk;
+    rem_chunk -= chunk;
+  }
+  // add_one_req over the waiting queue, FCFS (schedule_policy "fcfs").
+  while (!waiting_.empty() && rem_chunk > 0 && rem_input > 0) {
+    if (n_running_ >= max_seqs_) {
+      sglang_batch_full_ = true;
+      break;
+    }
+    const int32_t s = waiting_.front();
+    EngineRequest& r = at(s);
+    const int64_t hit = lookup(r);
+    const int64_t ext = r.prompt + r.generated - hit;
+    const int64_t max_new = std::min(r.output, kSglangClipMaxNewTokens);
+    if (static_cast<double>(ext + max_new) >= avail - total_offset) {  // AddReqResult.NO_TOKEN
+      sglang_batch_full_ = true;
+      break;
+    }
+    if (ext > rem_input && !step_prefills_.empty()) break;  // AddReqResult.OTHER
+    // The last request that does not fit chunked_prefill_size is chunked; a chunk
+    // reserves no output yet.
+    const int64_t chunk = std::min(ext, rem_chunk);
+    const int64_t reserve_out = chunk < ext ? 0 : max_new;
+    const int64_t need = table_.blocks_for(hit + chunk);
+    if (pool_.free() < need) break;  // whole blocks: up to block_size - 1 tokens more than SGLang
+    waiting_.pop_front();
+    ref_hits(r);
+    take_blocks(r, need);
+    admit(s, chunk);
+    total_offset += static_cast<double>(chunk + reserve_out);
+    cur_offset += static_cast<double>(chunk);
+    rem_input -= chunk;
+    rem_chunk -= chunk;
+    if (avail - total_offset <= 0 || avail - cur_offset <= 0) {  // budget_state: NO_TOKEN
+      sglang_batch_full_ = true;
+      break;
+    }
+  }
+}
+
+bool Engine::sglang_grow_decoders() {
+  // The blocks the decoders need before this step (grow_decoders' events), counted first:
+  // SGLang checks the decode step's memory before it allocates (check_decode_mem).
+  due_.clear();
+  int64_t need = 0;
+  while (!heap_.empty() && heap_.top().key <= 2 * decode_steps_) {
+    const DecodeEvent ev = heap_.top();
+    heap_.pop();
+    ++tally_.counts.events;
+    if (!live(ev)) continue;
+    if (ev.key != 2 * decode_steps_) throw std::logic_error("simulator: a block event was missed");
+    const EngineRequest& r = at(ev.slot);
+    need += table_.blocks_for(r.context_offset + decode_steps_) - r.blocks;
+    due_.push_back(ev);
+  }
+  bool retracted = false;
+  if (need > pool_.free()) {
+    // retract_decode: requests sorted by (outputs, -prompt), the last popped first, so
+    // the one with the fewest outputs (ties: the longest prompt, then the newest) goes,
+    // at least one and until 20 decode steps of the rest fit; never the last one.
+    retracted = true;
+    const int64_t bs = table_.block_size();
+    bool first = true;
+    while (n_decoders_ > 1 && (first || pool_.free() * bs < kSglangRetractDecodeSteps * n_decoders_)) {
+      first = false;
+      int32_t victim = -1;
+      int64_t victim_out = 0;
+      for (int32_t s = head_; s >= 0; s = at(s).next) {
+        const EngineRequest& r = at(s);
+        if (r.state != RequestState::decoding) continue;
+        const int64_t out = r.context_offset + decode_steps_ - r.prompt;
+        if (victim < 0 || out < victim_out || (out == victim_out && r.prompt >= at(victim).prompt)) {
+          victim = s;
+          victim_out = out;
+        }
+      }
+      sglang_retract(victim);
+    }
+    // new_token_ratio = min(1, (outputs so far + 20 x requests left) / their max_new_tokens).
+    double produced = 0, outputs = 0;
+    for (int32_t s = head_; s >= 0; s = at(s).next) {
+      const EngineRequest& r = at(s);
+      if (r.state != RequestState::decoding) continue;
+      produced += static_cast<double>(r.context_offset + decode_steps_ - r.prompt);
+      outputs += static_cast<double>(r.output);
+    }
+    if (outputs > 0)
+      new_token_ratio_ =
+          std::min(1.0, (produced + static_cast<double>(kSglangRetractDecodeSteps * n_decoders_)) / outputs);
+  }
+  for (const DecodeEvent& ev : due_) {
+    if (!live(ev)) continue;  // retracted
+    EngineRequest& r = at(ev.slot);
+    const int64_t ctx = r.context_offset + decode_steps_;
+    if (!allocate(ev.slot, table_.blocks_for(ctx) - r.blocks)) continue;
+    const int64_t final_step = r.prompt + r.output - 1 - r.context_offset;
+    const int64_t t = table_.next_growth_tokens(ctx);
+    if (t >= 0 && t - r.context_offset <= final_step) push_event(2 * (t - r.context_offset), ev.slot);
+  }
+  return retracted;
+}
+
+void Engine::sglang_retract(int32_t slot) {
+  // Back to the end of the waiting queue (_extend_requests_to_queue), its KV freed; it
+  // re-prefills its prompt and the tokens it produced (reset_for_retract keeps them).
+  preempt(slot);
+  waiting_.pop_front();
+  waiting_.push_back(slot);
+}
+
+void Engine::compose_trtllm() {
+  // TensorRT-LLM's PyTorch executor (tensorrt_llm/_torch/pyexecutor/scheduler.py
+  // SimpleScheduler: the C++ CapacityScheduler, then the MicroBatchScheduler): the
+  // requests in generation take one token each, then contexts in arrival order while
+  // max_num_tokens and max_batch_size hold, whole prompts unless chunked context is on
+  // (a prompt that does not fit the rest of the budget waits: the micro-batch scheduler
+  // stops there). GUARANTEED_NO_EVICT admits a context only when the blocks of its prompt
+  // and its whole output are free (the running ones already hold theirs), so it never
+  // evicts; MAX_UTILIZATION allocates as decoding goes and pauses the newest started
+  // request when the pool is short (as vLLM preempts).
+  const bool reserve = opt_.trtllm.capacity_policy == CapacityPolicy::guaranteed_no_evict;
+  const bool chunking = opt_.trtllm.enable_chunked_prefill;
+  decode_step_ = true;
+  if (!reserve) grow_decoders();
+  int64_t left = token_budget_ - n_decoders_;
+  for (size_t i = 0; i < prefilling_.size() && left > 0;) {  // chunked contexts in progress
+    const int32_t s = prefilling_[i];
+    EngineRequest& r = at(s);
+    const int64_t chunk = std::min(r.prompt + r.generated - r.cached, left);
+    if (!reserve && !allocate(s, table_.blocks_for(r.cached + chunk) - r.blocks)) continue;
+    r.chunk = chunk;
+    step_prefills_.push_back(s);
+    left -= chunk;
+    ++i;
+  }
+  if (preempted_this_step_) return;
+  while (!waiting_.empty() && n_running_ < max_seqs_ && left > 0) {
+    const int32_t s = waiting_.front();
+    EngineRequest& r = at(s);
+    const int64_t hit = lookup(r);
+    const int64_t len = r.prompt + r.generated - hit;
+    if (!chunking && len > left) break;
+    const int64_t chunk = std::min(len, left);
+    const int64_t need = table_.blocks_for(reserve ? r.prompt + r.output - 1 : hit + chunk);
+    if (pool_.free() < need) break;
+    waiting_.pop_front();
+    ref_hits(r);
+    take_blocks(r, need);
+    r.reserved = reserve;
+    admit(s, chunk);
+    left -= chunk;
   }
 }
 

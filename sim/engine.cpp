@@ -11,17 +11,17 @@ namespace kvplan::sim {
 
 Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& opt, int64_t requests,
                bool hold_finished)
-    : sim_(sim), table_(*sim.blocks), workload_(w), opt_(opt), wall0_(std::chrono::steady_clock::now()),
-      hold_finished_(hold_finished), request_count_(requests),
+    : sim_(sim), table_(*sim.blocks), workload_(w), opt_(with_scheduler(sim, opt)),
+      limits_(sim.limits(opt_.scheduler, opt.num_blocks.value_or(sim.num_blocks))),
+      wall0_(std::chrono::steady_clock::now()), hold_finished_(hold_finished), request_count_(requests),
       // Data-parallel attention (--dp): the dp ranks' pools, sequence limits and token
       // budgets are pooled into one scheduler (balanced ranks; docs/parallelism.md).
       pool_(opt.num_blocks.value_or(sim.num_blocks) * sim.opts.dp),
-      max_seqs_(sim.opts.max_num_seqs * sim.opts.dp),
-      token_budget_(opt.scheduler == Scheduler::static_batch
-                        ? max_num_batched_tokens(sim.opts, opt.scheduler, sim.max_model_len)
-                        : max_num_batched_tokens(sim.opts, opt.scheduler, sim.max_model_len) * sim.opts.dp),
-      caching_(sim.opts.enable_prefix_caching.value_or(true) && opt.scheduler != Scheduler::static_batch),
-      watermark_blocks_(opt.scheduler == Scheduler::continuous ? v0_watermark_blocks(pool_.total()) : 0),
+      max_seqs_(limits_.max_num_seqs * sim.opts.dp),
+      token_budget_(opt_.scheduler == Scheduler::static_batch ? limits_.max_num_batched_tokens
+                                                              : limits_.max_num_batched_tokens * sim.opts.dp),
+      caching_(sim.opts.enable_prefix_caching.value_or(true) && opt_.scheduler != Scheduler::static_batch),
+      watermark_blocks_(limits_.watermark_blocks > 0 ? v0_watermark_blocks(pool_.total()) : 0),
       request_overhead_s_(sim.opts.calibration.request_overhead_s),
       output_lag_steps_(sim.opts.calibration.output_lag_steps) {
   if (request_count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
@@ -29,11 +29,31 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
     throw InputError(sim.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
                      "or quantization)", sim.pool_note.empty() ? "none left" : sim.pool_note);
   if (max_seqs_ < 1) throw InputError("serving options", "max_num_seqs", "an integer >= 1");
-  if (opt.scheduler == Scheduler::chunked && token_budget_ < max_seqs_)
-    throw InputError("serving options", "max_num_batched_tokens", "at least max_num_seqs with chunked prefill",
+  if ((opt_.scheduler == Scheduler::chunked || opt_.scheduler == Scheduler::trtllm) && token_budget_ < max_seqs_)
+    throw InputError("serving options", "max_num_batched_tokens",
+                     std::string("at least max_num_seqs with the ") + std::string(to_string(opt_.scheduler)) +
+                         " scheduler (every running request decodes in each step)",
                      std::to_string(token_budget_) + " < " + std::to_string(max_seqs_));
   if (opt.preemption == Preemption::swap && !(opt.host_link_bytes_per_s > 0))
     throw InputError("simulate", "host_link_bytes_per_s", "a positive number");
+  if (opt.preemption == Preemption::swap && (opt_.scheduler == Scheduler::sglang || opt_.scheduler == Scheduler::trtllm))
+    throw InputError("command line", "--swap",
+                     "the continuous or chunked scheduler (SGLang retracts and TensorRT-LLM pauses by recompute)",
+                     std::string(to_string(opt_.scheduler)));
+  if (!(opt.sglang.schedule_conservativeness >= 0) || !std::isfinite(opt.sglang.schedule_conservativeness))
+    throw InputError("command line", "--schedule-conservativeness", "a number >= 0",
+                     std::to_string(opt.sglang.schedule_conservativeness));
+  // SGLang Scheduler.__init__ with global_config's constants (SGLANG_INIT_NEW_TOKEN_RATIO
+  // 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14, SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600).
+  init_new_token_ratio_ = std::min(0.7 * opt.sglang.schedule_conservativeness, 1.0);
+  min_new_token_ratio_ = std::min(init_new_token_ratio_ * 0.14, 1.0);
+  new_token_ratio_decay_ = (init_new_token_ratio_ - min_new_token_ratio_) / 600;
+  new_token_ratio_ = init_new_token_ratio_;
+}
+
+SimOptions Engine::with_scheduler(const Simulator::Impl& sim, SimOptions opt) {
+  opt.scheduler = sim.resolve(opt.scheduler);
+  return opt;
 }
 
 // ------------------------------------------------------------------------- driving
@@ -192,7 +212,7 @@ void Engine::arrive(const GeneratedRequest& g, int64_t preloaded) {
   if (refuse(r)) {
     SimResult& c = tally_.counts;
     ++c.rejected;
-    ++(r.prompt >= sim_.max_model_len ? c.rejected_max_model_len : c.rejected_pool);
+    ++(r.prompt >= sim_.max_model_len || prompt_over_token_budget(r) ? c.rejected_max_model_len : c.rejected_pool);
     emit(RequestEventKind::rejected, r);
     r.state = RequestState::free;
     free_slots_.push_back(s);
@@ -204,7 +224,7 @@ void Engine::arrive(const GeneratedRequest& g, int64_t preloaded) {
 bool Engine::refuse(EngineRequest& r) {
   // vLLM rejects prompts that leave no room for an output token and stops generation at
   // max_model_len; a request whose full length cannot fit the pool could never finish.
-  if (r.prompt >= sim_.max_model_len) return true;
+  if (r.prompt >= sim_.max_model_len || prompt_over_token_budget(r)) return true;
   const int64_t cap = sim_.max_model_len - r.prompt;
   if (r.output > cap) {
     r.output = cap;
@@ -212,7 +232,15 @@ bool Engine::refuse(EngineRequest& r) {
   }
   if (table_.blocks_for(r.prompt + r.output - 1) > pool_.total()) return true;
   // V0 never admits a prompt that would leave less than the watermark (AllocStatus.NEVER).
-  return opt_.scheduler == Scheduler::continuous && table_.blocks_for(r.prompt) > pool_.total() - watermark_blocks_;
+  return watermark_blocks_ > 0 && table_.blocks_for(r.prompt) > pool_.total() - watermark_blocks_;
+}
+
+bool Engine::prompt_over_token_budget(const EngineRequest& r) const {
+  // TensorRT-LLM without chunked context refuses a prompt longer than max_num_tokens
+  // (tensorrt_llm/llmapi/llm.py _check_arguments: "The sum of prompt length (...), query
+  // length (...) should not exceed max_num_tokens (...)").
+  return opt_.scheduler == Scheduler::trtllm && !opt_.trtllm.enable_chunked_prefill &&
+         r.prompt > limits_.max_num_batched_tokens;
 }
 
 void Engine::admit(int32_t slot, int64_t chunk) {

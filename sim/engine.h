@@ -44,6 +44,11 @@ struct Simulator::Impl {
   std::string where;      // "model on gpu", for messages
   std::string pool_note;  // why the pool is empty, if it is
   std::unique_ptr<BlockTable> blocks;
+  EngineBatchDefaults defaults;  // the engine release's batching (planner)
+  //! EngineLimits for scheduler `s` (resolved when automatic) and a pool of `pool_blocks`.
+  EngineLimits limits(Scheduler s, int64_t pool_blocks) const;
+  //! `s`, or the engine's own scheduler when it is automatic.
+  Scheduler resolve(Scheduler s) const;
 };
 
 enum class RequestState : uint8_t { free, waiting, prefilling, decoding, swapped };
@@ -118,6 +123,7 @@ class Engine {
   SimResult result();
 
  private:
+  static SimOptions with_scheduler(const Simulator::Impl& sim, SimOptions opt);
   bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
   //! The scheduling point at now_: lets the inbox in, composes the step and starts it.
   void schedule();
@@ -165,6 +171,8 @@ class Engine {
   //! Whether a request can never run here (vLLM's refusals at arrival); caps its output
   //! at max_model_len.
   bool refuse(EngineRequest& r);
+  //! TensorRT-LLM without chunked context: the prompt exceeds max_num_tokens.
+  bool prompt_over_token_budget(const EngineRequest& r) const;
   void admit(int32_t slot, int64_t chunk);
   //! Makes `slot` a decoder whose next step attends to P + g tokens. It holds the blocks
   //! of P + g - 1 tokens, or of P + g when `covers_next` (swapped in after the block phase).
@@ -189,6 +197,15 @@ class Engine {
   void swap_in();
   void compose_chunked();
   void compose_static();
+  void compose_sglang();
+  //! SGLang's get_new_batch_prefill with its PrefillAdder: fills step_prefills_.
+  void sglang_prefill();
+  //! SGLang's decode memory check (ScheduleBatch.check_decode_mem) and, when the blocks
+  //! due this step do not fit, retract_decode; then the decoders' blocks as grow_decoders.
+  //! Returns whether it retracted.
+  bool sglang_grow_decoders();
+  void sglang_retract(int32_t slot);
+  void compose_trtllm();
   double decode_keys(const KvTraffic& kv) const;
   void check() const;
 
@@ -200,7 +217,8 @@ class Engine {
   const Simulator::Impl& sim_;
   const BlockTable& table_;
   const Workload& workload_;
-  SimOptions opt_;
+  SimOptions opt_;  // its scheduler resolved (never automatic)
+  EngineLimits limits_;
   std::chrono::steady_clock::time_point wall0_;
   RunTally tally_;
   // A finished request keeps its blocks until release() (a prefill instance's KV until
@@ -236,6 +254,13 @@ class Engine {
   int64_t decode_steps_ = 0;  // decode steps run
   int64_t n_decoders_ = 0;    // decoding requests
   int64_t context_sum_ = 0;   // sum of their contexts in decode step decode_steps_
+  // SGLang (compose_sglang): the new-token ratio, its floor and per-step decay
+  // (Scheduler.__init__), whether the running batch is full (batch_is_full) and the
+  // requests that had left (finished or retracted) when it was last cleared.
+  double new_token_ratio_ = 0, init_new_token_ratio_ = 0, min_new_token_ratio_ = 0, new_token_ratio_decay_ = 0;
+  bool sglang_batch_full_ = false;
+  int64_t sglang_left_seen_ = 0;
+  std::vector<DecodeEvent> due_;  // block events of this decode step (sglang_grow_decoders)
   bool preempted_this_step_ = false;
   bool decode_step_ = false;  // whether the running decoders take part in this step
   bool stalled_ = false;      // nothing could run at the last scheduling point

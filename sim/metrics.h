@@ -54,7 +54,8 @@ struct SimResult {
   int64_t arrived = 0;
   int64_t completed = 0;
   int64_t rejected = 0;     // could never run: prompt >= max_model_len, or longer than the pool
-  int64_t rejected_max_model_len = 0;  // of which: prompt >= max_model_len (vLLM refuses them)
+  int64_t rejected_max_model_len = 0;  // of which: prompt >= max_model_len (vLLM refuses them), or above
+                                      // TensorRT-LLM's max_num_tokens without chunked context
   int64_t rejected_pool = 0;           // of which: prompt + output longer than the whole KV pool
   int64_t preemptions = 0;  // recompute or swap-out events
   int64_t truncated = 0;    // outputs cut at max_model_len (as vLLM stops them)

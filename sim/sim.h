@@ -51,6 +51,7 @@
 
 namespace kvplan::sim {
 
+//! The step-composition rules (docs/engines.md "Schedulers" cites each engine's source).
 //! `continuous`: vLLM V0 (no chunked prefill): a step is either prefill-only (every
 //! waiting request that fits, whole prompts, up to max_num_batched_tokens, prefills
 //! first) or decode-only for all running requests. `chunked`: vLLM V1: every running
@@ -66,13 +67,57 @@ namespace kvplan::sim {
 //! `preempted_req = self.running.pop()` in vllm/v1/core/sched/scheduler.py schedule()),
 //! free its blocks, reset its computed tokens to 0 (recompute) and put it at the front of
 //! the waiting queue; V1 admits new requests only in a step that preempted nothing.
-enum class Scheduler { continuous, chunked, static_batch };
-inline constexpr NameTable<Scheduler, 3> kSchedulerNames{{{
+//! `sglang`: SGLang's Scheduler (get_next_batch_to_run): a prefill batch whenever the
+//! PrefillAdder admits one, else a decode step of the running batch (both in one step
+//! with --enable-mixed-chunk); admission FCFS while rem_total_tokens (free pool minus
+//! new_token_ratio x the running requests' remaining outputs minus the admitted ones'
+//! prompts and outputs) stays positive, within chunked_prefill_size (the last request
+//! chunked) and max_prefill_tokens; a decode step that cannot get its KV retracts the
+//! requests with the fewest outputs to the back of the queue. `trtllm`: TensorRT-LLM's
+//! in-flight batching: generation requests and whole contexts in one step within
+//! max_num_tokens, admitted by the capacity scheduler's policy (TrtllmSchedule).
+//! `automatic` ("auto") is a request, not a rule: the scheduler of the engine release
+//! (resolve_scheduler), which the engine replaces it by before it runs.
+enum class Scheduler { continuous, chunked, static_batch, sglang, trtllm, automatic };
+inline constexpr NameTable<Scheduler, 6> kSchedulerNames{{{
     {"continuous", Scheduler::continuous}, {"chunked", Scheduler::chunked}, {"static", Scheduler::static_batch},
+    {"sglang", Scheduler::sglang}, {"trtllm", Scheduler::trtllm}, {"auto", Scheduler::automatic},
 }}};
 std::string_view to_string(Scheduler s);
-//! Parses continuous|chunked|static.
+//! Parses continuous|chunked|static|sglang|trtllm|auto.
 std::optional<Scheduler> parse_scheduler(std::string_view s);
+
+//! The scheduler a run uses and why ("auto: vLLM 0.19 (V1) always chunks prefills").
+struct SchedulerChoice {
+  Scheduler scheduler = Scheduler::continuous;
+  std::string why;
+};
+//! `requested` itself unless it is `automatic`; then the engine release's own scheduler:
+//! vLLM V1 (0.8+) chunked; vLLM V0 (0.4-0.7) continuous, or chunked (V0's chunked-prefill
+//! scheduler, 512-token budget) where V0 itself turned chunked prefill on
+//! (EngineBatchDefaults); SGLang sglang; TensorRT-LLM trtllm; --engine ideal continuous
+//! (the engine-neutral model keeps the scheduler it always ran). `m` with the what-ifs
+//! of `o` applied.
+SchedulerChoice resolve_scheduler(Scheduler requested, const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+
+//! SGLang's scheduling settings beside the shared limits (server_args.py defaults).
+struct SglangSchedule {
+  double schedule_conservativeness = 1.0;  //!< --schedule-conservativeness
+  bool enable_mixed_chunk = false;         //!< --enable-mixed-chunk
+};
+//! TensorRT-LLM's CapacitySchedulerPolicy: GUARANTEED_NO_EVICT admits a request only
+//! when the KV of its prompt plus its whole output fits beside what the running ones
+//! will still need, so nothing is ever evicted; MAX_UTILIZATION allocates step by step
+//! and pauses the newest started request when the pool runs out.
+enum class CapacityPolicy { guaranteed_no_evict, max_utilization };
+inline constexpr NameTable<CapacityPolicy, 2> kCapacityPolicyNames{{{
+    {"GUARANTEED_NO_EVICT", CapacityPolicy::guaranteed_no_evict},
+    {"MAX_UTILIZATION", CapacityPolicy::max_utilization},
+}}};
+struct TrtllmSchedule {
+  CapacityPolicy capacity_policy = CapacityPolicy::guaranteed_no_evict;  //!< --capacity-scheduler-policy
+  bool enable_chunked_prefill = false;                                   //!< --enable-chunked-prefill
+};
 
 //! What happens to the newest running request when the pool runs out: `recompute`
 //! frees its blocks and re-prefills prompt + generated tokens later (vLLM's default);
@@ -108,6 +153,8 @@ struct RequestEvent {
 
 struct SimOptions {
   Scheduler scheduler = Scheduler::continuous;
+  SglangSchedule sglang;
+  TrtllmSchedule trtllm;
   Preemption preemption = Preemption::recompute;
   uint64_t seed = 0;
   std::optional<int64_t> requests;   //!< overrides the workload's request count
@@ -127,20 +174,26 @@ struct SimOptions {
 //! sizing search's bounds read (size/bound.cpp).
 struct EngineLimits {
   int64_t max_model_len = 0;  //!< --max-model-len, else the model's, else kDefaultMaxModelLen
-  //! The option, else vLLM's defaults (continuous: max(max_model_len, 2048); chunked:
-  //! 8192; static: unlimited).
+  //! The option, else the engine's default (EngineBatchDefaults): continuous
+  //! max(max_model_len, 2048); chunked: vLLM V1's by release and GPU, V0's 512, else 8192;
+  //! sglang chunked_prefill_size; trtllm max_num_tokens 8192; static: unlimited.
   int64_t max_num_batched_tokens = 0;
+  //! The option, else: sglang max_running_requests = min(pool tokens / 2,
+  //! clamp(pool tokens / max_model_len x 512, 2048, 4096)); trtllm max_batch_size 2048;
+  //! others ServingOptions::max_num_seqs (with_engine_defaults fills vLLM's).
   int64_t max_num_seqs = 0;
   int64_t num_blocks = 0;        //!< KV pool, blocks per GPU (planner capacity())
-  //! V0's admission reserve, int(0.01 x num_blocks) with `continuous`, else 0.
+  //! V0's admission reserve, int(0.01 x num_blocks) with `continuous` or V0's chunked
+  //! scheduler, else 0.
   int64_t watermark_blocks = 0;
+  //! sglang: max_prefill_tokens (server_args.py default 16384).
+  int64_t max_prefill_tokens = 0;
 };
 //! The context a model without a declared one gets (vLLM's common 128k).
 constexpr int64_t kDefaultMaxModelLen = 131072;
-//! EngineLimits of the model as given (ServingOptions' what-ifs applied here).
+//! EngineLimits of the model as given (ServingOptions' what-ifs applied here); `s`
+//! `automatic` is resolved first.
 EngineLimits engine_limits(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, Scheduler s);
-//! max_num_batched_tokens for `s` with --max-model-len `max_model_len` (EngineLimits).
-int64_t max_num_batched_tokens(const ServingOptions& o, Scheduler s, int64_t max_model_len);
 //! V0's admission watermark for a pool of `pool_blocks` (vllm/core/block_manager.py v0.6:
 //! watermark_blocks = int(0.01 x num_gpu_blocks)).
 int64_t v0_watermark_blocks(int64_t pool_blocks);
@@ -178,7 +231,9 @@ class Simulator {
   int64_t max_model_len() const;    //!< EngineLimits::max_model_len
   //! Blocks a request holding `tokens` tokens needs (planner kv_blocks_per_request).
   int64_t blocks_for(int64_t tokens) const;
+  //! `s` resolved (`automatic`: the engine's own); num_blocks: the pool it runs with.
   EngineLimits limits(Scheduler s) const;
+  SchedulerChoice scheduler(Scheduler requested) const;
   const StepTimeModel& step_model() const;
   const ServingOptions& options() const;
 

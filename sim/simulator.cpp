@@ -21,34 +21,89 @@ int64_t max_model_len_of(const ModelConfig& applied, const ServingOptions& o) {
   return o.max_model_len.value_or(derived > 0 ? derived : kDefaultMaxModelLen);
 }
 
-EngineLimits limits_of(const ServingOptions& o, Scheduler s, int64_t max_model_len, int64_t num_blocks) {
+// SGLang's server_args.max_prefill_tokens default.
+constexpr int64_t kSglangMaxPrefillTokens = 16384;
+// TensorRT-LLM's max_batch_size default (llmapi BaseLlmArgs / BuildConfig).
+constexpr int64_t kTrtllmMaxBatchSize = 2048;
+// vLLM V0's max_num_batched_tokens floor without chunked prefill (SchedulerConfig).
+constexpr int64_t kV0MinBatchedTokens = 2048;
+// The chunked budget of an engine that states none (--engine ideal): V1's 8192.
+constexpr int64_t kIdealChunkedTokens = 8192;
+
+std::string release_of(const ServingOptions& o) {
+  return o.engine_version.empty() ? engine_versions(o.engine).back() : o.engine_version;
+}
+
+SchedulerChoice choose(Scheduler requested, const ServingOptions& o, const EngineBatchDefaults& d, int64_t mml) {
+  if (requested != Scheduler::automatic) return {requested, "--scheduler " + std::string(to_string(requested))};
+  switch (o.engine) {
+    case kvplan::Engine::vllm:
+      if (!d.vllm_v0) return {Scheduler::chunked, "auto: vLLM " + release_of(o) + " (V1) always chunks prefills"};
+      if (d.chunked_prefill)
+        return {Scheduler::chunked, "auto: vLLM " + release_of(o) + " (V0) turns chunked prefill on at max_model_len " +
+                                        std::to_string(mml) + " > 32768"};
+      return {Scheduler::continuous,
+              "auto: vLLM " + release_of(o) + " (V0) without chunked prefill at max_model_len " + std::to_string(mml)};
+    case kvplan::Engine::sglang: return {Scheduler::sglang, "auto: SGLang " + release_of(o)};
+    case kvplan::Engine::trtllm: return {Scheduler::trtllm, "auto: TensorRT-LLM " + release_of(o) + " in-flight batching"};
+    case kvplan::Engine::ideal: break;
+  }
+  return {Scheduler::continuous, "auto: --engine ideal batches continuously"};
+}
+
+EngineLimits limits_of(const ServingOptions& o, const EngineBatchDefaults& d, Scheduler s, int64_t max_model_len,
+                       int64_t num_blocks, int64_t block_size) {
+  s = choose(s, o, d, max_model_len).scheduler;
   EngineLimits l;
   l.max_model_len = max_model_len;
-  l.max_num_batched_tokens = max_num_batched_tokens(o, s, max_model_len);
   l.max_num_seqs = o.max_num_seqs;
   l.num_blocks = num_blocks;
-  l.watermark_blocks = s == Scheduler::continuous ? v0_watermark_blocks(num_blocks) : 0;
+  const int64_t chunked = d.chunked_tokens > 0 ? d.chunked_tokens : kIdealChunkedTokens;
+  switch (s) {
+    case Scheduler::continuous: l.max_num_batched_tokens = std::max<int64_t>(max_model_len, kV0MinBatchedTokens); break;
+    case Scheduler::chunked:
+    case Scheduler::trtllm: l.max_num_batched_tokens = chunked; break;
+    case Scheduler::sglang: {
+      l.max_num_batched_tokens = chunked;
+      l.max_prefill_tokens = kSglangMaxPrefillTokens;
+      // Scheduler.__init__ / ModelRunner: max_running_requests = min(max_total_num_tokens
+      // // 2, req_to_token_pool.size), the pool sized min(max(int(tokens / context_len x
+      // 512), 2048), 4096) requests.
+      const int64_t tokens = num_blocks * block_size;
+      const int64_t pool_reqs = std::clamp<int64_t>(static_cast<int64_t>(static_cast<double>(tokens) /
+                                                                         static_cast<double>(max_model_len) * 512),
+                                                    2048, 4096);
+      if (!o.max_num_seqs_given) l.max_num_seqs = std::max<int64_t>(1, std::min(tokens / 2, pool_reqs));
+      break;
+    }
+    case Scheduler::static_batch: l.max_num_batched_tokens = std::numeric_limits<int64_t>::max() / 4; break;
+    case Scheduler::automatic: throw std::logic_error("simulator: unresolved scheduler");
+  }
+  if (s == Scheduler::trtllm && !o.max_num_seqs_given) l.max_num_seqs = kTrtllmMaxBatchSize;
+  if (o.max_num_batched_tokens) l.max_num_batched_tokens = *o.max_num_batched_tokens;
+  const bool watermark = s == Scheduler::continuous || (s == Scheduler::chunked && d.vllm_v0);
+  l.watermark_blocks = watermark ? v0_watermark_blocks(num_blocks) : 0;
   return l;
 }
 
 }  // namespace
 
-int64_t max_num_batched_tokens(const ServingOptions& o, Scheduler s, int64_t max_model_len) {
-  if (o.max_num_batched_tokens) return *o.max_num_batched_tokens;
-  switch (s) {
-    case Scheduler::continuous: return std::max<int64_t>(max_model_len, 2048);
-    case Scheduler::chunked: return 8192;
-    case Scheduler::static_batch: return std::numeric_limits<int64_t>::max() / 4;
-  }
-  return 8192;
-}
-
 int64_t v0_watermark_blocks(int64_t pool_blocks) { return static_cast<int64_t>(0.01 * static_cast<double>(pool_blocks)); }
+
+SchedulerChoice resolve_scheduler(Scheduler requested, const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  const ModelConfig applied = apply_what_if(m, o);
+  return choose(requested, o, engine_batch_defaults(applied, g, o), max_model_len_of(applied, o));
+}
 
 EngineLimits engine_limits(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o, Scheduler s) {
   const ModelConfig applied = apply_what_if(m, o);
   const int64_t mml = max_model_len_of(applied, o);
-  return limits_of(o, s, mml, capacity(applied, o, memory_budget(applied, g, o), mml).num_blocks);
+  return limits_of(o, engine_batch_defaults(applied, g, o), s, mml,
+                   capacity(applied, o, memory_budget(applied, g, o), mml).num_blocks, o.block_size);
+}
+
+EngineLimits Simulator::Impl::limits(Scheduler s, int64_t pool_blocks) const {
+  return limits_of(opts, defaults, s, max_model_len, pool_blocks, blocks->block_size());
 }
 
 // ------------------------------------------------------------------------- Simulator
@@ -65,6 +120,7 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   s.step_model = std::make_unique<StepTimeModel>(*s.model, g, o);
   if (o.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
   s.max_model_len = max_model_len_of(*s.model, o);
+  s.defaults = engine_batch_defaults(*s.model, g, o);
   const MemoryBudget budget = memory_budget(*s.model, g, o);
   const Capacity cap = capacity(*s.model, o, budget, s.max_model_len);
   s.num_blocks = cap.num_blocks;
@@ -84,8 +140,10 @@ int64_t Simulator::blocks_for(int64_t tokens) const {
     return kv_blocks_per_request(*impl_->model, impl_->opts, tokens);
   return impl_->blocks->blocks_for(tokens);
 }
-EngineLimits Simulator::limits(Scheduler s) const {
-  return limits_of(impl_->opts, s, impl_->max_model_len, impl_->num_blocks);
+EngineLimits Simulator::limits(Scheduler s) const { return impl_->limits(s, impl_->num_blocks); }
+Scheduler Simulator::Impl::resolve(Scheduler s) const { return choose(s, opts, defaults, max_model_len).scheduler; }
+SchedulerChoice Simulator::scheduler(Scheduler requested) const {
+  return choose(requested, impl_->opts, impl_->defaults, impl_->max_model_len);
 }
 const StepTimeModel& Simulator::step_model() const { return *impl_->step_model; }
 const ServingOptions& Simulator::options() const { return impl_->opts; }

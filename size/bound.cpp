@@ -72,8 +72,8 @@ RateCeiling ceiling(const CeilingInputs& s, sim::Scheduler scheduler, const Prob
   const int64_t blocks = s.limits.num_blocks;
   // The simulator's admission rules at arrival (sim/engine.cpp, Engine::refuse): a prompt
   // at max_model_len is refused, an output is cut there, a request whose whole length
-  // cannot fit the pool is refused, and V0 (continuous) also refuses a prompt that
-  // would leave less than its watermark free in an empty pool.
+  // cannot fit the pool is refused, and V0 (continuous, or its chunked scheduler) also
+  // refuses a prompt that would leave less than its watermark free in an empty pool.
   const int64_t watermark = s.limits.watermark_blocks;
   const KvTraffic& kv = s.stm->kv_traffic();
   // Blocks grow with the tokens held (windowed layers stop growing at their window), so
@@ -88,7 +88,7 @@ RateCeiling ceiling(const CeilingInputs& s, sim::Scheduler scheduler, const Prob
     return lo;
   };
   const int64_t fit_tokens = most_tokens(blocks);
-  const int64_t admit_tokens = scheduler == sim::Scheduler::continuous ? most_tokens(blocks - watermark) : mml;
+  const int64_t admit_tokens = watermark > 0 ? most_tokens(blocks - watermark) : mml;
   double decode_tokens = 0, decode_keys = 0, prefill_tokens = 0, prefill_pairs = 0;
   int64_t shortest_prompt = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < p.prompt_tokens.size(); ++i) {

@@ -53,14 +53,15 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
   const auto weights = or_keep(space.weights);
   const auto kvs = or_keep(space.kv);
   std::vector<sim::Scheduler> schedulers = space.schedulers;
-  if (schedulers.empty()) schedulers.push_back(sim::Scheduler::continuous);
+  if (schedulers.empty()) schedulers.push_back(sim::Scheduler::automatic);
   for (size_t mi = 0; mi < space.models.size(); ++mi)
     for (size_t gi = 0; gi < space.gpus.size(); ++gi)
       for (size_t bi = 0; bi < space.base.size(); ++bi)
         for (const auto& tp : tps)
           for (const auto& pp : pps)
             for (const auto& wq : weights)
-              for (const auto& kv : kvs)
+              for (const auto& kv : kvs) {
+                std::vector<sim::Scheduler> seen;  // `auto` and an explicit name may resolve alike
                 for (const auto s : schedulers) {
                   Candidate c;
                   c.index = static_cast<int64_t>(out.size());
@@ -75,9 +76,13 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
                     c.options.kv_cache_dtype = kv->dtype;
                     c.options.kv_quant = kv->quant;
                   }
-                  c.scheduler = s;
+                  // `auto`: the scheduler of this candidate's engine release (sim.h).
+                  c.scheduler = sim::resolve_scheduler(s, space.models[mi], space.gpus[gi], c.options).scheduler;
+                  if (std::find(seen.begin(), seen.end(), c.scheduler) != seen.end()) continue;
+                  seen.push_back(c.scheduler);
                   out.push_back(std::move(c));
                 }
+              }
   return out;
 }
 

@@ -51,7 +51,7 @@ struct SearchSpace {
   std::vector<int64_t> pp;                 //!< e.g. {1}
   std::vector<WeightQuant> weights;        //!< e.g. {none, fp8, awq}
   std::vector<KvOption> kv;                //!< e.g. default_kv_options()
-  std::vector<sim::Scheduler> schedulers{sim::Scheduler::continuous};
+  std::vector<sim::Scheduler> schedulers{sim::Scheduler::automatic};
   //! Also search formats no engine in kvplan's support table runs (planner/support.h);
   //! without it those candidates are left out of the search and counted.
   bool what_if = false;

@@ -153,6 +153,24 @@ TEST_CASE("an empty override list keeps the base option's own value") {
   CHECK(c[0].options.quantization == WeightQuant::awq);
 }
 
+TEST_CASE("auto resolves per candidate's engine, and a scheduler listed twice is one candidate") {
+  // vLLM 0.19 (V1) runs chunked prefill; --engine ideal keeps continuous (sim.h
+  // resolve_scheduler). "auto,chunked" on vLLM is chunked twice: one candidate.
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {io::load_gpu("h100-sxm")};
+  ServingOptions vllm;
+  vllm.engine = Engine::vllm;
+  s.base = {vllm, ServingOptions{}};
+  s.schedulers = {sim::Scheduler::automatic, sim::Scheduler::chunked};
+  const auto c = size::enumerate(s);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0].scheduler == sim::Scheduler::chunked);     // vLLM: auto = chunked, chunked again skipped
+  CHECK(c[1].scheduler == sim::Scheduler::continuous);  // ideal: auto
+  CHECK(c[2].scheduler == sim::Scheduler::chunked);     // ideal: chunked
+  for (size_t i = 0; i < c.size(); ++i) CHECK(c[i].index == static_cast<int64_t>(i));
+}
+
 TEST_CASE("the workload shape of fixed lengths is exact") {
   const auto s = size::workload_shape(size_test::fixed_lengths(), 0);
   CHECK(s.samples == 1000);
