@@ -172,7 +172,7 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   ServingOptions base;
   base.kv_cache = !(vm.count("no-kv-cache") && vm["no-kv-cache"].as<bool>());
   // The measured profile is the default: the bare datasheet roofline misses the engine's
-  // CPU time per step and per request (TTFT about 45 % low on measured vLLM runs,
+  // CPU time per step and per request (TTFT about 34 % low on measured vLLM runs,
   // bench/ACCURACY.md); `none` asks for that roofline.
   const std::string calibration = vm.count("calibration") ? vm["calibration"].as<std::string>() : io::kDefaultCalibration;
   if (calibration != "none") base.calibration = io::load_calibration(calibration);
