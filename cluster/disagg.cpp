@@ -140,8 +140,6 @@ class DisaggRun {
       : s_(s), layout_(s.layout()), link_(s.link()), workload_(w), count_(count),
         tracks_(static_cast<size_t>(count)),
         overhead_s_(layout_.decode.options.calibration.request_overhead_s),
-        lag_steps_(layout_.decode.options.calibration.output_lag_steps),
-        last_step_s_(static_cast<size_t>(layout_.decode.instances), 0.0),
         routed_prefill_(static_cast<size_t>(layout_.prefill.instances), 0),
         routed_decode_(static_cast<size_t>(layout_.decode.instances), 0),
         link_free_s_(static_cast<size_t>(layout_.prefill.instances), 0.0) {
@@ -158,10 +156,7 @@ class DisaggRun {
       SimOptions o = opt;
       o.num_blocks = layout_.decode.num_blocks;
       const auto k = static_cast<size_t>(i);
-      // A token reaches the user output_lag_steps x its step's duration after the step
-      // (sim.h); the step's duration comes before its events.
       o.on_step = nullptr;
-      if (lag_steps_ > 0) o.on_step = [this, k](const sim::StepSample& st) { last_step_s_[k] = st.duration_s; };
       o.on_request = [this, k, mml = decode.max_model_len()](const RequestEvent& ev) { on_decode_event(k, mml, ev); };
       decode_.emplace_back(decode, w, o, count);
     }
@@ -192,7 +187,7 @@ class DisaggRun {
   }
   void on_prefill_event(size_t k, int64_t max_model_len, const RequestEvent& ev);
   void on_decode_event(size_t k, int64_t max_model_len, const RequestEvent& ev);
-  void decode_finished(size_t k, const RequestEvent& ev);
+  void decode_finished(const RequestEvent& ev);
   void merge_pools(DisaggResult& res, const std::vector<SimResult>& pr, const std::vector<SimResult>& dr);
 
   const DisaggSimulator& s_;
@@ -204,9 +199,8 @@ class DisaggRun {
   std::priority_queue<DriverEvent, std::vector<DriverEvent>, std::greater<>> events_;
   uint64_t seq_ = 0;
   sim::RunTally tally_;  // what the user sees
-  double overhead_s_, lag_steps_;
+  double overhead_s_;
   std::vector<double> decode_wait_, transfer_;
-  std::vector<double> last_step_s_;
   double transfer_bytes_sum_ = 0;
   std::vector<int64_t> routed_prefill_, routed_decode_;
   std::vector<double> link_free_s_;  // transfers out of one prefill instance queue for its links
@@ -241,17 +235,19 @@ void DisaggRun::on_decode_event(size_t k, int64_t max_model_len, const RequestEv
       rejected(ev, max_model_len);
       --routed_decode_[k];
       break;
-    case RequestEventKind::first_token: t.first_token_s = ev.time_s + lag_steps_ * last_step_s_[k]; break;
-    case RequestEventKind::finished: decode_finished(k, ev); break;
+    // The user sees the decode instance's tokens when its API server has delivered them
+    // (the engine's output queue, sim/engine.cpp), not at the end of their step.
+    case RequestEventKind::first_token: t.first_token_s = ev.delivered_s; break;
+    case RequestEventKind::finished: decode_finished(ev); break;
     default: break;
   }
 }
 
-void DisaggRun::decode_finished(size_t k, const RequestEvent& ev) {
+void DisaggRun::decode_finished(const RequestEvent& ev) {
   Track& t = tracks_[static_cast<size_t>(ev.request)];
   push(ev.time_s, ev.request, DriverEventKind::decode_done);
   t.request.output_tokens = ev.output_tokens;
-  const double last_token_s = ev.time_s + lag_steps_ * last_step_s_[k];
+  const double last_token_s = ev.delivered_s;
   sim::FinishedRequest f;
   f.index = ev.request;
   f.prompt_tokens = ev.prompt_tokens;

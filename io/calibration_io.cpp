@@ -28,7 +28,8 @@ const std::map<std::string, Slot>& slots() {
       {"runtime_reserve_bytes",
        {[](Calibration& c, double v) { c.runtime_reserve_bytes = static_cast<int64_t>(v); }, 0, 1e15}},
       {"request_overhead_s", {[](Calibration& c, double v) { c.request_overhead_s = v; }, 0, 10}},
-      {"output_lag_steps", {[](Calibration& c, double v) { c.output_lag_steps = v; }, 0, 10}},
+      {"output_overhead_s", {[](Calibration& c, double v) { c.output_overhead_s = v; }, 0, 1}},
+      {"output_overhead_per_seq_s", {[](Calibration& c, double v) { c.output_overhead_per_seq_s = v; }, 0, 1e-2}},
       {"step_overhead_s", {[](Calibration& c, double v) { c.step_overhead_s = v; }, 0, 1}},
       {"step_overhead_per_seq_s", {[](Calibration& c, double v) { c.step_overhead_per_seq_s = v; }, 0, 1}},
       {"kernel_floor_s", {[](Calibration& c, double v) { c.kernel_floor_s = v; }, 0, 1e-2}},
@@ -133,6 +134,14 @@ CalibrationFile parse_calibration_v2(const std::string& body, const std::string&
     if (!params->is_object()) throw InputError(file, "parameters", "a mapping of name: {value, unit, source}", show(*params));
     for (const auto& [name, v] : params->items()) {
       const std::string key = "parameters." + name;
+      // The lag-steps model multiplied the step that produced a token, which the engine
+      // does not do; its fitted value means nothing in the model that replaced it.
+      if (name == "output_lag_steps")
+        throw InputError(file, key,
+                         "output_overhead_s and output_overhead_per_seq_s (token delivery is now the API "
+                         "server's output queue; refit the profile, docs/calibration.md \"Rebuild the shipped "
+                         "profile\")",
+                         "the retired output_lag_steps");
       const auto slot = slots().find(name);
       if (slot == slots().end()) {
         std::string list;

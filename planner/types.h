@@ -308,9 +308,14 @@ struct Calibration {
   // The step-time model beyond the roofline (docs/calibration.md names each term and
   // its source). Zero keeps the bare roofline of roofline.cpp.
   double request_overhead_s = 0;       // per request outside the GPU: API, tokenize, stream
-  double output_lag_steps = 0;         // token delivery trails its step by this many steps
+  // The API server's output processor, one queue per engine that overlaps the next step:
+  // a step's outputs are delivered output_overhead_s + output_overhead_per_seq_s x
+  // (sequences with a token in it) after the step's end or after the previous step's
+  // delivery, whichever is later (sim/engine.cpp; docs/calibration.md).
+  double output_overhead_s = 0;          // per step's outputs: receive, decode, dispatch
+  double output_overhead_per_seq_s = 0;  // per sequence with a token: detokenize, stream
   double step_overhead_s = 0;          // per engine step on the CPU: schedule, prepare, sample
-  double step_overhead_per_seq_s = 0;  // per sequence in the step (input prep, sampling, detokenize)
+  double step_overhead_per_seq_s = 0;  // per sequence in the step: input preparation, sampling bookkeeping
   double kernel_floor_s = 0;           // shortest kernel: a per-kernel time at tiny sizes
   double gemm_bandwidth_efficiency = 0;  // GEMM weight reads / datasheet bandwidth; 0 = roofline
   double gemm_flops_efficiency = 0;      // large-M GEMM FLOP/s / datasheet peak; 0 = roofline
@@ -383,6 +388,11 @@ struct ServingOptions {
   //! --enable-prefix-caching / --no-enable-prefix-caching; empty = the engine's default
   //! (on: vLLM V1, SGLang's radix cache and TensorRT-LLM's block reuse all default on).
   std::optional<bool> enable_prefix_caching;
+  //! --async-scheduling on|off (vLLM V1's flag): the scheduler composes step k + 1 while
+  //! step k runs, so a request that arrives during step k waits for step k + 2
+  //! (sim/engine.cpp). Empty = off; vLLM turned it on by default late in 2025 (PR
+  //! #27614), so a run of a recent vLLM has to say `on` (docs/calibration.md).
+  std::optional<bool> async_scheduling;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

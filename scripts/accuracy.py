@@ -25,11 +25,11 @@ gpu_memory_utilization 0.9, chunked prefill, prefix caching on).
       group; runs kvplan cannot express are skipped with the reason. --validate only checks
       the table (ctest public_runs_valid).
   scripts/accuracy.py --fit 0,2,4,6,8,10,12 --write-parameters OUT.json
-      fits the serving overheads (step_overhead_s, request_overhead_s,
-      output_lag_steps) on the runs at those indices (eN: row N of the evaluation set) by
-      least squares on the relative residuals of the kernel-calibrated model, and writes
-      them as a /2 parameters file with the measured-error statements of the runs the fit
-      left out (merge it with `kvplan calibrate --merge`).
+      fits the host-side overheads (step_overhead_s, request_overhead_s,
+      output_overhead_per_seq_s; HELD_PARAMS says which are held and why) on the runs at those indices (eN: row N of the evaluation set) by
+      non-negative least squares on the relative residuals of the kernel-calibrated
+      model, and writes them as a /2 parameters file with the measured-error statements
+      of the runs the fit left out (merge it with `kvplan calibrate --merge`).
 """
 import argparse
 import concurrent.futures
@@ -125,6 +125,9 @@ def simulate(kvplan, run, calibration, tmp):
            "--format", "json"]
     if run["precision"] == "FP8":
         cmd += ["--quantization", "fp8"]
+    # vLLM 0.15.1 schedules asynchronously by default (on since PR #27614, late 2025; PR
+    # #31998 extended the default to speculative decoding), and the runs kept defaults.
+    cmd += ["--async-scheduling", "on"]
     cmd += ["--calibration", calibration or "none"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -168,37 +171,103 @@ def with_params(base, params, tmp):
     """A copy of calibration `base` (a /2 file) with `params` added or replaced."""
     doc = json.load(open(base))
     for k, v in params.items():
-        doc["parameters"][k] = {"value": v, "unit": "steps" if k == "output_lag_steps" else "s",
-                                "source": "scripts/accuracy.py --fit (iterating)"}
+        doc["parameters"][k] = {"value": v, "unit": "s", "source": "scripts/accuracy.py --fit (iterating)"}
     out = os.path.join(tmp, "cal.json")
     json.dump(doc, open(out, "w"))
     return out
 
 
-def fit(kvplan, runs, base, tmp):
-    """Serving overheads by least squares on the residuals of the kernel-calibrated model.
-    ITL (one engine step per output token): step_overhead_s (a per-sequence term, tried,
-    made the 7-run fit unstable; the all-reduce is not fitted here: decode-sized messages
-    take vLLM's custom all-reduce, whose cost planner/roofline.cpp takes from a published
-    H100 measurement). TTFT: request_overhead_s + output_lag_steps x step time (the ITL).
-    Iterated, since longer steps change batching."""
-    params = {"step_overhead_s": 0.0, "request_overhead_s": 0.0, "output_lag_steps": 0.0}
-    for _ in range(5):
+# The host-side overheads the fit solves for, and those it holds (value, why), each
+# with its reason in docs/calibration.md:
+# - output_overhead_s (per step's outputs at the API server) adds once to TTFT and once
+#   to E2E, exactly as request_overhead_s does, unless the output processor is
+#   saturated, which no fit run is: the runs cannot separate the two, so their sum is
+#   fitted as request_overhead_s.
+# - step_overhead_per_seq_s: fitted jointly (38.7 us per sequence with step_overhead_s
+#   1.02 ms) it is additive to every step, while vLLM 0.15.1's async scheduling prepares
+#   step k + 1 during step k on the GPU; the held-out runs with twice the fit runs' batch
+#   (Mixtral, Llama-3.1-8B at 60-90 sequences) then overload (held-out E2E p90 276 %).
+FITTED_PARAMS = ("step_overhead_s", "request_overhead_s", "output_overhead_per_seq_s")
+HELD_PARAMS = {
+    "output_overhead_s": (0.0, "it adds to TTFT and E2E as request_overhead_s does, so the runs cannot "
+                               "separate them; their sum is in request_overhead_s"),
+    "step_overhead_per_seq_s": (0.0, "as an additive step term it overloads the held-out runs of large "
+                                     "batches: async scheduling overlaps the per-sequence preparation with "
+                                     "the GPU step, which the step-time sum does not express"),
+}
+
+
+def nonneg_step(params, cols, ys, pinned, damping=1.0):
+    """Adds to params[name] `damping` x the least-squares increments of columns cols[name]
+    (one value per residual in ys) such that no parameter ends below zero: the most
+    negative one is pinned at 0 (its increment taken out of the residuals) and the rest
+    refitted (an active-set non-negative least squares). `pinned` receives each pinned name
+    with the value the unconstrained step would have given it."""
+    free = list(cols)
+    ys = list(ys)
+    while free:
+        d = solve([[cols[n][k] for n in free] for k in range(len(ys))], ys)
+        after = {n: params[n] + damping * di for n, di in zip(free, d)}
+        neg = [n for n in free if after[n] < 0]
+        if not neg:
+            params.update(after)
+            return
+        n = min(neg, key=lambda x: after[x])
+        ys = [y + cols[n][k] * params[n] / damping for k, y in enumerate(ys)]
+        pinned[n] = params[n] + (after[n] - params[n]) / damping
+        params[n] = 0.0
+        free.remove(n)
+
+
+def fit(kvplan, runs, base, tmp, report=None):
+    """Host-side overheads by least squares on the residuals of the kernel-calibrated model.
+    ITL (one engine step per output token): step_overhead_s + step_overhead_per_seq_s x
+    mean batch (the simulated run's; the all-reduce is not fitted here: decode-sized
+    messages take vLLM's custom all-reduce, whose cost planner/roofline.cpp takes from a
+    published H100 measurement). TTFT: request_overhead_s + output_overhead_per_seq_s x
+    mean batch (the sequences whose outputs the API server handles with the first token's
+    step). Only FITTED_PARAMS are solved for; HELD_PARAMS keep their values. No parameter
+    may end negative (nonneg_step); `report`, if given, receives those pinned at 0 in the
+    last pass with their unconstrained values.
+    Iterated, since longer steps change batching: 10 passes of half the least-squares step
+    each (full steps oscillate, as a per-sequence term lengthens steps, which batches
+    more sequences)."""
+    params = dict.fromkeys(FITTED_PARAMS, 0.0)
+    params.update({n: v for n, (v, _) in HELD_PARAMS.items()})
+    for _ in range(10):
+        pinned = {}
         cal = with_params(base, params, tmp)
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
             sims = list(pool.map(lambda r: simulate(kvplan, r, cal, tmp), runs))
         # Rows weighted by 1 / measured, so the fit minimizes relative error (the
-        # accuracy metric), as `kvplan calibrate` does for kernel timings.
+        # accuracy metric), as `kvplan calibrate` does for kernel timings; residuals in
+        # ms, parameters in s (the 1e3).
         w = [1.0 / measured(r)["itl"] for r in runs]
         ys = [(measured(r)["itl"] - s["itl"]) * wi for r, s, wi in zip(runs, sims, w)]
-        d = solve([[1e3 * wi] for wi in w], ys)
-        params["step_overhead_s"] += d[0]
+        cols = {"step_overhead_s": [1e3 * wi for wi in w],
+                "step_overhead_per_seq_s": [1e3 * s["batch"] * wi for s, wi in zip(sims, w)]}
+        nonneg_step(params, {n: c for n, c in cols.items() if n in FITTED_PARAMS}, ys, pinned, 0.5)
         w = [1.0 / measured(r)["ttft"] for r in runs]
         ys = [(measured(r)["ttft"] - s["ttft"]) * wi for r, s, wi in zip(runs, sims, w)]
-        d = solve([[1e3 * wi, s["itl"] * wi] for s, wi in zip(sims, w)], ys)
-        params["request_overhead_s"] += d[0]
-        params["output_lag_steps"] += d[1]
+        cols = {"request_overhead_s": [1e3 * wi for wi in w],
+                "output_overhead_per_seq_s": [1e3 * s["batch"] * wi for s, wi in zip(sims, w)]}
+        nonneg_step(params, {n: c for n, c in cols.items() if n in FITTED_PARAMS}, ys, pinned, 0.5)
+    if report is not None:
+        report.update(pinned)
     return params
+
+
+def parameter_source(name, spec, pinned):
+    runs = (f"runs {spec} (bare index: tests/data/calibration/real-vllm-h100/runs.csv row; eN: "
+            f"tests/data/calibration/eval-vllm-h100/runs.csv row)")
+    if name in HELD_PARAMS:
+        value, why = HELD_PARAMS[name]
+        return f"held at {value:g}, not fitted on {runs}: {why} (docs/calibration.md)"
+    if name in pinned:
+        return (f"non-negative least squares on the relative residuals of {runs}: unconstrained it comes out at "
+                f"{pinned[name]:.3g} s, negative, so it is pinned at 0 and the others refitted")
+    term = "ITL" if name.startswith("step_") else "TTFT"
+    return f"non-negative least squares on the {term} relative residuals of {runs}, jointly with the other overheads"
 
 
 def main():
@@ -231,14 +300,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if args.fit:
             fit_runs = select_runs(args.fit, runs)
-            params = fit(args.kvplan, fit_runs, cal, tmp)
+            pinned = {}
+            params = fit(args.kvplan, fit_runs, cal, tmp, pinned)
+            for name, v in sorted(pinned.items()):
+                print(f"fit: {name} would come out at {v:.3g} (negative); pinned at 0 and the others refitted",
+                      file=sys.stderr)
             doc = {"schema": "kvplan.calibration/2", "device": "NVIDIA H100 80GB HBM3", "gpu": "h100-sxm",
                    "source": f"serving overheads fitted by scripts/accuracy.py --fit {args.fit} on vLLM 0.15.1 H100 runs",
-                   "parameters": {k: {"value": v, "unit": "steps" if k == "output_lag_steps" else "s",
-                                      "source": f"least squares on the ITL (step terms) and TTFT (request term) "
-                                                f"relative residuals of runs {args.fit} (bare index: "
-                                                f"tests/data/calibration/real-vllm-h100/runs.csv row; eN: "
-                                                f"tests/data/calibration/eval-vllm-h100/runs.csv row)"}
+                   "parameters": {k: {"value": v, "unit": "s", "source": parameter_source(k, args.fit, pinned)}
                                   for k, v in params.items()}}
             doc["accuracy"], doc["held_out_errors"] = accuracy_statements(args.kvplan, with_params(cal, params, tmp), args.fit, runs, tmp)
             text = json.dumps(doc, indent=2) + "\n"
@@ -261,8 +330,10 @@ def main():
                     errs[k].append(abs(e[k]))
                 tag = "e" if r["_data"] == EVAL else " "
                 print(f"{tag}{r['id']:<16} {r['model'].split('/')[-1][:28]:<28} TTFT {e['ttft']:>+6.0%}  "
-                      f"ITL {e['itl']:>+6.0%}  E2E {e['e2e']:>+6.0%}  (step {params['step_overhead_s'] * 1e3:.2f} ms, "
-                      f"request {params['request_overhead_s'] * 1e3:.2f} ms, lag {params['output_lag_steps']:.2f})",
+                      f"ITL {e['itl']:>+6.0%}  E2E {e['e2e']:>+6.0%}  (step {params['step_overhead_s'] * 1e3:.2f} ms "
+                      f"+ {params['step_overhead_per_seq_s'] * 1e6:.1f} us/seq, request "
+                      f"{params['request_overhead_s'] * 1e3:.2f} ms, output {params['output_overhead_per_seq_s'] * 1e6:.1f} "
+                      f"us/seq)",
                       flush=True)
             print(f"leave-one-out: |error| median / p90 (nearest rank) over {len(pool)} runs: " + ", ".join(
                 f"{k.upper()} {statistics.median(v):.1%} / {pctl(v, 0.9):.1%}" for k, v in errs.items()))

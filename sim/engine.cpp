@@ -23,7 +23,9 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
       caching_(sim.opts.enable_prefix_caching.value_or(true) && opt_.scheduler != Scheduler::static_batch),
       watermark_blocks_(limits_.watermark_blocks > 0 ? v0_watermark_blocks(pool_.total()) : 0),
       request_overhead_s_(sim.opts.calibration.request_overhead_s),
-      output_lag_steps_(sim.opts.calibration.output_lag_steps) {
+      output_overhead_s_(sim.opts.calibration.output_overhead_s),
+      output_overhead_per_seq_s_(sim.opts.calibration.output_overhead_per_seq_s),
+      async_scheduling_(sim.opts.async_scheduling.value_or(false) && opt.scheduler == Scheduler::chunked) {
   if (request_count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
   if (pool_.total() < 1)
     throw InputError(sim.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
@@ -59,17 +61,41 @@ SimOptions Engine::with_scheduler(const Simulator::Impl& sim, SimOptions opt) {
 // ------------------------------------------------------------------------- driving
 
 void Engine::schedule() {
-  for (const auto& [g, preloaded] : inbox_) arrive(g, preloaded);
-  inbox_.clear();
+  // vLLM V1's async scheduling (EngineCore.step_with_batch_queue with a batch queue of 2,
+  // vllm/v1/engine/core.py; AsyncScheduler, vllm/v1/core/sched/async_scheduler.py)
+  // composes the step that follows a running step at that step's start, before its
+  // outputs are in: a step run back to back after the last one saw only the requests
+  // that had arrived when the last one started. When nothing else was there to compose,
+  // the engine takes the newcomers at once.
+  const bool ahead = async_scheduling_ && now_ == step_end_s_;
+  let_in(ahead ? step_start_s_ : now_);
+  if (idle()) let_in(now_);
   if (opt_.check_invariants) check();
   if (idle()) return;
   const double dt = compose_step();
   if (!(dt > 0)) {
+    if (!inbox_.empty()) {
+      let_in(now_);  // nothing could run ahead of them: compose again with them
+      return;
+    }
     stalled_ = true;  // until a submit or a release
     return;
   }
   step_running_ = true;
   step_s_ = dt;
+  step_start_s_ = now_;
+}
+
+void Engine::let_in(double cutoff_s) {
+  size_t kept = 0;
+  for (size_t i = 0; i < inbox_.size(); ++i) {
+    if (inbox_[i].first.arrival_s <= cutoff_s) {
+      arrive(inbox_[i].first, inbox_[i].second);
+    } else {
+      inbox_[kept++] = inbox_[i];
+    }
+  }
+  inbox_.resize(kept);
 }
 
 void Engine::release(int64_t request, double time_s) {
@@ -145,7 +171,9 @@ void Engine::unlink_running(int32_t slot) {
 
 void Engine::emit(RequestEventKind k, const EngineRequest& r, std::optional<double> time_s) const {
   if (!opt_.on_request) return;
-  opt_.on_request(RequestEvent{k, r.id, time_s.value_or(now_), r.generated, r.prompt, r.output, r.blocks});
+  opt_.on_request(
+      RequestEvent{k, r.id, time_s.value_or(now_), r.generated, r.prompt, r.output, r.blocks,
+                   k == RequestEventKind::first_token || k == RequestEventKind::finished ? delivered_s_ : 0});
 }
 
 void Engine::free_blocks(EngineRequest& r) {
@@ -328,12 +356,12 @@ void Engine::finish(int32_t slot) {
   f.prompt_tokens = r.prompt;
   f.output_tokens = r.output;
   f.finish_s = now_;
-  // The per-request time outside the engine loop (API server, tokenization, streaming)
-  // delays the first and the last token alike; both trail their step by output_lag_s_.
+  // Latencies run to the client's delivery of the first and the last token; the
+  // per-request time outside the engine loop (HTTP, tokenization) adds to both.
   f.ttft_s = r.first_token_s - r.arrival_s + request_overhead_s_;
-  f.e2e_s = now_ + output_lag_s_ - r.arrival_s + request_overhead_s_;
+  f.e2e_s = delivered_s_ - r.arrival_s + request_overhead_s_;
   f.queued_s = r.scheduled_s - r.arrival_s;
-  if (r.output > 1) f.tpot_s = (now_ - r.first_token_s) / static_cast<double>(r.output - 1);
+  if (r.output > 1) f.tpot_s = (delivered_s_ - r.first_token_s) / static_cast<double>(r.output - 1);
   tally_.finish(f, request_count_, workload_.slo);
 }
 
@@ -356,20 +384,36 @@ void Engine::account_step(double dt) {
   tally_.batch_time += static_cast<double>(batch) * dt;
   tally_.blocks_time += static_cast<double>(pool_.used()) * dt;
   c.busy_s += dt;
-  // A step's tokens reach the client after the engine's output processing, which
-  // overlaps the next step (vLLM V1: EngineCore hands outputs to the API server's
-  // output processor; docs/calibration.md): modelled as a lag of output_lag_steps x
-  // this step's duration on every delivered token. ITL, a difference, does not see it.
-  output_lag_s_ = output_lag_steps_ * dt;
   ++c.steps;
   ++c.events;
   now_ += dt;
+  step_end_s_ = now_;
+  deliver_outputs(n_dec);
   if (opt_.on_step) {
     int64_t prefill_tokens = 0;
     for (int32_t s : step_prefills_) prefill_tokens += at(s).chunk;
     opt_.on_step(StepSample{now_, dt, prefill_tokens, n_dec, batch, pool_.used(),
                             static_cast<int64_t>(waiting_.size() + swapped_.size()), n_running_});
   }
+}
+
+void Engine::deliver_outputs(int64_t decoders) {
+  // vLLM V1: EngineCore ends the step with one EngineCoreOutput per sequence that
+  // produced a token (Scheduler.update_from_output) and sends them over ZMQ to the API
+  // server process, whose output handler (AsyncLLM._run_output_handler ->
+  // OutputProcessor.process_outputs: detokenize, build RequestOutput, wake the stream)
+  // takes one step's outputs after the other while the engine runs the next step: a
+  // single-server queue. A step with no sampled token (only partial prefill chunks)
+  // sends nothing to deliver.
+  int64_t outputs = decoders;
+  for (int32_t s : step_prefills_) {
+    const EngineRequest& r = at(s);
+    outputs += r.cached + r.chunk >= r.prompt + r.generated ? 1 : 0;
+  }
+  if (outputs == 0) return;
+  delivered_s_ = std::max(now_, output_free_s_) + output_overhead_s_ +
+                 output_overhead_per_seq_s_ * static_cast<double>(outputs);
+  output_free_s_ = delivered_s_;
 }
 
 void Engine::retire_decoders() {
@@ -399,7 +443,7 @@ void Engine::advance_prefills() {
     ++r.generated;
     if (!r.has_first_token) {
       r.has_first_token = true;
-      r.first_token_s = now_ + output_lag_s_;
+      r.first_token_s = delivered_s_;
       emit(RequestEventKind::first_token, r);
     }
     if (r.generated >= r.output) {

@@ -127,6 +127,8 @@ class Engine {
   bool idle() const { return n_running_ == 0 && waiting_.empty() && swapped_.empty(); }
   //! The scheduling point at now_: lets the inbox in, composes the step and starts it.
   void schedule();
+  //! Lets in the submitted requests that arrived by `cutoff_s`, in submission order.
+  void let_in(double cutoff_s);
   //! Composes the step at now_ and returns its duration, or 0 when nothing can run.
   double compose_step();
   //! The end of the running step (now_ + its duration).
@@ -211,6 +213,9 @@ class Engine {
 
   // ---- the step's end
   void account_step(double dt);
+  //! Queues the step's outputs (decoders: its decoding sequences) at the API server's
+  //! output processor and sets delivered_s_.
+  void deliver_outputs(int64_t decoders);
   void retire_decoders();
   void advance_prefills();
 
@@ -235,8 +240,11 @@ class Engine {
   bool caching_;
   int64_t watermark_blocks_;  // continuous (V0) admission reserve
   double request_overhead_s_;
-  double output_lag_steps_;
-  double output_lag_s_ = 0;  // delivery lag of the tokens of the step that just ran
+  double output_overhead_s_, output_overhead_per_seq_s_;
+  double output_free_s_ = 0;  // when the output processor has delivered the last step it took
+  bool async_scheduling_;
+  double step_start_s_ = -1, step_end_s_ = -1;  // of the last step that ran
+  double delivered_s_ = 0;    // when the tokens of the step that just ended reach the client
   PrefixCache cache_;
 
   std::vector<EngineRequest> requests_;

@@ -21,7 +21,10 @@
 //     then new admissions in FCFS order.
 //  3. The step runs for its step time; every token it produces is stamped with the
 //     step's end time; requests that produced their last token leave and free their
-//     blocks before the next scheduling point.
+//     blocks before the next scheduling point. The step's tokens reach the client when
+//     the API server's output processor has handled them (one queue per engine that
+//     overlaps the next step: Calibration::output_overhead_s); latencies are measured
+//     to that delivery.
 //  4. With nothing to run, time jumps to the next arrival.
 // Tokens and blocks (as vLLM counts them): a prefill of n tokens caches n tokens and
 // samples one output token; each decode step caches one more and samples one; a request
@@ -149,6 +152,9 @@ struct RequestEvent {
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0; // what it will produce (after the max_model_len cap)
   int64_t kv_blocks = 0;     // blocks it holds after the event
+  //! first_token, finished: when that token reaches the client, after the API server's
+  //! output processing (time_s is the end of the step that produced it).
+  double delivered_s = 0;
 };
 
 struct SimOptions {

@@ -167,32 +167,64 @@ TEST_CASE("the max rate of a layout whose KV link is the bottleneck is the link'
 TEST_CASE("each pool runs on its own GPU's step times, and the decode side's calibration overheads reach TTFT") {
   // Decode on an H100 with half the memory bandwidth (1.675 TB/s; a made-up GPU, so its
   // steps differ from the prefill GPU's) and a calibration that adds 50 ms per request
-  // and delivers tokens one step late. One request of 1000 prompt and 11 output tokens:
-  // TTFT = prefill (H100) + transfer + first decode-side step s1 (slow GPU)
-  //        + 50 ms + 1 x s1 (the output lag of the step that sampled it);
-  // e2e   = prefill + transfer + s1 + 10 decode steps (slow GPU) + 50 ms + the last
-  //        step's lag; TPOT = (e2e - TTFT) / 10.
+  // and an output processor of 4 ms + 1 ms per sequence with a token (5 ms per step for
+  // one request: shorter than every decode step checked below, so it never queues). One
+  // request of 1000 prompt and 11 output tokens:
+  // TTFT = prefill (H100) + transfer + first decode-side step s1 (slow GPU) + 50 ms + 5 ms;
+  // e2e   = prefill + transfer + s1 + 10 decode steps (slow GPU) + 50 ms + 5 ms;
+  // TPOT = (e2e - TTFT) / 10 = the decode steps' mean.
   const ModelConfig m = llama3_8b();
   GpuSpec slow = h100_with_links("h100-slow");
   slow.memory_bandwidth_bytes_per_s = 1.675e12;
   DisaggLayout l{pool(h100_with_links(), 1, 1), pool(slow, 1, 1), {}};
   l.decode.options.calibration.request_overhead_s = 0.05;
-  l.decode.options.calibration.output_lag_steps = 1;
+  l.decode.options.calibration.output_overhead_s = 0.004;
+  l.decode.options.calibration.output_overhead_per_seq_s = 0.001;
   const StepTimeModel fast_stm(m, l.prefill.gpu, l.prefill.options);
   const StepTimeModel slow_stm(m, l.decode.gpu, l.decode.options);
   const double prefill_s = fast_stm.prefill(1000).time_s;
   const double s1 = slow_stm.step(1, slow_stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s;
   // The slower GPU's steps take longer: the test could not pass on the prefill GPU's.
   CHECK(s1 > fast_stm.step(1, fast_stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s * 1.5);
-  double decode_s = 0, last_s = 0;
-  for (int64_t c = 1001; c <= 1010; ++c) decode_s += last_s = slow_stm.decode(1, c).time_s;
+  double decode_s = 0;
+  for (int64_t c = 1001; c <= 1010; ++c) {
+    const double d = slow_stm.decode(1, c).time_s;
+    CHECK(d > 0.005);
+    decode_s += d;
+  }
   const double transfer_s = 1000.0 * kKvBytesPerToken / 50e9 + 15e-6;
   const DisaggResult r = DisaggSimulator(m, l).run(burst(1, 1000, 11), kvplan::sim::test::with(Scheduler::chunked));
-  const double ttft = prefill_s + transfer_s + s1 + 0.05 + s1;
-  const double e2e = prefill_s + transfer_s + s1 + decode_s + 0.05 + last_s;
+  const double ttft = prefill_s + transfer_s + s1 + 0.05 + 0.005;
+  const double e2e = prefill_s + transfer_s + s1 + decode_s + 0.05 + 0.005;
   CHECK(r.overall.ttft_s.p50 == doctest::Approx(ttft).epsilon(1e-9));
   CHECK(r.overall.e2e_s.p50 == doctest::Approx(e2e).epsilon(1e-9));
-  CHECK(r.overall.tpot_s.p50 == doctest::Approx((e2e - ttft) / 10).epsilon(1e-9));
+  CHECK(r.overall.tpot_s.p50 == doctest::Approx(decode_s / 10).epsilon(1e-9));
+}
+
+TEST_CASE("at zero load aggregated serving reaches the first token no later than 1P1D disaggregation") {
+  // The same H100s and host overheads (20 ms per request, an output processor of 2 ms +
+  // 0.5 ms per sequence) both ways; one 1000-token request. Aggregated: TTFT = 20 ms +
+  // prefill(1000) + 2.5 ms. Disaggregated: the same prefill on the prefill instance, then
+  // the KV transfer over RDMA (131,072,000 B / 50 GB/s + 15 us = 2.63644 ms) and the decode
+  // instance's step that recomputes the last prompt token and samples (s1), then the
+  // same delivery: TTFT = 20 ms + prefill + 2.63644 ms + s1 + 2.5 ms. The transfer and
+  // s1 are extra; nothing in the disaggregated path can be shorter.
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 1), {}};
+  for (PoolSpec* p : {&l.prefill, &l.decode}) {
+    p->options.calibration.request_overhead_s = 0.020;
+    p->options.calibration.output_overhead_s = 0.002;
+    p->options.calibration.output_overhead_per_seq_s = 0.0005;
+  }
+  const StepTimeModel stm(m, l.decode.gpu, l.decode.options);
+  const double prefill_s = stm.prefill(1000).time_s;
+  const double s1 = stm.step(1, stm.kv_traffic().prefill_pairs(999, 1), 0, 0).time_s;
+  const sim::SimResult agg =
+      sim::Simulator(m, l.prefill.gpu, l.prefill.options).run(burst(1, 1000, 11), kvplan::sim::test::with(Scheduler::chunked));
+  const DisaggResult dis = DisaggSimulator(m, l).run(burst(1, 1000, 11), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(agg.ttft_s.p50 == doctest::Approx(0.020 + prefill_s + 0.0025).epsilon(1e-9));
+  CHECK(dis.overall.ttft_s.p50 == doctest::Approx(0.020 + prefill_s + 2.63644e-3 + s1 + 0.0025).epsilon(1e-9));
+  CHECK(agg.ttft_s.p50 <= dis.overall.ttft_s.p50);
 }
 
 TEST_CASE("a prefill instance keeps a request's KV until it has landed: a full prefill pool waits for the link") {

@@ -1,6 +1,7 @@
 // Prefix caching, structured workloads and the per-request terms of the simulator.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <vector>
 
 #include "sim/sim.h"
@@ -89,29 +90,128 @@ TEST_CASE("under pool pressure the least recently freed blocks go first, a promp
   CHECK(sim.run(w, kvplan::sim::test::with(Scheduler::chunked)).cached_prompt_tokens == 192);
 }
 
-TEST_CASE("the per-request overhead and the output lag add to TTFT and E2E, not to ITL") {
-  // One request: TTFT = request_overhead_s + prefill step x (1 + output_lag_steps);
-  // E2E = request_overhead_s + all steps + output_lag_steps x the last step. The prefill
-  // step carries step_overhead_s + step_overhead_per_seq_s x 1 over the bare roofline.
-  const ModelConfig m = llama3_8b();
-  ServingOptions bare;
+namespace {
+
+//! An H100 whose datasheet bandwidth and FLOP/s are so large (1e30) that every GPU term of
+//! a step is below 1e-15 s: with the bare roofline (no kernel floor, TP 1: no collective)
+//! a step then takes exactly its CPU time, step_overhead_s + step_overhead_per_seq_s x
+//! (decoders + 1 if it prefills), planner/roofline.cpp, and the host-side time model can
+//! be worked by hand in round numbers.
+GpuSpec instant_h100() {
+  GpuSpec g = h100();
+  g.memory_bandwidth_bytes_per_s = 1e30;
+  g.peak_flops.fp32 = g.peak_flops.tf32 = g.peak_flops.bf16 = g.peak_flops.fp16 = 1e30;
+  g.peak_flops.fp8 = g.peak_flops.int8 = 1e30;
+  return g;
+}
+
+//! Host-side overheads in round numbers: steps of 10 ms + 1 ms per sequence, 20 ms per
+//! request, and an output processor taking 2 ms + 0.5 ms per sequence with a token.
+ServingOptions host_overheads() {
   ServingOptions o;
-  o.calibration.request_overhead_s = 0.02;
-  o.calibration.output_lag_steps = 1.5;
-  o.calibration.step_overhead_s = 0.002;
-  o.calibration.step_overhead_per_seq_s = 1e-4;
-  const StepTimeModel roof(m, h100(), bare);
-  const StepTimeModel stm(m, h100(), o);
-  CHECK(stm.prefill(1000).time_s == doctest::Approx(roof.prefill(1000).time_s + 0.002 + 1e-4).epsilon(1e-12));
-  const Simulator sim(m, h100(), o);
-  Workload w = users(1, 1, 0, 1000, 3, 1, 1.0);
+  o.max_num_batched_tokens = 8192;
+  o.calibration.step_overhead_s = 0.010;
+  o.calibration.step_overhead_per_seq_s = 0.001;
+  o.calibration.request_overhead_s = 0.020;
+  o.calibration.output_overhead_s = 0.002;
+  o.calibration.output_overhead_per_seq_s = 0.0005;
+  return o;
+}
+
+Workload alone(int64_t n, int64_t prompt, int64_t output) {
+  Workload w = users(1, 1, 0, prompt, output, n, 1.0);
   w.shared_prefix = SharedPrefix{};
-  w.prompt_tokens.value = 1000;
-  const SimResult r = sim.run(w, kvplan::sim::test::with(Scheduler::chunked));
-  const double prefill_s = stm.prefill(1000).time_s;
-  const double d1 = stm.decode(1, 1001).time_s, d2 = stm.decode(1, 1002).time_s;
-  CHECK(r.ttft_s.mean == doctest::Approx(0.02 + prefill_s * 2.5).epsilon(1e-9));
-  CHECK(r.e2e_s.mean == doctest::Approx(0.02 + prefill_s + d1 + d2 + 1.5 * d2).epsilon(1e-9));
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("one request at idle: TTFT = request overhead + prefill step + its delivery; TPOT = the decode step") {
+  // Round numbers (instant_h100, host_overheads): the prefill step of the 4,096-token
+  // prompt is 10 + 1 x 1 = 11 ms (planner/roofline.cpp: step_overhead_s +
+  // step_overhead_per_seq_s x (0 decoders + 1 prefilling)), each decode step of the one
+  // decoder 10 + 1 = 11 ms. Steps end at 11, 22, 33 ms; each carries one sequence's
+  // token, delivered 2 + 0.5 x 1 = 2.5 ms later, the processor being idle by then:
+  // 13.5, 24.5, 35.5 ms. TTFT = 20 + 13.5 = 33.5 ms; E2E = 20 + 35.5 = 55.5 ms;
+  // TPOT = (35.5 - 13.5) / 2 = 11 ms, the decode step: the delivery does not depend on
+  // the step's length, so it cancels.
+  const ModelConfig m = llama3_8b();
+  const ServingOptions o = host_overheads();
+  const StepTimeModel stm(m, instant_h100(), o);
+  CHECK(stm.prefill(4096).time_s == doctest::Approx(0.011).epsilon(1e-12));
+  CHECK(stm.decode(1, 4097).time_s == doctest::Approx(0.011).epsilon(1e-12));
+  const Simulator sim(m, instant_h100(), o);
+  const SimResult r = sim.run(alone(1, 4096, 3), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(r.ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
+  CHECK(r.e2e_s.mean == doctest::Approx(0.0555).epsilon(1e-9));
+  CHECK(r.tpot_s.mean == doctest::Approx(0.011).epsilon(1e-9));
+
+  // On the real H100 the same holds with the planner's step times: TTFT = 20 ms +
+  // prefill(4096) + 2.5 ms, TPOT = decode(1, 4097) for a two-token answer (one decode
+  // step), never shorter than that step.
+  const Simulator real(m, h100(), o);
+  const StepTimeModel h(m, h100(), o);
+  const SimResult q = real.run(alone(1, 4096, 2), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(q.ttft_s.mean == doctest::Approx(0.020 + h.prefill(4096).time_s + 0.0025).epsilon(1e-9));
+  CHECK(q.tpot_s.mean == doctest::Approx(h.decode(1, 4097).time_s).epsilon(1e-9));
+}
+
+TEST_CASE("two requests whose first tokens come out of the same step share its delivery, per-sequence term and all") {
+  // Two 100-token prompts at t = 0, one output token each: both prefill in one step of
+  // 10 + 1 = 11 ms (the step's CPU term counts the prefill part once,
+  // planner/roofline.cpp), which samples two tokens: delivered at 11 + 2 + 0.5 x 2 =
+  // 14 ms, so TTFT = 20 + 14 = 34 ms for both, 0.5 ms (one sequence's output
+  // processing) later than one request alone would see (33.5 ms, as above).
+  const ModelConfig m = llama3_8b();
+  const Simulator sim(m, instant_h100(), host_overheads());
+  const SimResult one = sim.run(kvplan::sim::test::burst(1, 100, 1), kvplan::sim::test::with(Scheduler::chunked));
+  const SimResult two = sim.run(kvplan::sim::test::burst(2, 100, 1), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(one.ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
+  CHECK(two.steps == 1);
+  CHECK(two.ttft_s.p50 == doctest::Approx(0.034).epsilon(1e-9));
+  CHECK(two.ttft_s.mean == doctest::Approx(0.034).epsilon(1e-9));
+}
+
+TEST_CASE("an output processor slower than the engine's steps sets the time per token (a queue)") {
+  // The processor takes 30 + 0.5 x 1 = 30.5 ms per step's outputs, the steps 11 ms. One
+  // request of four tokens: steps end at 11, 22, 33, 44 ms; deliveries at
+  // 11 + 30.5 = 41.5, max(22, 41.5) + 30.5 = 72, max(33, 72) + 30.5 = 102.5 and
+  // max(44, 102.5) + 30.5 = 133 ms. TTFT = 20 + 41.5 = 61.5 ms, E2E = 20 + 133 = 153 ms,
+  // TPOT = (133 - 41.5) / 3 = 30.5 ms: the processor's time per step, not the 11 ms step
+  // (vLLM's API-server bottleneck at high load).
+  const ModelConfig m = llama3_8b();
+  ServingOptions o = host_overheads();
+  o.calibration.output_overhead_s = 0.030;
+  const Simulator sim(m, instant_h100(), o);
+  const SimResult r = sim.run(alone(1, 100, 4), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(r.ttft_s.mean == doctest::Approx(0.0615).epsilon(1e-9));
+  CHECK(r.e2e_s.mean == doctest::Approx(0.153).epsilon(1e-9));
+  CHECK(r.tpot_s.mean == doctest::Approx(0.0305).epsilon(1e-9));
+  CHECK(r.busy_s == doctest::Approx(0.044).epsilon(1e-9));  // the engine is not slowed
+}
+
+TEST_CASE("with async scheduling a request that arrives during a step waits one step more") {
+  // Round numbers as above. A (100-token prompt, 4 tokens) arrives at 0 and prefills alone
+  // in 0-11 ms (delivered 13.5 ms: TTFT 33.5 ms). B (the same) arrives at 5 ms, during
+  // that step. Without async scheduling the next step, composed at 11 ms, takes B's
+  // prefill beside A's decode: 10 + 1 x 2 = 12 ms, ending at 23 ms with two tokens,
+  // delivered at 23 + 2 + 0.5 x 2 = 26 ms: TTFT(B) = 20 + 26 - 5 = 41 ms. With it
+  // (vLLM's --async-scheduling) the step of 11-22 ms was composed at 0 ms, before B
+  // arrived: it decodes A alone (11 ms), and B prefills in 22-34 ms, delivered at 37 ms:
+  // TTFT(B) = 20 + 37 - 5 = 52 ms, one 11 ms step later. Means: (33.5 + 41) / 2 = 37.25
+  // and (33.5 + 52) / 2 = 42.75 ms.
+  auto rows = std::make_shared<std::vector<TraceRow>>(std::vector<TraceRow>{{0.0, 100, 4}, {0.005, 100, 4}});
+  Workload w = kvplan::sim::test::burst(2, 100, 4);
+  w.trace = rows;
+  ServingOptions o = host_overheads();
+  const SimResult sync = Simulator(llama3_8b(), instant_h100(), o).run(w, kvplan::sim::test::with(Scheduler::chunked));
+  o.async_scheduling = true;
+  const SimResult async = Simulator(llama3_8b(), instant_h100(), o).run(w, kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(sync.ttft_s.mean == doctest::Approx(0.03725).epsilon(1e-9));
+  CHECK(async.ttft_s.mean == doctest::Approx(0.04275).epsilon(1e-9));
+  // An idle engine has nothing composed ahead: one request alone is not delayed.
+  const SimResult one = Simulator(llama3_8b(), instant_h100(), o).run(alone(1, 4096, 3), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(one.ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
 }
 
 TEST_CASE("staged fixed-rate arrivals start each stage at its beginning") {
