@@ -2,14 +2,27 @@
 // serving papers). Counted: every weight matrix a token passes through (2 x parameters,
 // biases and norms left out: they add < 0.1 %), the attention scores Q·K^T and the
 // weighted sum softmax·V (2 x heads x head_dim per query-key pair), and the LM head for
-// the positions that are sampled (the last of a forward pass). MLA is counted in its
-// weight-absorbed form (DeepSeek-V2 §2.1.2), which is how the cached latent is used:
-// per pair 2·n_h·(kv_lora_rank + rope) for scores and 2·n_h·kv_lora_rank for values;
-// its projection FLOPs then equal 2 x its attention parameters. MoE: the top-k routed
-// and shared experts of each token, and the router. Hybrid models (per-layer mixers and
-// feed-forward kinds) are summed layer by layer: Mamba and linear-attention layers count
-// 2 x their projection parameters per token (their scan adds ~d_inner x d_state per
-// token, under 1 % of it) and no attention pairs.
+// the positions that are sampled (the last of a forward pass). MLA is counted in the form
+// the engines run it (vLLM vllm/model_executor/layers/attention/mla_attention.py, formerly
+// vllm/v1/attention/backends/mla/common.py, module docstring and _forward_prefill /
+// _compute_prefill_context / _forward_decode; SGLang deepseek_v2.py forward_normal vs
+// forward_absorb):
+//  - decode (one new token of a sequence) weight-absorbed (DeepSeek-V2 §2.1.2): W_UK is
+//    folded into the query and W_UV into the output, attention reads the latent cache:
+//    per pair 2·n_h·(kv_lora_rank + rope) for scores and 2·n_h·kv_lora_rank for values;
+//  - prefill (a chunk of more than one token) decompressed: kv_b_proj expands every key's
+//    latent into n_h heads of k_nope and v, and FlashAttention runs with a qk head of
+//    qk_nope + rope (192 for DeepSeek-V3) and a v head of v_head_dim (128): per pair
+//    2·n_h·(qk_nope + rope) and 2·n_h·v_head_dim. The new tokens' kv_b_proj costs what
+//    absorption costs them (2·kv_lora_rank·n_h·(qk_nope + v) per token either way); a chunk
+//    that follows cached tokens decompresses the whole cached context again
+//    (_compute_prefill_context gathers the cache and runs kv_b_proj over it), counted in
+//    the QKV bucket. DeepSeek-V3.2's sparse MLA (index_head_dim > 0) runs prefill on the
+//    latent too (vllm/v1/attention/backends/mla/flashmla_sparse.py), so it stays absorbed.
+// MoE: the top-k routed and shared experts of each token, and the router. Hybrid models
+// (per-layer mixers and feed-forward kinds) are summed layer by layer: Mamba and
+// linear-attention layers count 2 x their projection parameters per token (their scan
+// adds ~d_inner x d_state per token, under 1 % of it) and no attention pairs.
 #include <algorithm>
 
 #include "planner/planner.h"
@@ -22,7 +35,27 @@ struct PerToken {
   double qkv = 0, out_proj = 0, mlp = 0;  // per token, all layers
   double scores_per_pair = 0, values_per_pair = 0;  // per query-key pair, one layer
   double lm_head = 0;
+  double context_per_token = 0;  // per cached token a prefill chunk follows, all layers
 };
+
+// How a forward pass runs MLA: absorbed for decode, decompressed for prefill (above).
+enum class Form : uint8_t { decode, prefill };
+
+bool decompresses(const ModelConfig& m, Form f) { return f == Form::prefill && m.is_mla() && m.index_head_dim == 0; }
+
+// MLA attention per pair and the context decompression per cached token in one layer.
+void mla_attention(const ModelConfig& m, Form f, PerToken& p, double mla_layers) {
+  const auto heads = static_cast<double>(m.num_heads);
+  const auto lora = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim);
+  if (decompresses(m, f)) {
+    p.scores_per_pair = 2 * heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    p.values_per_pair = 2 * heads * static_cast<double>(m.v_head_dim);
+    p.context_per_token = 2 * mla_layers * lora * heads * static_cast<double>(m.qk_nope_head_dim + m.v_head_dim);
+  } else {
+    p.scores_per_pair = 2 * heads * (lora + rope);
+    p.values_per_pair = 2 * heads * lora;
+  }
+}
 
 bool per_layer(const ModelConfig& m) {
   return !m.layer_mixer.empty() || !m.layer_ffn.empty() || m.attn_output_gate || m.attn_v_head_dim > 0 ||
@@ -31,18 +64,17 @@ bool per_layer(const ModelConfig& m) {
 
 // Hybrid and per-layer models: linear FLOPs from each layer's parameters (the mixer's
 // in the qkv bucket), attention pairs priced by the full-attention geometry.
-PerToken per_token_layers(const ModelConfig& m) {
+PerToken per_token_layers(const ModelConfig& m, Form f) {
   PerToken p;
+  double attention_layers = 0;
   for (int64_t l = 0; l < m.num_layers; ++l) {
     const LayerParamCount c = layer_param_count(m, l);
     p.qkv += 2 * static_cast<double>(c.mixer);
     p.mlp += 2 * static_cast<double>(c.active_ffn);
+    attention_layers += m.mixer(l) == Mixer::attention ? 1 : 0;
   }
   if (m.is_mla()) {
-    const auto heads = static_cast<double>(m.num_heads);
-    const auto lora = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim);
-    p.scores_per_pair = 2 * heads * (lora + rope);
-    p.values_per_pair = 2 * heads * lora;
+    mla_attention(m, f, p, attention_layers);
   } else {
     p.scores_per_pair = 2 * static_cast<double>(m.num_heads * m.head_dim);
     p.values_per_pair = 2 * static_cast<double>(m.num_heads * (m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim));
@@ -51,8 +83,8 @@ PerToken per_token_layers(const ModelConfig& m) {
   return p;
 }
 
-PerToken per_token(const ModelConfig& m) {
-  if (per_layer(m)) return per_token_layers(m);
+PerToken per_token(const ModelConfig& m, Form f) {
+  if (per_layer(m)) return per_token_layers(m, f);
   PerToken p;
   const auto h = static_cast<double>(m.hidden_size);
   const auto heads = static_cast<double>(m.num_heads);
@@ -61,13 +93,15 @@ PerToken per_token(const ModelConfig& m) {
     const auto qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
     const auto lora = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim);
     const auto ql = static_cast<double>(m.q_lora_rank);
+    const auto nope = static_cast<double>(m.qk_nope_head_dim), v = static_cast<double>(m.v_head_dim);
     double q = m.q_lora_rank > 0 ? h * ql + ql * heads * qk : h * heads * qk;
-    q += h * (lora + rope) + lora * heads * static_cast<double>(m.qk_nope_head_dim);
-    p.qkv = 2 * layers * q;
-    p.out_proj = 2 * layers * (lora * heads * static_cast<double>(m.v_head_dim) +
-                               heads * static_cast<double>(m.v_head_dim) * h);
-    p.scores_per_pair = 2 * heads * (lora + rope);
-    p.values_per_pair = 2 * heads * lora;
+    q += h * (lora + rope);
+    // kv_b_proj: absorbed, W_UK goes with the query and W_UV with the output; decompressed,
+    // both expand the token's own latent. The same multiply-adds either way.
+    const bool expand = decompresses(m, f);
+    p.qkv = 2 * layers * (q + lora * heads * (expand ? nope + v : nope));
+    p.out_proj = 2 * layers * ((expand ? 0 : lora * heads * v) + heads * v * h);
+    mla_attention(m, f, p, layers);
   } else {
     const auto q = static_cast<double>(m.q_dim());
     const auto kv = static_cast<double>(m.num_kv_heads * m.head_dim);
@@ -119,9 +153,9 @@ double layer_pairs(const ModelConfig& m, F&& f) {
   return total;
 }
 
-FlopBreakdown assemble(const PerToken& p, double tokens, double pair_total, double logits) {
+FlopBreakdown assemble(const PerToken& p, double tokens, double pair_total, double logits, double context = 0) {
   FlopBreakdown f;
-  f.qkv = p.qkv * tokens;
+  f.qkv = p.qkv * tokens + p.context_per_token * context;
   f.out_proj = p.out_proj * tokens;
   f.mlp = p.mlp * tokens;
   f.attn_scores = p.scores_per_pair * pair_total;
@@ -146,7 +180,8 @@ FlopBreakdown forward_flops(const ModelConfig& m, int64_t tokens, int64_t cached
   if (tokens <= 0) return {};
   const auto a = static_cast<double>(cached + 1), b = static_cast<double>(cached + tokens);
   const double pair_total = layer_pairs(m, [&](double w) { return pairs(a, b, w); });
-  return assemble(per_token(m), static_cast<double>(tokens), pair_total, 1);
+  return assemble(per_token(m, tokens > 1 ? Form::prefill : Form::decode), static_cast<double>(tokens), pair_total, 1,
+                  static_cast<double>(cached));
 }
 
 FlopBreakdown prefill_flops(const ModelConfig& m, int64_t tokens) { return forward_flops(m, tokens, 0); }
@@ -161,14 +196,26 @@ FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens) {
   if (tokens <= 0) return {};
   const auto T = static_cast<double>(tokens);
   const double pair_total = layer_pairs(m, [&](double w) { return pairs(1, T, w); });
-  return assemble(per_token(m), T, pair_total, T);
+  return assemble(per_token(m, Form::decode), T, pair_total, T);
 }
 
 FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens) {
   if (tokens <= 0) return {};
   const auto T = static_cast<double>(tokens);
   const double pair_total = layer_pairs(m, [&](double w) { return nested_pairs(T, w); });
-  return assemble(per_token(m), T * (T + 1) / 2, pair_total, T);
+  if (!decompresses(m, Form::prefill)) return assemble(per_token(m, Form::decode), T * (T + 1) / 2, pair_total, T);
+  // The one-token prefill (t = 1, one pair a layer) runs as a decode; t = 2..T decompressed.
+  const double first = layer_pairs(m, [](double) { return 1.0; });
+  FlopBreakdown f = assemble(per_token(m, Form::decode), 1, first, 1);
+  f += assemble(per_token(m, Form::prefill), T * (T + 1) / 2 - 1, pair_total - first, T - 1);
+  return f;
+}
+
+PairFlops pair_flops(const ModelConfig& m) {
+  const double layers = layer_pairs(m, [](double) { return 1.0; });
+  const PerToken d = per_token(m, Form::decode), p = per_token(m, Form::prefill);
+  return {(d.scores_per_pair + d.values_per_pair) * layers, (p.scores_per_pair + p.values_per_pair) * layers,
+          p.context_per_token};
 }
 
 double seed_naive_projection_flops(const ModelConfig& m, int64_t tokens) {

@@ -136,6 +136,8 @@ struct FlopBreakdown {
 };
 //! One forward pass over `tokens` new tokens that follow `cached` tokens already in the
 //! cache (causal; sliding layers see at most their window); logits for the last only.
+//! MLA runs absorbed for one token (a decode) and decompressed for more (a prefill
+//! chunk, which also decompresses the `cached` latents: flops.cpp).
 FlopBreakdown forward_flops(const ModelConfig& m, int64_t tokens, int64_t cached);
 //! Prefill of a T-token prompt = forward_flops(m, T, 0).
 FlopBreakdown prefill_flops(const ModelConfig& m, int64_t tokens);
@@ -147,6 +149,14 @@ FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens);
 //! Same without a cache: step t re-runs the forward pass over all t tokens:
 //! sum_{t=1..T} prefill_flops(t). Closed forms, no loop over t.
 FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens);
+//! Attention FLOPs of one query-key pair in every attention layer, as a decode step runs
+//! it (MLA absorbed) and as a prefill chunk does (MLA decompressed), and what a prefill
+//! chunk spends per cached token it follows (MLA: kv_b_proj over the cached latents; 0
+//! otherwise). The step-time model prices KvTraffic's layer-mean pairs and keys with them.
+struct PairFlops {
+  double decode = 0, prefill = 0, prefill_context_per_token = 0;
+};
+PairFlops pair_flops(const ModelConfig& m);
 //! The seed's Theorem 1 convention: Q,K,V projections only, d x d each, 1 FLOP per
 //! multiply-add, summed over T steps and L layers: 3 d^2 T(T+1)/2 L.
 double seed_naive_projection_flops(const ModelConfig& m, int64_t tokens);
@@ -297,8 +307,10 @@ class StepTimeModel {
   //! (the sum of KvTraffic::decode_keys over them; the sum of contexts without windows).
   //! `prefill_seqs`: how many prompts the prefill tokens belong to; with --dp the step's
   //! sequences are dealt to the data-parallel ranks (docs/parallelism.md).
+  //! `prefill_context_tokens`: the cached tokens those prompts' chunks follow, summed over
+  //! them (MLA prefill decompresses them again: PairFlops).
   StepTime step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                double decode_keys, int64_t prefill_seqs = 1) const;
+                double decode_keys, int64_t prefill_seqs = 1, double prefill_context_tokens = 0) const;
   //! The per-layer window accounting every step goes through.
   const KvTraffic& kv_traffic() const { return kv_; }
   //! Prefill of one prompt of T tokens, alone.
@@ -307,18 +319,26 @@ class StepTimeModel {
   StepTime decode(int64_t batch, int64_t context) const;
 
  private:
+  // Rows one expert slot computes in the fused-MoE kernel for `tokens` tokens routed to it
+  // with probability p each, padded to BLOCK_SIZE_M; moe_align_block_size's launches.
+  double fused_moe_rows(double tokens, double p) const;
+  double moe_align_kernels(double tokens) const;
+
   const ModelConfig* m_;
   KvTraffic kv_;
   double peak_flops_per_gpu_, bw_bytes_per_s_, link_bytes_per_s_;
   double prefill_eff_, decode_eff_;
   double weight_bytes_, act_bytes_per_elem_;
   double linear_flops_per_token_, attn_flops_per_pair_, lm_head_flops_;
+  double prefill_attn_flops_per_pair_ = 0, context_flops_per_token_ = 0;  // PairFlops
   double moe_expert_bytes_, moe_dense_bytes_;  // per GPU; for experts touched per step
   int64_t tp_, pp_, experts_, top_k_, moe_layers_per_gpu_;
-  // Expert and data parallelism (docs/parallelism.md): dp attention ranks, ep expert
-  // groups; the MoE token exchange per MoE layer and direction, per token of the replica.
-  int64_t dp_ = 1, ep_ = 1, moe_layers_ = 0;
-  double local_scale_ = 1;  // (experts + redundant) / experts: EPLB's physical slots
+  // Expert and data parallelism (docs/parallelism.md): dp attention ranks; the MoE token
+  // exchange per MoE layer and direction, per token of the replica.
+  int64_t dp_ = 1, moe_layers_ = 0;
+  double moe_slots_ = 0, moe_local_slots_ = 0;  // physical expert slots (EPLB's included): all, per GPU
+  double moe_row_flops_ = 0;       // per GPU: one token row through one expert slot's GEMMs
+  bool moe_block_quant_ = false;   // fp8 W8A8 with block scales: BLOCK_SIZE_M 64
   double routed_flops_per_token_ = 0;         // whole model: top_k experts in every MoE layer
   double moe_exchange_bytes_per_rank_token_ = 0;  // EP with DP: per token of the GPU's rank
   double moe_exchange_bytes_per_token_ = 0;       // DP without EP: per token of the replica

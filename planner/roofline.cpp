@@ -30,15 +30,18 @@
 //   GEMMs       = weights read (MoE: experts touched; the input embedding only for the
 //                 step's token rows, a gather, not the whole table)
 //                 / (BW x gemm_bandwidth_efficiency)
-//                 + linear FLOPs / (peak x gemm_flops_efficiency)
+//                 + linear FLOPs / (peak x gemm_flops_efficiency) (MoE: each touched
+//                 expert's tokens padded to the fused-MoE kernel's BLOCK_SIZE_M rows;
+//                 MLA prefill: the cached context decompressed again)
 //   attention   = decode KV bytes / (BW x bandwidth_efficiency)
-//                 + prefill attention FLOPs / (peak x prefill_flops_efficiency)
-//   elementwise = norms, residual adds, activation, RoPE bytes / (BW x elementwise_bandwidth_efficiency)
-//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3; W8A8 adds a
+//                 + prefill attention FLOPs (MLA decompressed) / (peak x prefill_flops_efficiency)
+//   elementwise = norms, residual adds, activation, RoPE, moe_sum bytes
+//                 / (BW x elementwise_bandwidth_efficiency)
+//   kernels     = kernel_floor_s x kernels per step (10 per layer + 3; an MoE layer adds
+//                 its router, top-k, moe_sum and moe_align_block_size launches and its
+//                 shared expert, a fixed number however many experts the step touches:
+//                 fused_moe runs one grouped GEMM launch over all experts; W8A8 adds a
 //                 per-token activation-quantization kernel per GEMM input)
-//   experts     = kernel_floor_s x 2 GEMMs x experts touched x MoE layers: each touched
-//                 expert's gate-up and down GEMM is a small-M GEMM of its own, charged the
-//                 additive GEMM form's floor like any other GEMM (its bytes are in GEMMs)
 //   comm        = 2 all-reduces per layer; messages under vLLM's custom all-reduce cap
 //                 (TP 2/4: 8 MiB, TP 6: 512 KiB, TP 8: 256 KiB on H100) at that kernel's
 //                 measured H100 cost (custom_ar_cost),
@@ -46,6 +49,10 @@
 //   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
 // The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
 // step's inputs, then launches it, then samples; vllm/v1/engine/core.py step()).
+// Fused MoE: vllm-project/vllm@13cb3e44373beb1c8b9d2c017f565af6f7a1b601
+// vllm/model_executor/layers/fused_moe/fused_moe.py (fused_experts_impl, get_default_config)
+// and @00e6fb6d7193804fd96d84c850fd6505574e8e0d csrc/moe/moe_align_sum_kernels.cu
+// (moe_align_block_size, moe_sum); docs/calibration.md "The model".
 #include <algorithm>
 #include <cmath>
 
@@ -149,7 +156,7 @@ std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
 
 StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
-    : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp), ep_(o.ep) {
+    : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp) {
   const int64_t domain = domain_gpus(g);
   (void)scale_out_note(g, o);  // refuses when a needed figure is missing
   if (const auto nic = g.scale_out(); nic && o.tp * o.pp * o.dp > domain) {
@@ -174,7 +181,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   const FlopBreakdown one = forward_flops(m, 1, 0);
   linear_flops_per_token_ = one.qkv + one.out_proj + one.mlp;
   lm_head_flops_ = one.lm_head;
-  attn_flops_per_pair_ = one.attn_scores + one.attn_values;  // one pair, all layers
+  const PairFlops pair = pair_flops(m);  // one pair, all layers
+  attn_flops_per_pair_ = pair.decode;
+  prefill_attn_flops_per_pair_ = pair.prefill;
+  context_flops_per_token_ = pair.prefill_context_per_token;
 
   experts_ = m.num_experts;
   top_k_ = m.experts_per_token;
@@ -200,11 +210,16 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const double bytes_per_param = flat_bytes / (static_cast<double>(pc.total()) / static_cast<double>(o.tp * o.pp));
     const double gpus_per_expert = static_cast<double>(o.tp * o.dp) / static_cast<double>(o.ep);  // exact: validate()
     moe_expert_bytes_ = expert_params / gpus_per_expert * bytes_per_param;
-    const double local_experts = static_cast<double>(experts_ + o.redundant_experts) / static_cast<double>(o.ep);
+    moe_row_flops_ = 2 * expert_params / gpus_per_expert;
+    moe_slots_ = static_cast<double>(experts_ + o.redundant_experts);
+    const double local_experts = moe_slots_ / static_cast<double>(o.ep);
+    moe_local_slots_ = local_experts;
+    // fp8 W8A8 with block scales runs the fused-MoE kernel at BLOCK_SIZE_M 64 (fused_moe_rows).
+    const QuantSpec q = weight_quant_of(m, o);
+    moe_block_quant_ = gemm == DType::fp8 && q.block_rows > 0 && !q.skip_experts;
     moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * (local_experts * static_cast<double>(moe_layers_per_gpu_));
   }
   if (m.is_moe()) {
-    local_scale_ = static_cast<double>(m.num_experts + o.redundant_experts) / static_cast<double>(m.num_experts);
     for (int64_t l = 0; l < m.num_layers; ++l) moe_layers_ += m.is_moe_layer(l) ? 1 : 0;
     // Per MoE layer and direction, bytes one GPU moves, under uniform routing:
     //  - EP with DP (vLLM's all2all kernels, use_all2all_kernels = use_ep and dp > 1): a
@@ -263,6 +278,19 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     // fused add+RMSNorm, RoPE, KV-cache write = 10 kernels; plus embedding, final norm and
     // sampling.
     kernels_per_step_ = 10 * layers + 3;
+    // An MoE layer runs the routed experts as vLLM's fused_moe does (fused_experts_impl):
+    // one grouped GEMM launch for gate-up over all experts, the activation, one for down,
+    // in the dense MLP's three places; around them the router GEMM, the top-k kernel
+    // (topk_softmax / fused_grouped_topk) and moe_sum, which adds each token's top-k
+    // outputs: 3 more, and moe_align_block_size's 1 or 2 per step (moe_align_kernels).
+    // Shared experts (DeepSeek, Qwen-MoE shared_expert) are a dense MLP of their own:
+    // gate-up, activation, down; Qwen's shared_expert_gate adds its GEMM and the sigmoid
+    // scale (vllm/model_executor/models/qwen2_moe.py Qwen2MoeSparseMoeBlock.forward).
+    if (moe_layers_per_gpu_ > 0) {
+      const bool shared = m.num_shared_experts > 0 || m.shared_expert_intermediate_size > 0;
+      const double moe_layer_kernels = 3 + (shared ? 3 : 0) + (m.shared_expert_gate ? 2 : 0);
+      kernels_per_step_ += moe_layer_kernels * static_cast<double>(moe_layers_per_gpu_);
+    }
     // Activation bytes per token per layer: two add+RMSNorm (read x and residual, write
     // both: 4 h each), SiLU-and-mul (read 2 i/tp, write i/tp), RoPE on local q and k heads
     // (read and write).
@@ -273,6 +301,9 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     const auto qk = static_cast<double>((m.num_heads + m.num_kv_heads) * m.head_dim);
     elementwise_bytes_per_token_ =
         layers * act_bytes_per_elem_ * (2 * 4 * h + 3 * inter / tp + 2 * qk / tp);
+    // moe_sum reads a token's top-k expert outputs and writes their sum (h each).
+    elementwise_bytes_per_token_ += static_cast<double>(moe_layers_per_gpu_) * act_bytes_per_elem_ *
+                                    static_cast<double>(top_k_ + 1) * h;
     if (gemm == DType::fp8 || gemm == DType::int8) {
       // W8A8 with dynamic activation scales: each GEMM input is quantized per token by its
       // own kernel first (vLLM Fp8LinearOp.apply -> ops.scaled_fp8_quant; fused_moe
@@ -290,25 +321,35 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
 }
 
 StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                             double decode_keys, int64_t prefill_seqs) const {
+                             double decode_keys, int64_t prefill_seqs, double prefill_context_tokens) const {
   StepTime t;
   const auto tokens = static_cast<double>(prefill_tokens + decode_seqs);
   if (tokens <= 0) return t;
-  const double pairs = prefill_attn_pairs + decode_keys;
   const double logits = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? 1 : 0));
-  t.flops = linear_flops_per_token_ * tokens + attn_flops_per_pair_ * pairs + lm_head_flops_ * logits;
+  // Prefill chunks' attention in the prefill form (MLA decompressed) and the decompression
+  // of the context they follow; decode keys in the decode form (MLA absorbed).
+  const double prefill_attn_flops = prefill_attn_flops_per_pair_ * prefill_attn_pairs;
+  const double context_flops = prefill_tokens > 0 ? context_flops_per_token_ * prefill_context_tokens : 0;
+  t.flops = linear_flops_per_token_ * tokens + prefill_attn_flops + attn_flops_per_pair_ * decode_keys +
+            context_flops + lm_head_flops_ * logits;
 
   double weights = weight_bytes_;
-  double expert_gemms = 0;  // per GPU per stage
+  double align_kernels = 0;  // per GPU per stage
+  const auto gpus = static_cast<double>(tp_ * dp_);
+  const double routed_flops = routed_flops_per_token_ * tokens;
+  double routed_gpu_flops = routed_flops / gpus;  // what one GPU computes of the routed experts
   if (experts_ > 0 && moe_layers_per_gpu_ > 0) {
-    // Expected distinct experts hit by `tokens` tokens routed uniformly to top-k of E.
-    const double e = static_cast<double>(experts_);
-    // Expert parallelism: of them, the experts / ep this GPU holds (EPLB's redundant
-    // copies spread the same traffic over more slots: (experts + redundant) / ep).
-    const double touched = e * (1 - std::pow(1 - static_cast<double>(top_k_) / e, tokens)) / static_cast<double>(ep_) *
-                           local_scale_;
+    // Uniform routing: each token picks top_k of the physical expert slots (EPLB's
+    // redundant copies share their expert's traffic), so a slot receives n ~ Binomial(tokens,
+    // p) tokens, p = top_k / slots, and is touched with probability 1 - (1 - p)^tokens.
+    // The GPU reads the weights of its touched slots and runs each slot's tokens padded
+    // to the kernel's BLOCK_SIZE_M rows (fused_moe_rows).
+    const double p = static_cast<double>(top_k_) / moe_slots_;
+    const double touched = moe_local_slots_ * (1 - std::pow(1 - p, tokens));
     weights = moe_dense_bytes_ + moe_expert_bytes_ * touched * static_cast<double>(moe_layers_per_gpu_);
-    expert_gemms = 2 * touched * static_cast<double>(moe_layers_per_gpu_);  // gate-up and down
+    const double rows = moe_local_slots_ * fused_moe_rows(tokens, p);
+    routed_gpu_flops = rows * moe_row_flops_ * static_cast<double>(moe_layers_);
+    align_kernels = moe_align_kernels(tokens) * static_cast<double>(moe_layers_per_gpu_);
   }
   // Per GPU, all PP stages in sequence: pp x (stage weights + stage KV).
   const double stages = static_cast<double>(pp_);
@@ -320,12 +361,9 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   const double share = dp_ == 1 ? 1.0 : std::ceil(ranked / static_cast<double>(dp_)) / ranked;
   const double kv_read = kv_.read_bytes_for_keys(decode_keys) * share;
   const double kv_write = kv_.prefill_write_bytes(prefill_tokens) * share;
-  const auto gpus = static_cast<double>(tp_ * dp_);
   t.bytes = weights + kv_read + kv_write;
   const double eff = prefill_tokens > 0 ? prefill_eff_ : decode_eff_;
-  const double routed_flops = routed_flops_per_token_ * tokens;
-  const double gpu_flops = dp_ == 1 ? t.flops / static_cast<double>(tp_)
-                                    : (t.flops - routed_flops) * share / static_cast<double>(tp_) + routed_flops / gpus;
+  const double gpu_flops = (t.flops - routed_flops) * share / static_cast<double>(tp_) + routed_gpu_flops;
   t.compute_s = gpu_flops / (peak_flops_per_gpu_ * eff);
   t.memory_s = stages * t.bytes / bw_bytes_per_s_;
   if (tp_ > 1) {
@@ -362,19 +400,19 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   const auto seqs = static_cast<double>(decode_seqs) + (prefill_tokens > 0 ? 1.0 : 0.0);
   t.overhead_s = step_overhead_s_ + step_overhead_per_seq_s_ * seqs;
   if (refined_) {
-    const double linear_flops = linear_flops_per_token_ * tokens + lm_head_flops_ * logits;
-    const double attn_flops = attn_flops_per_pair_ * prefill_attn_pairs;
+    const double linear_flops = linear_flops_per_token_ * tokens + context_flops + lm_head_flops_ * logits;
+    const double attn_flops = prefill_attn_flops;
     const double gathered = static_cast<double>(m_->hidden_size) * act_bytes_per_elem_ * tokens;
     weights += std::min(gathered, embedding_table_bytes_) - embedding_table_bytes_;
     const auto tp = static_cast<double>(tp_);
-    const double gpu_linear = dp_ == 1 ? linear_flops / tp : (linear_flops - routed_flops) * share / tp + routed_flops / gpus;
+    const double gpu_linear = (linear_flops - routed_flops) * share / tp + routed_gpu_flops;
     const double gemm_s = weights / gemm_bytes_per_s_ + gpu_linear / gemm_flops_per_s_;
     const double attn_s = (kv_read + kv_write) / bw_bytes_per_s_ + attn_flops * share / tp / attn_flops_per_s_;
     const double elementwise_s =
         elementwise_bytes_per_s_ > 0 ? elementwise_bytes_per_token_ * tokens * share / elementwise_bytes_per_s_ : 0;
     t.compute_s = stages * (gpu_linear / gemm_flops_per_s_ + attn_flops * share / tp / attn_flops_per_s_);
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
-    t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + expert_gemms);
+    t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + align_kernels);
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
     t.time_s = stages * (gemm_s + attn_s + elementwise_s) + t.communication_s + t.overhead_s;
     return t;
@@ -382,6 +420,35 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
   t.time_s = std::max(t.compute_s, t.memory_s) + t.communication_s + t.overhead_s;
   return t;
+}
+
+// E[ceil(n / bm)] x bm for n ~ Binomial(tokens, p): the rows moe_align_block_size gives
+// one expert slot (it rounds each expert's token count up to a multiple of BLOCK_SIZE_M,
+// an expert without tokens gets none; the kernel computes every row of its blocks).
+// E[ceil(n / bm)] = sum over j >= 0 of P(n > j bm): exact for j = 0 (the slot is touched),
+// the normal approximation with continuity correction beyond, summed over the blocks
+// within 8 standard deviations of the mean (those below count 1, those above 0).
+// BLOCK_SIZE_M as get_default_config (vllm/model_executor/layers/fused_moe/fused_moe.py)
+// chooses it for M tokens: 64 for fp8 W8A8 with block scales, else 16 while M <= E (the
+// GPU's experts, w2's first dimension), 64 above.
+double StepTimeModel::fused_moe_rows(double tokens, double p) const {
+  const double bm = moe_block_quant_ || tokens > moe_local_slots_ ? 64 : 16;
+  const double touched = 1 - std::pow(1 - p, tokens);
+  const double mean = tokens * p, sd = std::sqrt(tokens * p * (1 - p));
+  if (!(sd > 0)) return bm * std::ceil(mean / bm);  // p = 1: every slot gets every token
+  const double last = std::ceil(tokens / bm) - 1;      // n <= tokens: no blocks beyond
+  const double lo = std::max(1.0, std::floor((mean - 8 * sd) / bm));
+  const double hi = std::min(last, std::ceil((mean + 8 * sd) / bm));
+  double blocks = touched + std::min(lo - 1, last);
+  for (double j = lo; j <= hi; ++j) blocks += 0.5 * std::erfc((j * bm + 0.5 - mean) / (sd * std::sqrt(2.0)));
+  return bm * blocks;
+}
+
+// moe_align_block_size (csrc/moe/moe_align_sum_kernels.cu) runs one kernel for fewer than
+// 1,024 token-expert ids with at most 64 experts (small_batch_expert_mode), else two
+// (align, then count_and_sort_expert_tokens).
+double StepTimeModel::moe_align_kernels(double tokens) const {
+  return tokens * static_cast<double>(top_k_) < 1024 && moe_slots_ <= 64 ? 1 : 2;
 }
 
 StepTime StepTimeModel::prefill(int64_t tokens) const {

@@ -25,15 +25,16 @@ double Engine::compose_step() {
   if (step_prefills_.empty() && n_dec == 0) return 0;
   const StepTimeModel& stm = *sim_.step_model;
   int64_t prefill_tokens = 0;
-  double pairs = 0;
+  double pairs = 0, context = 0;
   const KvTraffic& kv = stm.kv_traffic();
   for (int32_t s : step_prefills_) {
     const EngineRequest& r = at(s);
     pairs += kv.prefill_pairs(r.cached, r.chunk);
+    context += static_cast<double>(r.cached);
     prefill_tokens += r.chunk;
   }
   const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
-                             static_cast<int64_t>(step_prefills_.size())).time_s +
+                             static_cast<int64_t>(step_prefills_.size()), context).time_s +
                     swap_s_;
   if (!(dt > 0) || !std::isfinite(dt)) throw std::logic_error("simulator: step time is not a positive number");
   return dt;

@@ -83,3 +83,50 @@ TEST_CASE("the cache's advantage grows with T: naive / cached is about (T + 1) /
   CHECK(r128 < 64.5);
   CHECK(r2048 > r128 * 10);
 }
+
+// DeepSeek-V3 (configs/models/deepseek-v3.yaml: 61 layers, 128 heads, qk_nope 128, rope
+// 64, v_head 128, kv_lora_rank 512). vLLM runs MLA prefill decompressed (FlashAttention
+// with a qk head of 128 + 64 = 192 and a v head of 128) and decode absorbed (a 576-wide
+// latent for scores, 512 for values): vllm/model_executor/layers/attention/mla_attention.py
+// (formerly vllm/v1/attention/backends/mla/common.py), _forward_prefill / _forward_decode.
+TEST_CASE("MLA prefill is counted decompressed: DeepSeek-V3 at 32k") {
+  const ModelConfig m = io::load_model("deepseek-v3");
+  const FlopBreakdown f = prefill_flops(m, 32768);
+  // Causal pairs per layer: 32,768 x 32,769 / 2 = 536,887,296; 61 layers.
+  // Scores 2 x 128 heads x 192 x 61 x 536,887,296 = 1,609,734,146,752,512 (1.61 PFLOP),
+  // values 2 x 128 x 128 x 61 x 536,887,296 = 1,073,156,097,835,008 (1.07 PFLOP), against
+  // the absorbed form's 2 x 128 x 576 x ... = 4.83 PFLOP and 2 x 128 x 512 x ... = 4.29 PFLOP.
+  CHECK(f.attn_scores == doctest::Approx(1609734146752512.0).epsilon(1e-12));
+  CHECK(f.attn_values == doctest::Approx(1073156097835008.0).epsilon(1e-12));
+  // The new tokens' own kv_b_proj (k_nope and v) costs what absorbing W_UK into the query
+  // and W_UV into the output costs them: the projections per token are the decode's.
+  const FlopBreakdown one = decode_step_flops(m, 1);
+  CHECK(f.qkv + f.out_proj == doctest::Approx(32768 * (one.qkv + one.out_proj)).epsilon(1e-12));
+}
+
+TEST_CASE("MLA decode stays absorbed: it reads the latent cache") {
+  const ModelConfig m = io::load_model("deepseek-v3");
+  // One token at context 32,768: 32,768 pairs per layer, scores 2 x 128 x (512 + 64) x 61 x
+  // 32,768 = 294,742,130,688, values 2 x 128 x 512 x 61 x 32,768 = 261,993,005,056.
+  const FlopBreakdown f = decode_step_flops(m, 32768);
+  CHECK(f.attn_scores == 294742130688.0);
+  CHECK(f.attn_values == 261993005056.0);
+}
+
+TEST_CASE("an MLA prefill chunk after a cached context decompresses the whole context again") {
+  const ModelConfig m = io::load_model("deepseek-v3");
+  // vLLM's _compute_prefill_context gathers the cached latents and runs kv_b_proj over
+  // them: 2 x 512 x 128 heads x (128 + 128) x 61 layers per cached token; the last 1,024
+  // tokens of a 32,768-token prompt follow 31,744 cached ones: 64,974,265,253,888 FLOPs.
+  const FlopBreakdown tail = forward_flops(m, 1024, 31744), alone = forward_flops(m, 1024, 0);
+  CHECK(tail.qkv - alone.qkv == doctest::Approx(64974265253888.0).epsilon(1e-12));
+  // Its attention: 1,024 x 31,744 + 1,024 x 1,025 / 2 = 33,030,656 pairs a layer, decompressed.
+  CHECK(tail.attn_scores == doctest::Approx(2.0 * 128 * 192 * 61 * 33030656).epsilon(1e-12));
+}
+
+TEST_CASE("MLA naive generation: the one-token prefill runs absorbed, the longer ones decompressed") {
+  const ModelConfig m = io::load_model("deepseek-v2-lite");
+  double sum = 0;
+  for (int64_t t = 1; t <= 40; ++t) sum += prefill_flops(m, t).total();
+  CHECK(generate_naive_flops(m, 40).total() == doctest::Approx(sum).epsilon(1e-12));
+}

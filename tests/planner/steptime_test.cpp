@@ -2,6 +2,7 @@
 // per-kernel costs, checked against a decode step worked by hand.
 #include <doctest/doctest.h>
 
+#include "io/config_io.h"
 #include "planner/planner.h"
 
 using namespace kvplan;
@@ -146,18 +147,90 @@ TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones
   }
 }
 
-TEST_CASE("each MoE expert a step touches pays two GEMM floors per MoE layer") {
-  // Same model with 8 experts of width 1024, top-2 routing, every layer MoE. One decode
-  // token touches exactly 2 experts: 8 x (1 - (1 - 2/8)^1) = 2. Kernel floors: (10 x 2
-  // layers + 3) dense kernels + 2 GEMMs x 2 experts x 2 layers = 23 + 8 = 31 floors.
-  // Four decode tokens: 8 x (1 - 0.75^4) = 5.46875 experts -> 23 + 2 x 5.46875 x 2 = 44.875.
+namespace {
+// The tiny model with 8 experts of width 1024, top-2 routing, every layer MoE. One expert:
+// 3 x 1024 x 1024 = 3,145,728 parameters, 6,291,456 B in bf16, 6,291,456 FLOPs per token row.
+ModelConfig tiny_moe(int64_t experts, int64_t top_k) {
   ModelConfig m = tiny_model();
-  m.num_experts = 8;
-  m.experts_per_token = 2;
+  m.num_experts = experts;
+  m.experts_per_token = top_k;
   m.moe_intermediate_size = 1024;
-  const StepTimeModel stm(m, tiny_gpu(), calibrated(1));
+  return m;
+}
+}  // namespace
+
+TEST_CASE("an MoE layer pays a fixed number of launches, not one per expert it touches") {
+  // vLLM's fused_experts_impl runs one grouped GEMM launch for gate-up and one for down
+  // over all experts (in the dense MLP's places), plus the router GEMM, top-k and moe_sum
+  // = 3 more a layer, and moe_align_block_size: 1 kernel under 1,024 token-expert ids with
+  // at most 64 experts, else 2. Dense kernels 10 x 2 layers + 3 = 23.
+  const StepTimeModel stm(tiny_moe(8, 2), tiny_gpu(), calibrated(1));
+  // 1 and 4 decode tokens (2 and 8 ids): 23 + 2 layers x (3 + 1) = 31 floors, however many
+  // of the 8 experts the tokens touch (2 and 5.47).
   CHECK(stm.decode(1, 100).overhead_s == doctest::Approx(31 * 2e-6).scale(0));
-  CHECK(stm.decode(4, 100).overhead_s == doctest::Approx(44.875 * 2e-6).scale(0));
+  CHECK(stm.decode(4, 100).overhead_s == doctest::Approx(31 * 2e-6).scale(0));
+  // 512 tokens = 1,024 ids: the align runs two kernels, 23 + 2 x (3 + 2) = 33 floors.
+  CHECK(stm.decode(512, 100).overhead_s == doctest::Approx(33 * 2e-6).scale(0));
+  // A shared expert (Qwen-MoE style, width 1024) is a dense MLP of its own: gate-up,
+  // activation, down, and its sigmoid gate's GEMM and scale: 5 more a layer = 41 floors.
+  ModelConfig shared = tiny_moe(8, 2);
+  shared.shared_expert_intermediate_size = 1024;
+  shared.shared_expert_gate = true;
+  CHECK(StepTimeModel(shared, tiny_gpu(), calibrated(1)).decode(1, 100).overhead_s == doctest::Approx(41 * 2e-6).scale(0));
+}
+
+TEST_CASE("an MoE step reads the weights of the experts its tokens touch") {
+  // Uniform top-2 routing over 8 experts: 1 token touches 2, 4 tokens 8 x (1 - 0.75^4) =
+  // 5.46875 in expectation. Without KV (0 keys) the 4-token step reads 3.46875 experts more
+  // in each of 2 layers: 3.46875 x 6,291,456 B x 2 = 43,646,976 B.
+  const StepTimeModel stm(tiny_moe(8, 2), tiny_gpu(), calibrated(1));
+  CHECK(stm.step(0, 0, 4, 0).bytes - stm.step(0, 0, 1, 0).bytes == doctest::Approx(43646976.0));
+}
+
+TEST_CASE("each touched expert computes its tokens padded to BLOCK_SIZE_M rows") {
+  // vLLM's moe_align_block_size rounds every expert's token count up to a multiple of
+  // BLOCK_SIZE_M, which get_default_config (fused_moe.py) sets to 16 while M (tokens) <=
+  // E (the GPU's experts) and 64 above (unquantized and per-tensor fp8). Decode step, TP 1,
+  // GEMM FLOPs at 5e14 FLOP/s, the refined model charges no decode attention FLOPs.
+  // Per token: attention projections 2 layers x 2 x (1024 x 3072 + 1024 x 1024) = 16,777,216,
+  // router 2 layers x 2 x 1024 x E, LM head 2 x 1024 x 32,000 = 65,536,000.
+  SUBCASE("2 experts, top-2: every token goes to both, so the counts are exact") {
+    const StepTimeModel stm(tiny_moe(2, 2), tiny_gpu(), calibrated(1));
+    // 100 tokens > 2 experts: BLOCK_SIZE_M 64, each expert's 100 tokens take 2 blocks =
+    // 128 rows: 2 experts x 128 x 6,291,456 x 2 layers = 3,221,225,472 routed FLOPs (100
+    // rows would be 2,516,582,400). Router 100 x 8,192; projections 1,677,721,600; LM
+    // head 6,553,600,000: 11,453,366,272 FLOPs -> 22.906732544 us.
+    CHECK(stm.decode(100, 100).compute_s == doctest::Approx(11453366272.0 / 5e14).epsilon(1e-9));
+    // 2 tokens <= 2 experts: BLOCK_SIZE_M 16, each expert's 2 tokens take 16 rows:
+    // 2 x 16 x 6,291,456 x 2 = 402,653,184 + router 16,384 + 33,554,432 + 131,072,000.
+    CHECK(stm.decode(2, 100).compute_s == doctest::Approx(567296000.0 / 5e14).epsilon(1e-9));
+  }
+  SUBCASE("8 experts, top-2, 4 tokens: each touched expert is one 16-row block") {
+    const StepTimeModel stm(tiny_moe(8, 2), tiny_gpu(), calibrated(1));
+    // An expert receives n ~ Binomial(4, 1/4) <= 4 < 16 tokens: one block when touched,
+    // P = 1 - 0.75^4 = 0.68359375: 8 x 16 x 0.68359375 = 87.5 rows a layer (8 real ones),
+    // 87.5 x 6,291,456 x 2 = 1,101,004,800 routed FLOPs; router 4 x 2 x 2 x 1024 x 8 =
+    // 131,072; projections 67,108,864; LM head 262,144,000: 1,430,388,736 FLOPs.
+    CHECK(stm.decode(4, 100).compute_s == doctest::Approx(1430388736.0 / 5e14).epsilon(1e-9));
+  }
+  SUBCASE("fp8 with 128x128 block scales runs at BLOCK_SIZE_M 64 at any M") {
+    GpuSpec g = tiny_gpu();
+    g.peak_flops.fp8 = 2e15;
+    ModelConfig block = tiny_moe(8, 2);
+    block.weight_quant.method = block.weight_quant.engine_method = "fp8";
+    block.weight_quant.bits = 8;
+    block.weight_quant.block_rows = block.weight_quant.group = 128;
+    block.weight_quant.scale_bits = 32;
+    block.weight_quant.compute = DType::fp8;
+    ServingOptions per_tensor = calibrated(1);
+    per_tensor.quantization = WeightQuant::fp8;
+    // One token: 2 experts touched in expectation (8 x 1/4), 64 rows each against 16 with
+    // per-tensor scales: (128 - 32) rows x 6,291,456 x 2 layers = 1,207,959,552 FLOPs more
+    // at 2e15 x 0.5 = 1e15 FLOP/s.
+    const double diff = StepTimeModel(block, g, calibrated(1)).decode(1, 100).compute_s -
+                        StepTimeModel(tiny_moe(8, 2), g, per_tensor).decode(1, 100).compute_s;
+    CHECK(diff == doctest::Approx(1207959552.0 / 1e15).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("W8A8 FP8 adds one activation-quantization kernel per GEMM input") {
@@ -180,4 +253,17 @@ TEST_CASE("W8A8 FP8 adds one activation-quantization kernel per GEMM input") {
   const double moe_extra = StepTimeModel(m, g, fp8).decode(1, 100).overhead_s -
                            StepTimeModel(m, g, bf16).decode(1, 100).overhead_s;
   CHECK(moe_extra == doctest::Approx(24e-6).scale(0));
+}
+
+TEST_CASE("an MLA prefill chunk pays the decompression of the context it follows") {
+  // DeepSeek-V3: kv_b_proj over each cached latent, 2 x 512 x 128 heads x (128 + 128) x 61
+  // layers = 2,046,820,352 FLOPs per cached token (flops.cpp); a 1,024-token chunk after
+  // 31,744 cached tokens: 64,974,265,253,888 FLOPs more, GEMM FLOPs at 5e14 FLOP/s on one GPU.
+  const ModelConfig m = io::load_model("deepseek-v3");
+  const StepTimeModel stm(m, tiny_gpu(), calibrated(1));
+  const double pairs = stm.kv_traffic().prefill_pairs(31744, 1024);
+  const double diff = stm.step(1024, pairs, 0, 0, 1, 31744).compute_s - stm.step(1024, pairs, 0, 0, 1, 0).compute_s;
+  CHECK(diff == doctest::Approx(64974265253888.0 / 5e14).epsilon(1e-9));
+  // A decode step follows its context in the absorbed form: nothing to decompress.
+  CHECK(stm.step(0, 0, 1, 32768, 1, 31744).compute_s == stm.step(0, 0, 1, 32768).compute_s);
 }
