@@ -358,7 +358,8 @@ int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o) {
 
 EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
   EngineBatchDefaults d;
-  if (vllm_release(o).v0) {
+  // A V1 release that falls back to V0 on this GPU (vllm_accounting_release) schedules as V0.
+  if (vllm_runs_v0(o, g)) {
     // V0's SchedulerConfig: 512 tokens whenever chunked prefill is on (vllm/config.py:
     // 993-997 in 0.6.1.post2), which EngineArgs switches on above 32K (kV0LongContext).
     d.vllm_v0 = true;

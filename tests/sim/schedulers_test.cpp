@@ -84,6 +84,24 @@ TEST_CASE("auto picks the scheduler of the engine release") {
   CHECK(parse_scheduler("sglang") == Scheduler::sglang);
 }
 
+TEST_CASE("auto: vLLM 0.8 below compute capability 8.0 falls back to V0 and schedules as V0") {
+  // EngineArgs._is_v1_supported_oracle (vllm/engine/arg_utils.py, 0.8.4): "Compute
+  // Capability < 8.0" runs the V0 engine, whose scheduler at max_model_len 4096 is the
+  // continuous prefill-first one; on an 8.0 GPU the same release chunks.
+  const ModelConfig m = llama3_8b();
+  GpuSpec turing = h100();
+  turing.name = "t4-like";
+  turing.compute_capability_x10 = 75;
+  ServingOptions o = engine(kvplan::Engine::vllm, "0.8");
+  o.max_model_len = 4096;
+  const SchedulerChoice c = resolve_scheduler(Scheduler::automatic, m, turing, o);
+  CHECK(c.scheduler == Scheduler::continuous);
+  CHECK(c.why.find("V0") != std::string::npos);
+  GpuSpec ampere = turing;
+  ampere.compute_capability_x10 = 80;
+  CHECK(resolve_scheduler(Scheduler::automatic, m, ampere, o).scheduler == Scheduler::chunked);
+}
+
 TEST_CASE("SGLang's defaults: chunked_prefill_size by GPU memory, max_running_requests from the pool") {
   const ModelConfig m = llama3_8b();
   // server_args._handle_gpu_memory_settings (0.5): 8192 on an 80 GB H100.
