@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "planner/checked.h"
@@ -108,6 +109,18 @@ constexpr int64_t kV0LongContext = 32768;
 constexpr int64_t kV0ChunkedTokens = 512;
 // swap_space (4 GiB): the CPU blocks V0 logs beside the GPU blocks.
 constexpr int64_t kV0SwapBytes = 4 * kEngGiB;
+
+// The first release scheduling asynchronously by default (vllm_batch_defaults).
+constexpr std::string_view kVllmAsyncDefaultRelease = "0.14";
+
+// Whether release `r` comes before release `version` in kVllmReleases (oldest first).
+bool release_before(const VllmRelease& r, std::string_view version) {
+  for (const VllmRelease& x : kVllmReleases) {
+    if (x.version == version) return false;
+    if (&x == &r) return true;
+  }
+  return false;
+}
 
 int64_t act_bytes(const ModelConfig& m, const ServingOptions& o) {
   return dtype_bits(o.activation_dtype(m)) / 8;
@@ -369,6 +382,10 @@ EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, 
     // V1 always chunks prefills (vllm/v1/core/sched/scheduler.py has no other mode).
     d.chunked_prefill = true;
     d.chunked_tokens = vllm_default_batched_tokens(g, o, engine_max_model_len(m, o));
+    // Async scheduling became the default with vllm-project/vllm PR #27614 (the last item
+    // of the "Async Scheduling Plan", vllm-project/vllm#27679, December 2025), first
+    // released in 0.14; before it took --async-scheduling.
+    d.async_scheduling = !release_before(vllm_release(o), kVllmAsyncDefaultRelease);
   }
   return d;
 }

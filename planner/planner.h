@@ -225,6 +225,9 @@ struct EngineBatchDefaults {
   //! and GPU memory; V0: 512; SGLang: chunked_prefill_size by GPU memory; TensorRT-LLM:
   //! max_num_tokens 8192); 0 where the engine does not say (ideal).
   int64_t chunked_tokens = 0;
+  //! vLLM V1 from 0.14: the scheduler composes step k + 1 while step k runs
+  //! (--async-scheduling on by default since vllm-project/vllm PR #27614; ServingOptions).
+  bool async_scheduling = false;
 };
 EngineBatchDefaults engine_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 //! What the engine release (o.engine, o.engine_version) prints at start-up about its KV

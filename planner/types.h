@@ -390,8 +390,8 @@ struct ServingOptions {
   std::optional<bool> enable_prefix_caching;
   //! --async-scheduling on|off (vLLM V1's flag): the scheduler composes step k + 1 while
   //! step k runs, so a request that arrives during step k waits for step k + 2
-  //! (sim/engine.cpp). Empty = off; vLLM turned it on by default late in 2025 (PR
-  //! #27614), so a run of a recent vLLM has to say `on` (docs/calibration.md).
+  //! (sim/engine.cpp). Empty = the engine release's default (EngineBatchDefaults): on for
+  //! vLLM V1 from 0.14, which turned it on by default (PR #27614), off otherwise.
   std::optional<bool> async_scheduling;
   Calibration calibration;
 

@@ -25,7 +25,8 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
       request_overhead_s_(sim.opts.calibration.request_overhead_s),
       output_overhead_s_(sim.opts.calibration.output_overhead_s),
       output_overhead_per_seq_s_(sim.opts.calibration.output_overhead_per_seq_s),
-      async_scheduling_(sim.opts.async_scheduling.value_or(false) && opt.scheduler == Scheduler::chunked) {
+      async_scheduling_(sim.opts.async_scheduling.value_or(sim.defaults.async_scheduling) &&
+                        opt.scheduler == Scheduler::chunked) {
   if (request_count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
   if (pool_.total() < 1)
     throw InputError(sim.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "

@@ -38,7 +38,9 @@ SchedulerChoice choose(Scheduler requested, const ServingOptions& o, const Engin
   if (requested != Scheduler::automatic) return {requested, "--scheduler " + std::string(to_string(requested))};
   switch (o.engine) {
     case kvplan::Engine::vllm:
-      if (!d.vllm_v0) return {Scheduler::chunked, "auto: vLLM " + release_of(o) + " (V1) always chunks prefills"};
+      if (!d.vllm_v0)
+        return {Scheduler::chunked, "auto: vLLM " + release_of(o) + " (V1) always chunks prefills" +
+                                        (o.async_scheduling.value_or(d.async_scheduling) ? ", async scheduling" : "")};
       if (d.chunked_prefill)
         return {Scheduler::chunked, "auto: vLLM " + release_of(o) + " (V0) turns chunked prefill on at max_model_len " +
                                         std::to_string(mml) + " > 32768"};

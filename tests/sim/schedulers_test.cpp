@@ -84,6 +84,23 @@ TEST_CASE("auto picks the scheduler of the engine release") {
   CHECK(parse_scheduler("sglang") == Scheduler::sglang);
 }
 
+TEST_CASE("vLLM schedules asynchronously by default from 0.14, the first release after PR #27614") {
+  const ModelConfig m = llama3_8b();
+  const GpuSpec g = h100();
+  CHECK(engine_batch_defaults(m, g, engine(kvplan::Engine::vllm, "0.19")).async_scheduling);
+  CHECK(engine_batch_defaults(m, g, engine(kvplan::Engine::vllm, "0.14")).async_scheduling);
+  CHECK_FALSE(engine_batch_defaults(m, g, engine(kvplan::Engine::vllm, "0.13")).async_scheduling);
+  CHECK_FALSE(engine_batch_defaults(m, g, engine(kvplan::Engine::vllm, "0.6")).async_scheduling);
+  CHECK_FALSE(engine_batch_defaults(m, g, engine(kvplan::Engine::sglang)).async_scheduling);
+  CHECK_FALSE(engine_batch_defaults(m, g, engine(kvplan::Engine::ideal)).async_scheduling);
+  // The report's reason says so, and --async-scheduling off takes it back.
+  CHECK(resolve_scheduler(Scheduler::automatic, m, g, engine(kvplan::Engine::vllm)).why.find("async scheduling") !=
+        std::string::npos);
+  ServingOptions off = engine(kvplan::Engine::vllm);
+  off.async_scheduling = false;
+  CHECK(resolve_scheduler(Scheduler::automatic, m, g, off).why.find("async") == std::string::npos);
+}
+
 TEST_CASE("auto: vLLM 0.8 below compute capability 8.0 falls back to V0 and schedules as V0") {
   // EngineArgs._is_v1_supported_oracle (vllm/engine/arg_utils.py, 0.8.4): "Compute
   // Capability < 8.0" runs the V0 engine, whose scheduler at max_model_len 4096 is the
