@@ -34,6 +34,7 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
                      std::to_string(token_budget_) + " < " + std::to_string(max_seqs_));
   if (opt.preemption == Preemption::swap && !(opt.host_link_bytes_per_s > 0))
     throw InputError("simulate", "host_link_bytes_per_s", "a positive number");
+  tally_.warmup_left = opt.warmup_requests;
 }
 
 // ------------------------------------------------------------------------- driving
@@ -307,6 +308,7 @@ void Engine::finish(int32_t slot) {
   f.queued_s = r.scheduled_s - r.arrival_s;
   if (r.output > 1) f.tpot_s = (now_ - r.first_token_s) / static_cast<double>(r.output - 1);
   tally_.finish(f, request_count_, workload_.slo);
+  if (opt_.on_finish) opt_.on_finish(f);
 }
 
 // ------------------------------------------------------------------------- the step's end
