@@ -157,19 +157,17 @@ SimResult summarize(RunTally& t, const Slo& slo, int64_t num_blocks, int64_t blo
 
 namespace kvplan::sim {
 
-void ItlTally::step(double end_s, double duration_s, int64_t decode_seqs) {
-  // A step that starts after the last one ended follows an idle engine: no decoder
-  // waited through the idle time (the tolerance absorbs the rounding of now += dt).
-  const double start_s = end_s - duration_s;
-  if (!any_step_ || start_s > last_end_s_ + 1e-9 * (1 + std::abs(end_s))) anchored_ = false;
-  if (decode_seqs > 0) {
-    const double from_s = anchored_ ? last_decode_end_s_ : any_step_ ? last_end_s_ : start_s;
-    gaps_.emplace_back(end_s - from_s, decode_seqs);
-    last_decode_end_s_ = end_s;
-    anchored_ = true;
+void ItlTally::step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch, int64_t running) {
+  if (!prefill_first_) {
+    if (decode_seqs > 0) gaps_.emplace_back(duration_s, decode_seqs);
+    return;
   }
-  last_end_s_ = end_s;
-  any_step_ = true;
+  if (decode_seqs > 0) {
+    gaps_.emplace_back(end_s - anchor_s_, decode_seqs);
+    anchor_s_ = end_s;
+  } else if (running == batch) {
+    anchor_s_ = end_s;  // no decoder waited through this prefill: the next decoders start here
+  }
 }
 
 Percentiles ItlTally::summary() {

@@ -152,23 +152,29 @@ struct RunTally {
 //! streamed chunk after the first, vllm/benchmarks/serve.py calculate_metrics and
 //! lib/endpoint_request_func.py, vllm-project/vllm@009e6d4a), from an engine's steps:
 //! kvplan delivers one token per step to every decoding sequence at the step's end, so
-//! each of a step's `decode_seqs` sequences contributes one gap, from the end of the
-//! previous decode step (or, after the engine was idle, of the step before it, the
-//! prefill that produced their first token) to this step's end. Under prefill-first
-//! scheduling (continuous) a sequence's first gap is then counted from the last decode
-//! step rather than its own prefill: over by the prefill steps between, once per request.
-//! Memory: one (gap, count) per decode step.
+//! each of a step's `decode_seqs` sequences contributes one gap ending there. Where every
+//! step carries every decoder (chunked, static), a decoder's previous token came from the
+//! step before: the gap is the step's duration. Under prefill-first scheduling
+//! (continuous, vLLM V0) prefill-only steps stall the decoders: the gap runs from the
+//! previous decode step's end, or from the last prefill-only step that found no decoder
+//! waiting (then every decoder is new). A sequence that joins while others wait has its
+//! first gap counted from the others' last decode step: over by the prefill steps
+//! between, once per request. A preempted request's wait is in no gap. Memory: one
+//! (gap, count) per decode step.
 class ItlTally {
  public:
-  void step(double end_s, double duration_s, int64_t decode_seqs);
+  explicit ItlTally(bool prefill_first) : prefill_first_(prefill_first) {}
+  //! A step that ended at `end_s` after `duration_s`, with `batch` sequences of which
+  //! `decode_seqs` decoded, and `running` admitted requests after it.
+  void step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch, int64_t running);
   //! Nearest-rank percentiles and the mean over every gap (each step's weighted by its
   //! sequences); reorders the gaps.
   Percentiles summary();
 
  private:
+  bool prefill_first_;
   std::vector<std::pair<double, int64_t>> gaps_;
-  double last_end_s_ = 0, last_decode_end_s_ = 0;
-  bool any_step_ = false, anchored_ = false;
+  double anchor_s_ = 0;  // prefill-first: when the decoders of the next decode step last got a token
 };
 
 //! The metrics of a tally (reorders its latency vectors). `busy_s` and the two

@@ -27,7 +27,7 @@ int64_t max_model_len_of(const ModelConfig& applied, const ServingOptions& o) {
 SimResult run_client(const Simulator::Impl& impl, const Workload& w, const SimOptions& opt, RequestStream& stream,
                      int64_t count) {
   BenchmarkClient client(stream, opt.max_concurrency, opt.all_at_once);
-  ItlTally itl;
+  ItlTally itl(opt.scheduler == Scheduler::continuous);
   SimOptions o = opt;
   o.on_finish = [&client, &opt](const FinishedRequest& f) {
     client.finished(f);
@@ -38,7 +38,7 @@ SimResult run_client(const Simulator::Impl& impl, const Workload& w, const SimOp
     if (opt.on_request) opt.on_request(e);
   };
   o.on_step = [&itl, &opt](const StepSample& s) {
-    itl.step(s.time_s, s.duration_s, s.decode_seqs);
+    itl.step(s.time_s, s.duration_s, s.decode_seqs, s.batch, s.running);
     if (opt.on_step) opt.on_step(s);
   };
   Engine engine(impl, w, o, count, false);
