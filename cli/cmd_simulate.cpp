@@ -138,7 +138,7 @@ int cmd_simulate(const Args& args) {
                              "random-range-ratio", "random-prefix-len"})
       if (vm.count(flag) && (lengths_too || std::string_view(flag).substr(0, 7) != "random-"))
         throw InputError("command line", std::string("--") + flag,
-                         std::string("a run without ") + mode + " (the benchmark client drives one engine)", "both");
+                         std::string("a run without ") + mode + " (the benchmark client and warm-up drive the lone engine)", "both");
     if (vm.count("rate") && vm["rate"].as<std::string>() == "inf")
       throw InputError("command line", "--rate", std::string("a number with ") + mode, "'inf'");
   };

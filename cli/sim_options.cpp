@@ -95,8 +95,9 @@ void apply_random_options(const po::variables_map& vm, Workload& w) {
     d.prefix_len = parse_int_option(vm["random-prefix-len"].as<std::string>(), "--random-prefix-len", 0);
   if (vm.count("random-range-ratio")) {
     const std::string v = vm["random-range-ratio"].as<std::string>();
-    d.range_ratio = parse_num_option(v, "--random-range-ratio", 0, 1);
-    if (d.range_ratio >= 1) throw InputError("command line", "--random-range-ratio", "a number in [0, 1)", "'" + v + "'");
+    d.range_ratio = parse_num_option(v, "--random-range-ratio", -1e300, 1e300);
+    if (!(d.range_ratio >= 0 && d.range_ratio < 1))
+      throw InputError("command line", "--random-range-ratio", "a number in [0, 1)", "'" + v + "'");
   }
   std::string expected;
   if (const char* field = d.invalid_field(&expected)) {
@@ -104,7 +105,7 @@ void apply_random_options(const po::variables_map& vm, Workload& w) {
                              : std::string(field) == "output_len"  ? "--random-output-len"
                              : std::string(field) == "prefix_len"  ? "--random-prefix-len"
                                                                    : "--random-range-ratio";
-    throw InputError("command line", flag, expected);
+    throw InputError("command line", flag, expected, d.describe());
   }
   w.use_random(d);
 }

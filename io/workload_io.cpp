@@ -243,7 +243,8 @@ Workload parse_workload(const std::string& text, const std::string& file) {
     d.range_ratio = opt_num(r, "random.range_ratio", file, 0).value_or(0);
     d.prefix_len = opt_int(r, "random.prefix_len", file, 0).value_or(0);
     std::string expected;
-    if (const char* field = d.invalid_field(&expected)) throw InputError(file, std::string("random.") + field, expected);
+    if (const char* field = d.invalid_field(&expected))
+      throw InputError(file, std::string("random.") + field, expected, d.describe());
     w.use_random(d);
   } else {
     w.prompt_tokens = length_dist(root, "prompt_tokens", file);

@@ -111,6 +111,14 @@ struct RandomDataset {
       return refuse("range_ratio", "a ratio leaving prompts of at least 1 token (prefix_len + floor(input_len x (1 - range_ratio)) >= 1)");
     return nullptr;
   }
+  //! "input_len 1024, output_len 128, range_ratio 0.5, prefix_len 0", for messages.
+  std::string describe() const {
+    std::string ratio = std::to_string(range_ratio);
+    ratio.erase(ratio.find_last_not_of('0') + 1);
+    if (ratio.back() == '.') ratio.pop_back();
+    return "input_len " + std::to_string(input_len) + ", output_len " + std::to_string(output_len) +
+           ", range_ratio " + ratio + ", prefix_len " + std::to_string(prefix_len);
+  }
 };
 
 //! One row of a trace CSV (columns arrival_s,prompt_tokens,output_tokens).

@@ -100,7 +100,7 @@ RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale
   if (w.random.given()) {
     std::string expected;
     if (const char* field = w.random.invalid_field(&expected))
-      throw InputError(file, std::string("random.") + field, expected);
+      throw InputError(file, std::string("random.") + field, expected, w.random.describe());
     if (w.shared_prefix.groups > 0)
       throw InputError(file, "random", "either random or shared_prefix prompts, not both", "both");
   }
