@@ -157,17 +157,23 @@ SimResult summarize(RunTally& t, const Slo& slo, int64_t num_blocks, int64_t blo
 
 namespace kvplan::sim {
 
-void ItlTally::step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch, int64_t running) {
+void ItlTally::step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch) {
   if (!prefill_first_) {
     if (decode_seqs > 0) gaps_.emplace_back(duration_s, decode_seqs);
     return;
   }
   if (decode_seqs > 0) {
-    gaps_.emplace_back(end_s - anchor_s_, decode_seqs);
-    anchor_s_ = end_s;
-  } else if (running == batch) {
-    anchor_s_ = end_s;  // no decoder waited through this prefill: the next decoders start here
+    int64_t left = decode_seqs;
+    for (auto it = joined_.rbegin(); it != joined_.rend() && left > 0; ++it) {
+      const int64_t n = std::min(it->second, left);
+      gaps_.emplace_back(end_s - it->first, n);
+      left -= n;
+    }
+    if (left > 0) gaps_.emplace_back(end_s - last_decode_end_s_, left);
+    joined_.clear();
+    last_decode_end_s_ = end_s;
   }
+  if (batch > decode_seqs) joined_.emplace_back(end_s, batch - decode_seqs);
 }
 
 Percentiles ItlTally::summary() {

@@ -155,18 +155,18 @@ struct RunTally {
 //! each of a step's `decode_seqs` sequences contributes one gap ending there. Where every
 //! step carries every decoder (chunked, static), a decoder's previous token came from the
 //! step before: the gap is the step's duration. Under prefill-first scheduling
-//! (continuous, vLLM V0) prefill-only steps stall the decoders: the gap runs from the
-//! previous decode step's end, or from the last prefill-only step that found no decoder
-//! waiting (then every decoder is new). A sequence that joins while others wait has its
-//! first gap counted from the others' last decode step: over by the prefill steps
-//! between, once per request. A preempted request's wait is in no gap. Memory: one
-//! (gap, count) per decode step.
+//! (continuous, vLLM V0) prefill-only steps stall the decoders: a decoder that decoded in
+//! the previous decode step waited since its end; one that joined since then got its first
+//! token at the end of its prefill step (a prefill-only step's `batch` whole prompts, the
+//! newest joiners first when more prompts ended than sequences decode, as when outputs of
+//! one token leave at once). A preempted request's wait is in no gap. Memory: one (gap,
+//! count) per decode step.
 class ItlTally {
  public:
   explicit ItlTally(bool prefill_first) : prefill_first_(prefill_first) {}
   //! A step that ended at `end_s` after `duration_s`, with `batch` sequences of which
-  //! `decode_seqs` decoded, and `running` admitted requests after it.
-  void step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch, int64_t running);
+  //! `decode_seqs` decoded.
+  void step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch);
   //! Nearest-rank percentiles and the mean over every gap (each step's weighted by its
   //! sequences); reorders the gaps.
   Percentiles summary();
@@ -174,7 +174,9 @@ class ItlTally {
  private:
   bool prefill_first_;
   std::vector<std::pair<double, int64_t>> gaps_;
-  double anchor_s_ = 0;  // prefill-first: when the decoders of the next decode step last got a token
+  double last_decode_end_s_ = 0;
+  //! Prefill-first: (end, prompts) of the prefill steps since the last decode step.
+  std::vector<std::pair<double, int64_t>> joined_;
 };
 
 //! The metrics of a tally (reorders its latency vectors). `busy_s` and the two

@@ -38,7 +38,7 @@ SimResult run_client(const Simulator::Impl& impl, const Workload& w, const SimOp
     if (opt.on_request) opt.on_request(e);
   };
   o.on_step = [&itl, &opt](const StepSample& s) {
-    itl.step(s.time_s, s.duration_s, s.decode_seqs, s.batch, s.running);
+    itl.step(s.time_s, s.duration_s, s.decode_seqs, s.batch);
     if (opt.on_step) opt.on_step(s);
   };
   Engine engine(impl, w, o, count, false);
