@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -131,19 +130,20 @@ int cmd_simulate(const Args& args) {
     std::cout << desc << "\n" << kListHelp;
     return 0;
   }
-  // The benchmark client drives the lone engine only; the random lengths apply to the
-  // workload simulate loads (a fleet's as well, not --disagg's).
-  const auto refuse_client = [&vm](const char* mode, bool lengths_too) {
+  // The benchmark client drives the lone engine or a fleet, warm-up is counted by the
+  // lone engine; none of them, nor the random lengths, applies to --disagg.
+  if (vm["disagg"].as<bool>()) {
     for (const char* flag : {"max-concurrency", "warmup-requests", "random-input-len", "random-output-len",
                              "random-range-ratio", "random-prefix-len"})
-      if (vm.count(flag) && (lengths_too || std::string_view(flag).substr(0, 7) != "random-"))
+      if (vm.count(flag))
         throw InputError("command line", std::string("--") + flag,
-                         std::string("a run without ") + mode + " (the benchmark client and warm-up drive the lone engine)", "both");
+                         "a run without --disagg (the benchmark client drives one engine or a fleet)", "both");
     if (vm.count("rate") && vm["rate"].as<std::string>() == "inf")
-      throw InputError("command line", "--rate", std::string("a number with ") + mode, "'inf'");
-  };
-  if (vm["disagg"].as<bool>()) refuse_client("--disagg", true);
-  if (vm.count("replicas")) refuse_client("--replicas", false);
+      throw InputError("command line", "--rate", "a number with --disagg", "'inf'");
+  }
+  if (vm.count("replicas") && vm.count("warmup-requests"))
+    throw InputError("command line", "--warmup-requests",
+                     "a run without --replicas (warm-up is counted by the lone engine)", "both");
   if (vm["disagg"].as<bool>()) {
     for (const char* flag : {"replicas", "router"})
       if (vm.count(flag))
@@ -224,13 +224,17 @@ int cmd_simulate(const Args& args) {
     r.replica_results = std::move(fr.replicas);
   } else {
     r.result = simulator.run(r.workload, so);
-    // A sweep: the same requests under each concurrency in turn.
-    for (size_t i = 0; concurrencies.size() > 1 && i < concurrencies.size(); ++i) {
-      sim::SimOptions point = so;
-      point.max_concurrency = concurrencies[i];
-      if (i > 0) point.on_step = nullptr;  // --timeseries holds the first run's steps
-      r.sweep.push_back({concurrencies[i], i == 0 ? r.result : simulator.run(r.workload, point)});
-    }
+  }
+  // A sweep: the same requests under each concurrency in turn (--timeseries holds the
+  // first run's steps).
+  for (size_t i = 0; concurrencies.size() > 1 && i < concurrencies.size(); ++i) {
+    sim::SimOptions point = so;
+    point.max_concurrency = concurrencies[i];
+    point.on_step = nullptr;
+    sim::SimResult result = r.result;
+    if (i > 0) result = r.fleet ? cluster::simulate_fleet(simulator, r.workload, point, *r.fleet).fleet
+                                : simulator.run(r.workload, point);
+    r.sweep.push_back({concurrencies[i], result});
   }
   so.on_step = nullptr;
   if (series) series->close();

@@ -170,6 +170,8 @@ class ItlTally {
   //! Nearest-rank percentiles and the mean over every gap (each step's weighted by its
   //! sequences); reorders the gaps.
   Percentiles summary();
+  //! Another engine's gaps (a fleet's ITL is over every replica's).
+  void add(const ItlTally& o) { gaps_.insert(gaps_.end(), o.gaps_.begin(), o.gaps_.end()); }
 
  private:
   bool prefill_first_;
