@@ -5,8 +5,10 @@
 // With `replicas` > 1, the N requests go to that many replicas behind `router`
 // (cluster/fleet.h) at replicas x the rate, so each replica carries the same load as the lone
 // engine of the run without it: the same requests, the same total work, one event loop.
+// With `concurrency` > 0 the lone engine is driven instead by a benchmark client keeping that
+// many requests in flight, all due at once (simulate --rate inf --max-concurrency N).
 // Usage: build/bench/sim_bench [requests=1000000] [load=0.95] [scheduler=continuous]
-//                              [replicas=1] [router=round-robin]
+//                              [replicas=1] [router=round-robin] [concurrency=0]
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -27,8 +29,10 @@ int main(int argc, char** argv) {
     const auto scheduler = sim::parse_scheduler(argc > 3 ? argv[3] : "continuous");
     const int64_t replicas = argc > 4 ? std::atoll(argv[4]) : 1;
     const auto router = cluster::parse_router(argc > 5 ? argv[5] : "round-robin");
-    if (requests < 1 || !(load > 0) || !scheduler || replicas < 1 || !router) {
-      std::fprintf(stderr, "usage: sim_bench [requests] [load] [%s] [replicas] [%s]\n",
+    const int64_t concurrency = argc > 6 ? std::atoll(argv[6]) : 0;
+    if (requests < 1 || !(load > 0) || !scheduler || replicas < 1 || !router || concurrency < 0 ||
+        (concurrency > 0 && replicas > 1)) {
+      std::fprintf(stderr, "usage: sim_bench [requests] [load] [%s] [replicas] [%s] [concurrency, lone engine]\n",
                    sim::kSchedulerNames.choices().c_str(), cluster::kRouterNames.choices().c_str());
       return 2;
     }
@@ -50,13 +54,22 @@ int main(int argc, char** argv) {
 
     so.requests = requests;
     so.rate_scale = rate / w.base_rate_per_s();
+    if (concurrency > 0) {
+      so.max_concurrency = concurrency;
+      so.all_at_once = true;
+    }
     const sim::SimResult r = replicas == 1 ? s.run(w, so)
                                            : cluster::simulate_fleet(s, w, so, cluster::FleetOptions{replicas, *router, {}, {}}).fleet;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::printf("run: %lld requests at %.2f /s (%.0f %% of saturation), scheduler %s, %lld replica(s), router %s\n",
-                static_cast<long long>(requests), rate, 100 * load, std::string(to_string(*scheduler)).c_str(),
-                static_cast<long long>(replicas), std::string(to_string(*router)).c_str());
+    if (concurrency > 0)
+      std::printf("run: %lld requests, all due at once, at most %lld in flight, scheduler %s\n",
+                  static_cast<long long>(requests), static_cast<long long>(concurrency),
+                  std::string(to_string(*scheduler)).c_str());
+    else
+      std::printf("run: %lld requests at %.2f /s (%.0f %% of saturation), scheduler %s, %lld replica(s), router %s\n",
+                  static_cast<long long>(requests), rate, 100 * load, std::string(to_string(*scheduler)).c_str(),
+                  static_cast<long long>(replicas), std::string(to_string(*router)).c_str());
     std::printf("  simulated %.0f s: %lld steps, %lld events, %.3g tokens (prompt + decode)\n",
                 r.duration_s, static_cast<long long>(r.steps), static_cast<long long>(r.events),
                 static_cast<double>(r.tokens_simulated));

@@ -96,7 +96,18 @@ int cmd_simulate(const Args& args) {
       ("swap", po::bool_switch(), "preempt by swapping KV blocks to host memory (default: recompute)")
       ("host-link-gb-per-s", po::value<std::string>()->default_value("25"),
        "host link bandwidth for --swap, GB/s (1e9 B/s; PCIe 4.0 x16 ~ 25)")
-      ("rate", po::value<std::string>(), "arrival rate in requests/s (default: the workload's; a trace is time-scaled)")
+      ("rate", po::value<std::string>(),
+       "arrival rate in requests/s (default: the workload's; a trace is time-scaled); inf: every request at once")
+      ("max-concurrency", po::value<std::string>(),
+       "a benchmark client's limit (vllm bench serve --max-concurrency): at most N requests in flight, the next sent "
+       "as one ends; a list N1,N2,... prints a sweep")
+      ("warmup-requests", po::value<std::string>(), "leave the first N finished requests out of every figure")
+      ("random-input-len", po::value<std::string>(), "vLLM bench's random dataset: input length (default 1024)")
+      ("random-output-len", po::value<std::string>(), "vLLM bench's random dataset: output length (default 128)")
+      ("random-range-ratio", po::value<std::string>(),
+       "vLLM bench's random dataset: lengths uniform in [len x (1 - r), len x (1 + r)], r in [0, 1) (default 0)")
+      ("random-prefix-len", po::value<std::string>(),
+       "vLLM bench's random dataset: a prefix of N tokens every prompt shares (default 0)")
       ("num-gpu-blocks-override", po::value<std::string>(),
        "KV pool in blocks per GPU, in place of the engine's accounting (vLLM's flag; e.g. the '# GPU blocks' a server logged)")
       ("timeseries", po::value<std::string>(), "write one CSV row per engine step to FILE")
@@ -122,6 +133,20 @@ int cmd_simulate(const Args& args) {
     std::cout << desc << "\n" << kListHelp;
     return 0;
   }
+  // The benchmark client drives the lone engine or a fleet, warm-up is counted by the
+  // lone engine; none of them, nor the random lengths, applies to --disagg.
+  if (vm["disagg"].as<bool>()) {
+    for (const char* flag : {"max-concurrency", "warmup-requests", "random-input-len", "random-output-len",
+                             "random-range-ratio", "random-prefix-len"})
+      if (vm.count(flag))
+        throw InputError("command line", std::string("--") + flag,
+                         "a run without --disagg (the benchmark client drives one engine or a fleet)", "both");
+    if (vm.count("rate") && vm["rate"].as<std::string>() == "inf")
+      throw InputError("command line", "--rate", "a number with --disagg", "'inf'");
+  }
+  if (vm.count("replicas") && vm.count("warmup-requests"))
+    throw InputError("command line", "--warmup-requests",
+                     "a run without --replicas (warm-up is counted by the lone engine)", "both");
   if (vm["disagg"].as<bool>()) {
     for (const char* flag : {"replicas", "router"})
       if (vm.count(flag))
@@ -155,9 +180,11 @@ int cmd_simulate(const Args& args) {
   apply_engine_limit_flags(vm, given);
   r.options = with_engine_defaults(g, given);
   r.workload = io::load_workload(vm["workload"].as<std::string>());
+  apply_random_options(vm, r.workload);
 
   r.sim = parse_sim_options(vm, r.workload, sim::kSchedulerNames.expected());
   sim::SimOptions& so = r.sim;
+  const std::vector<int64_t> concurrencies = parse_client_options(vm, r.workload, so);
   if (vm.count("num-gpu-blocks-override"))
     so.num_blocks = parse_int_option(vm["num-gpu-blocks-override"].as<std::string>(), "--num-gpu-blocks-override");
 
@@ -207,6 +234,17 @@ int cmd_simulate(const Args& args) {
     r.replica_results = std::move(fr.replicas);
   } else {
     r.result = simulator.run(r.workload, so);
+  }
+  // A sweep: the same requests under each concurrency in turn (--timeseries holds the
+  // first run's steps).
+  for (size_t i = 0; concurrencies.size() > 1 && i < concurrencies.size(); ++i) {
+    sim::SimOptions point = so;
+    point.max_concurrency = concurrencies[i];
+    point.on_step = nullptr;
+    sim::SimResult result = r.result;
+    if (i > 0) result = r.fleet ? cluster::simulate_fleet(simulator, r.workload, point, *r.fleet).fleet
+                                : simulator.run(r.workload, point);
+    r.sweep.push_back({concurrencies[i], result});
   }
   so.on_step = nullptr;
   if (series) series->close();

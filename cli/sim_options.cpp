@@ -1,6 +1,8 @@
 #include "cli/sim_options.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "planner/units.h"
 
@@ -42,8 +44,18 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
                      "at most the trace's " + std::to_string(w.trace->size()) +
                          " rows (its arrivals share one instant, so it cannot be replayed at a rate)",
                      std::to_string(so.requests.value_or(w.requests)));
-  if (vm.count("rate"))
+  if (vm.count("rate") && vm["rate"].as<std::string>() == "inf") {
+    // vLLM bench's --request-rate inf: every request sent at once.
+    if (!w.arrival.stages.empty())
+      throw InputError("command line", "--rate",
+                       "a number with staged arrivals (inf sends every request at once: the stages would mean nothing)",
+                       "'inf'");
+    if (vm["find-max-rate"].as<bool>())
+      throw InputError("command line", "--rate", "a number with --find-max-rate (it searches the rate)", "'inf'");
+    so.all_at_once = true;
+  } else if (vm.count("rate")) {
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / w.base_rate_per_s();
+  }
   return so;
 }
 
@@ -91,6 +103,67 @@ void apply_engine_limit_flags(const po::variables_map& vm, ServingOptions& o) {
       o.max_num_batched_tokens = v;
     }
   }
+
+std::vector<int64_t> parse_client_options(const po::variables_map& vm, const Workload& w, sim::SimOptions& so) {
+  std::vector<int64_t> concurrencies;
+  if (vm.count("max-concurrency"))
+    for (const std::string& v : split_list(vm["max-concurrency"].as<std::string>(), "--max-concurrency"))
+      concurrencies.push_back(parse_int_option(v, "--max-concurrency"));
+  if (!concurrencies.empty() && vm["find-max-rate"].as<bool>())
+    throw InputError("command line", "--max-concurrency",
+                     "no --find-max-rate alongside it (the search scales open-loop arrivals)", "both");
+  if (!concurrencies.empty()) so.max_concurrency = concurrencies.front();
+  if (vm.count("warmup-requests")) {
+    so.warmup_requests = parse_int_option(vm["warmup-requests"].as<std::string>(), "--warmup-requests", 0);
+    const int64_t requests = so.requests.value_or(w.requests);
+    if (so.warmup_requests >= requests)
+      throw InputError("command line", "--warmup-requests",
+                       "fewer than the " + std::to_string(requests) + " requests simulated (nothing would be measured)",
+                       std::to_string(so.warmup_requests));
+  }
+  return concurrencies;
+}
+
+void apply_random_options(const po::variables_map& vm, Workload& w) {
+  static constexpr const char* kFlags[] = {"random-input-len", "random-output-len", "random-range-ratio",
+                                           "random-prefix-len"};
+  bool any = false;
+  for (const char* f : kFlags) any = any || vm.count(f) > 0;
+  if (!any) return;
+  const std::string first = [&] {
+    for (const char* f : kFlags)
+      if (vm.count(f)) return std::string("--") + f;
+    return std::string();
+  }();
+  if (w.shared_prefix.groups > 0 || w.prompt_tokens.kind == LengthKind::trace || w.output_tokens.kind == LengthKind::trace)
+    throw InputError("command line", first,
+                     "a workload whose lengths are drawn (not from a trace or shared_prefix: the random lengths "
+                     "replace them)",
+                     "workload " + w.name);
+  // vLLM bench's defaults (vllm/benchmarks/datasets/random.py, RandomDataset.DEFAULT_*):
+  // input 1024, output 128, range ratio 0, prefix 0; the workload's random keys, when it
+  // has them, in their place.
+  RandomDataset d = w.random.given() ? w.random : RandomDataset{1024, 128, 0.0, 0};
+  if (vm.count("random-input-len")) d.input_len = parse_int_option(vm["random-input-len"].as<std::string>(), "--random-input-len");
+  if (vm.count("random-output-len"))
+    d.output_len = parse_int_option(vm["random-output-len"].as<std::string>(), "--random-output-len");
+  if (vm.count("random-prefix-len"))
+    d.prefix_len = parse_int_option(vm["random-prefix-len"].as<std::string>(), "--random-prefix-len", 0);
+  if (vm.count("random-range-ratio")) {
+    const std::string v = vm["random-range-ratio"].as<std::string>();
+    d.range_ratio = parse_num_option(v, "--random-range-ratio", -1e300, 1e300);
+    if (!(d.range_ratio >= 0 && d.range_ratio < 1))
+      throw InputError("command line", "--random-range-ratio", "a number in [0, 1)", "'" + v + "'");
+  }
+  std::string expected;
+  if (const char* field = d.invalid_field(&expected)) {
+    const std::string flag = std::string(field) == "input_len"     ? "--random-input-len"
+                             : std::string(field) == "output_len"  ? "--random-output-len"
+                             : std::string(field) == "prefix_len"  ? "--random-prefix-len"
+                                                                   : "--random-range-ratio";
+    throw InputError("command line", flag, expected, d.describe());
+  }
+  w.use_random(d);
 }
 
 std::optional<int64_t> parse_max_rate_requests(const po::variables_map& vm, const Workload& w) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "sim/sim.h"
@@ -24,6 +25,16 @@ void add_scheduler_options(po::options_description& desc);
 //! --max-batch-size are --max-num-seqs; SGLang's --chunked-prefill-size and
 //! TensorRT-LLM's --max-num-tokens are --max-num-batched-tokens.
 void apply_engine_limit_flags(const po::variables_map& vm, ServingOptions& o);
+
+//! --max-concurrency (one value or a list, each an integer >= 1: the first goes into
+//! `so`, all are returned; empty without the flag) and --warmup-requests, for simulate
+//! without --disagg or --replicas.
+std::vector<int64_t> parse_client_options(const po::variables_map& vm, const Workload& w, sim::SimOptions& so);
+
+//! --random-input-len, --random-output-len, --random-range-ratio, --random-prefix-len:
+//! vLLM bench's random dataset (RandomDataset) in place of the workload's lengths, each
+//! flag overriding the workload's `random` key of the same name, else vLLM's default.
+void apply_random_options(const po::variables_map& vm, Workload& w);
 
 //! --max-rate-requests for --find-max-rate: at least enough requests for a p99, and the
 //! workload must have an SLO to measure the rate against and arrivals to scale. Nothing

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -86,21 +87,36 @@ class RequestRouter {
   std::vector<int64_t> hits_;
 };
 
+//! The workload's arrivals as they come (no client in front).
+class OpenArrivals {
+ public:
+  explicit OpenArrivals(sim::RequestStream& stream) : stream_(stream), next_(stream.next()) {}
+  const GeneratedRequest* peek() const { return next_ ? &*next_ : nullptr; }
+  void pop() { next_ = stream_.next(); }
+
+ private:
+  sim::RequestStream& stream_;
+  std::optional<GeneratedRequest> next_;
+};
+
 //! The fleet's one event loop over its replicas (the order of cluster/fleet.h).
 class FleetLoop {
  public:
   FleetLoop(std::vector<EngineInstance>& replicas, Router router)
       : replicas_(replicas), pending_(replicas.size(), 0), router_(router, replicas) {}
 
-  void run(sim::RequestStream& stream) {
-    std::optional<GeneratedRequest> next = stream.next();
+  //! `Source`: peek() (the next request, or nullptr) and pop() (it was routed):
+  //! OpenArrivals or a sim::BenchmarkClient.
+  template <typename Source>
+  void run(Source& source) {
     for (;;) {
+      const GeneratedRequest* next = source.peek();
       const bool arrival_first =
           next && (events_.empty() || next->arrival_s < events_.top().time_s ||
                    (next->arrival_s == events_.top().time_s && events_.top().phase > 1));
       if (arrival_first) {
         route(*next);
-        next = stream.next();
+        source.pop();
         continue;
       }
       if (events_.empty()) break;
@@ -113,6 +129,7 @@ class FleetLoop {
       EngineInstance& r = replicas_[ev.replica];
       r.step();  // the step's end
       // Its next scheduling point comes after any arrival at the same instant.
+      next = source.peek();
       if (next && next->arrival_s <= ev.time_s) {
         events_.push(Pending{ev.time_s, 2, ev.replica});
       } else {
@@ -154,6 +171,15 @@ FleetResult simulate_fleet(const sim::Simulator& s, const Workload& w, const sim
   const auto n = static_cast<size_t>(f.replicas);
   const int64_t count = opt.requests.value_or(w.requests);
   sim::RequestStream stream(w, opt.seed, opt.rate_scale, count);
+  // A benchmark client in front of the fleet (sim::BenchmarkClient): it learns of each
+  // end from the replicas' observers; each replica keeps its own ITL tally.
+  const bool client = opt.max_concurrency.has_value() || opt.all_at_once;
+  if (opt.warmup_requests > 0)
+    throw InputError("fleet", "warmup_requests", "0 (warm-up is counted by the lone engine only)",
+                     std::to_string(opt.warmup_requests));
+  std::optional<sim::BenchmarkClient> bench;
+  if (client) bench.emplace(stream, opt.max_concurrency, opt.all_at_once);
+  std::vector<sim::ItlTally> itl(client ? n : 0, sim::ItlTally(opt.scheduler == sim::Scheduler::continuous));
   std::vector<EngineInstance> replicas;
   replicas.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -161,12 +187,33 @@ FleetResult simulate_fleet(const sim::Simulator& s, const Workload& w, const sim
     sim::SimOptions o = opt;
     o.on_step = nullptr;
     o.on_request = nullptr;
+    o.on_finish = nullptr;
     const auto index = static_cast<int64_t>(i);
-    if (f.on_step) o.on_step = [&f, index](const sim::StepSample& x) { f.on_step(index, x); };
-    if (f.on_request) o.on_request = [&f, index](const sim::RequestEvent& x) { f.on_request(index, x); };
+    if (client) {
+      sim::BenchmarkClient* c = &*bench;
+      sim::ItlTally* t = &itl[i];
+      o.on_step = [&f, index, t](const sim::StepSample& x) {
+        t->step(x.time_s, x.duration_s, x.decode_seqs, x.batch);
+        if (f.on_step) f.on_step(index, x);
+      };
+      o.on_request = [&f, index, c](const sim::RequestEvent& x) {
+        if (x.kind == sim::RequestEventKind::rejected) c->rejected(x.request, x.time_s);
+        if (f.on_request) f.on_request(index, x);
+      };
+      o.on_finish = [c](const sim::FinishedRequest& x) { c->finished(x); };
+    } else {
+      if (f.on_step) o.on_step = [&f, index](const sim::StepSample& x) { f.on_step(index, x); };
+      if (f.on_request) o.on_request = [&f, index](const sim::RequestEvent& x) { f.on_request(index, x); };
+    }
     replicas.emplace_back(s, w, o, count);
   }
-  FleetLoop(replicas, f.router).run(stream);
+  if (client) {
+    FleetLoop(replicas, f.router).run(*bench);
+    if (!bench->exhausted()) throw std::logic_error("fleet: the client stalled");
+  } else {
+    OpenArrivals open(stream);
+    FleetLoop(replicas, f.router).run(open);
+  }
   for (const EngineInstance& r : replicas)
     if (r.has_work()) throw std::logic_error("fleet: a replica stalled with requests waiting");
 
@@ -179,6 +226,10 @@ FleetResult simulate_fleet(const sim::Simulator& s, const Workload& w, const sim
     out.replicas.push_back(r.summary(t));
   }
   out.fleet = replicas.front().summary(all);
+  if (client) {
+    for (size_t i = 1; i < n; ++i) itl.front().add(itl[i]);
+    out.fleet.itl_s = itl.front().summary();
+  }
   out.fleet.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   out.fleet.tokens_per_wall_s =
       out.fleet.wall_s > 0 ? static_cast<double>(out.fleet.tokens_simulated) / out.fleet.wall_s : 0;

@@ -230,8 +230,26 @@ Workload parse_workload(const std::string& text, const std::string& file) {
     w.arrival.rate_per_s = positive(a, "arrival.rate_per_s", file);
   }
 
-  w.prompt_tokens = length_dist(root, "prompt_tokens", file);
-  w.output_tokens = length_dist(root, "output_tokens", file);
+  if (root["random"].IsDefined()) {
+    const YAML::Node r = section(root, "random", file, {"input_len", "output_len", "range_ratio", "prefix_len"},
+                                 "a mapping with input_len, output_len, range_ratio, prefix_len (vLLM bench's "
+                                 "random dataset)");
+    for (const char* key : {"prompt_tokens", "output_tokens", "shared_prefix"})
+      if (root[key].IsDefined())
+        throw InputError(file, key, "no " + std::string(key) + " beside random (random sets the lengths)", "both");
+    RandomDataset d;
+    d.input_len = req_int(r, "random.input_len", file, 1);
+    d.output_len = req_int(r, "random.output_len", file, 1);
+    d.range_ratio = opt_num(r, "random.range_ratio", file, 0).value_or(0);
+    d.prefix_len = opt_int(r, "random.prefix_len", file, 0).value_or(0);
+    std::string expected;
+    if (const char* field = d.invalid_field(&expected))
+      throw InputError(file, std::string("random.") + field, expected, d.describe());
+    w.use_random(d);
+  } else {
+    w.prompt_tokens = length_dist(root, "prompt_tokens", file);
+    w.output_tokens = length_dist(root, "output_tokens", file);
+  }
 
   if (root["shared_prefix"].IsDefined()) {
     const YAML::Node sp = section(root, "shared_prefix", file,

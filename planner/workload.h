@@ -3,6 +3,8 @@
 // without the simulator, and the simulator reads it without knowing YAML.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,6 +64,63 @@ struct LengthDist {
   double sigma = 0;       // lognormal
 };
 
+//! vLLM bench's `random` dataset (`vllm bench serve --dataset-name random`,
+//! vllm/benchmarks/datasets/random.py RandomDataset.get_sampling_params,
+//! vllm-project/vllm@237145ea): every prompt is one fixed prefix of `prefix_len` tokens,
+//! shared by all requests, then an integer drawn uniformly from [floor(input_len x
+//! (1 - r)), ceil(input_len x (1 + r))]; outputs uniformly from [max(1, floor(output_len x
+//! (1 - r))), max(1, ceil(output_len x (1 + r)))], r = range_ratio in [0, 1). vLLM first
+//! subtracts the tokenizer's special tokens from input_len (and the server adds them back);
+//! kvplan has no tokenizer and centres the range on input_len (a difference of at most
+//! r x the special tokens at either bound). input_len == 0: not used.
+struct RandomDataset {
+  int64_t input_len = 0;
+  int64_t output_len = 0;
+  double range_ratio = 0;
+  int64_t prefix_len = 0;
+  bool given() const { return input_len > 0; }
+  //! vLLM's range around `len` as a length distribution, `plus` added to both bounds and
+  //! the lower bound at least `least` (uniform; fixed when the bounds meet).
+  LengthDist lengths(int64_t len, int64_t plus, int64_t least) const {
+    // The same IEEE operations as vLLM's Python, so the bounds are vLLM's bit for bit.
+    const auto lo = static_cast<int64_t>(std::floor(static_cast<double>(len) * (1 - range_ratio)));
+    const auto hi = static_cast<int64_t>(std::ceil(static_cast<double>(len) * (1 + range_ratio)));
+    LengthDist d;
+    d.min = std::max(lo, least) + plus;
+    d.max = std::max(hi, least) + plus;
+    d.value = d.min;
+    d.kind = d.min == d.max ? LengthKind::fixed : LengthKind::uniform;
+    return d;
+  }
+  //! Whole prompts (prefix included): a sampled part may be 0 tokens when a prefix exists.
+  LengthDist prompt_lengths() const { return lengths(input_len, prefix_len, 0); }
+  LengthDist output_lengths() const { return lengths(output_len, 0, 1); }
+  //! The first field vLLM would refuse ("input_len", "output_len", "range_ratio",
+  //! "prefix_len"; nullptr when none) and what it expects there.
+  const char* invalid_field(std::string* expected) const {
+    const auto refuse = [expected](const char* field, const char* what) {
+      *expected = what;
+      return field;
+    };
+    if (input_len < 1) return refuse("input_len", "an integer >= 1");
+    if (output_len < 1) return refuse("output_len", "an integer >= 1");
+    if (!(range_ratio >= 0 && range_ratio < 1)) return refuse("range_ratio", "a number in [0, 1)");
+    if (prefix_len < 0) return refuse("prefix_len", "an integer >= 0");
+    // vLLM: prefix_len + floor(input_len x (1 - range_ratio)) >= 1.
+    if (prompt_lengths().min < 1)
+      return refuse("range_ratio", "a ratio leaving prompts of at least 1 token (prefix_len + floor(input_len x (1 - range_ratio)) >= 1)");
+    return nullptr;
+  }
+  //! "input_len 1024, output_len 128, range_ratio 0.5, prefix_len 0", for messages.
+  std::string describe() const {
+    std::string ratio = std::to_string(range_ratio);
+    ratio.erase(ratio.find_last_not_of('0') + 1);
+    if (ratio.back() == '.') ratio.pop_back();
+    return "input_len " + std::to_string(input_len) + ", output_len " + std::to_string(output_len) +
+           ", range_ratio " + ratio + ", prefix_len " + std::to_string(prefix_len);
+  }
+};
+
 //! One row of a trace CSV (columns arrival_s,prompt_tokens,output_tokens).
 struct TraceRow {
   double arrival_s = 0;
@@ -87,6 +146,15 @@ struct Workload {
   LengthDist prompt_tokens;
   LengthDist output_tokens;
   SharedPrefix shared_prefix;
+  //! vLLM bench's `random` lengths; when given, prompt_tokens and output_tokens are its
+  //! prompt_lengths() and output_lengths() (use_random) and every prompt starts with the
+  //! same prefix_len tokens (one prefix-cache group).
+  RandomDataset random;
+  void use_random(const RandomDataset& r) {
+    random = r;
+    prompt_tokens = r.prompt_lengths();
+    output_tokens = r.output_lengths();
+  }
   //! Rows sorted by arrival_s, first at 0 (empty unless something uses the trace).
   std::shared_ptr<const std::vector<TraceRow>> trace;
   std::string trace_file;    // resolved path, for messages

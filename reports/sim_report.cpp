@@ -27,6 +27,15 @@ std::string rejected_why(const SimReport& r) {
   return " (" + out + ")";
 }
 
+//! ", vLLM bench's random lengths (input 1,024, output 128, range ratio 0.5, prefix 0)", or
+//! nothing when the workload's own distributions drew them.
+std::string random_note(const Workload& w) {
+  if (!w.random.given()) return "";
+  const RandomDataset& d = w.random;
+  return fmt::format(", vLLM bench's random lengths (input {}, output {}, range ratio {}, prefix {})", count(d.input_len),
+                     count(d.output_len), number(d.range_ratio), count(d.prefix_len));
+}
+
 std::string no_latency(const sim::SimResult& s) {
   return s.rejected > 0 ? "none: no request completed (every one was rejected)" : "none: no request completed";
 }
@@ -68,6 +77,45 @@ nlohmann::json latency_json(const sim::SimResult& s) {
           {"e2e_s", percentiles_json(s.e2e_s)},
           {"queue_s", percentiles_json(s.queue_s)},
           {"queue_growth_s", s.queue_growth_s}};
+}
+
+//! Whether the run had a benchmark client in front (it then measured ITL).
+bool client_run(const SimReport& r) { return r.sim.max_concurrency.has_value() || r.sim.all_at_once; }
+
+double total_tokens_per_s(const sim::SimResult& s) { return s.output_tokens_per_s + s.prompt_tokens_per_s; }
+
+//! One row of a sweep, as the benchmark clients report a run.
+nlohmann::json sweep_json(const SimReport::SweepPoint& p) {
+  const sim::SimResult& s = p.result;
+  return {{"max_concurrency", p.max_concurrency},
+          {"completed", s.completed},
+          {"rejected", s.rejected},
+          {"duration_s", s.duration_s},
+          {"requests_per_s", s.requests_per_s},
+          {"output_tokens_per_s", s.output_tokens_per_s},
+          {"total_tokens_per_s", total_tokens_per_s(s)},
+          {"ttft_s", percentiles_json(s.ttft_s)},
+          {"tpot_s", percentiles_json(s.tpot_s)},
+          {"itl_s", percentiles_json(s.itl_s)},
+          {"e2e_s", percentiles_json(s.e2e_s)}};
+}
+
+//! The sweep as the benchmark clients print it: per concurrency, mean / median / p99.
+Table sweep_table(const SimReport& r) {
+  Table t;
+  t.header = {"max concurrency", "requests/s", "output tok/s", "total tok/s"};
+  for (const char* q : {"TTFT", "TPOT", "ITL"})
+    for (const char* stat : {"mean", "median", "p99"}) t.header.push_back(fmt::format("{} {}", q, stat));
+  t.right_align.assign(t.header.size(), true);
+  for (const auto& p : r.sweep) {
+    const sim::SimResult& s = p.result;
+    std::vector<std::string> row = {count(p.max_concurrency), number(s.requests_per_s),
+                                    number(s.output_tokens_per_s), number(total_tokens_per_s(s))};
+    for (const sim::Percentiles* q : {&s.ttft_s, &s.tpot_s, &s.itl_s})
+      for (double v : {q->mean, q->p50, q->p99}) row.push_back(s.completed == 0 ? "-" : seconds(v));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
 //! One replica of a fleet: what differs between replicas (the pool is the same).
@@ -163,11 +211,25 @@ nlohmann::json sim_json(const SimReport& r) {
                                 : nlohmann::json(r.workload.base_rate_per_s() * r.sim.rate_scale);
   j["requests"] = requests_json(s);
   j["throughput"] = throughput_json(s);
+  if (client_run(r)) {
+    // Additive keys of a benchmark client's run (docs/formats.md "JSON contract").
+    j["client"] = {{"max_concurrency", r.sim.max_concurrency ? nlohmann::json(*r.sim.max_concurrency)
+                                                             : nlohmann::json(nullptr)},
+                   {"all_at_once", r.sim.all_at_once}};
+    j["throughput"]["total_tokens_per_s"] = total_tokens_per_s(s);
+  }
+  if (r.sim.warmup_requests > 0) j["requests"]["warmup"] = s.warmup;
   j["slo"] = {{"ttft_p99_s", s.slo.ttft_p99_s},
               {"tpot_p99_s", s.slo.tpot_p99_s},
               {"attainment", s.slo_attainment},
               {"meets", s.meets_slo}};
   j["latency"] = latency_json(s);
+  if (client_run(r)) j["latency"]["itl_s"] = percentiles_json(s.itl_s);
+  if (!r.sweep.empty()) {
+    nlohmann::json sweep = nlohmann::json::array();
+    for (const auto& p : r.sweep) sweep.push_back(sweep_json(p));
+    j["sweep"] = sweep;
+  }
   j["batch"] = {{"mean", s.batch_mean}, {"max", s.batch_max}};
   j["kv"] = {{"num_blocks", s.num_blocks},
              {"block_size", s.block_size},
@@ -229,11 +291,14 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                               r.fleet->replicas, cluster::to_string(r.fleet->router),
                                               count(r.fleet->replicas * r.options.gpus_per_replica())));
   const std::vector<std::pair<std::string, std::string>> main_rows = {
-      {"workload", r.workload.arrivals_at_one_instant()
-                       ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",
-                                     r.workload.name, count(s.arrived))
-                       : fmt::format("{}: {} requests at {} requests/s", r.workload.name, count(s.arrived),
-                                     number(r.workload.base_rate_per_s() * r.sim.rate_scale))},
+      {"workload", (r.sim.all_at_once
+                        ? fmt::format("{}: {} requests, all sent at once (--rate inf)", r.workload.name, count(s.arrived))
+                    : r.workload.arrivals_at_one_instant()
+                        ? fmt::format("{}: {} requests, the trace's arrivals all at one instant (a burst: no arrival rate)",
+                                      r.workload.name, count(s.arrived))
+                        : fmt::format("{}: {} requests at {} requests/s", r.workload.name, count(s.arrived),
+                                      number(r.workload.base_rate_per_s() * r.sim.rate_scale))) +
+                       random_note(r.workload)},
       {"scheduler", fmt::format("{} ({}max {} seqs, {} batched tokens), preempt by {}, seed {}",
                                 sim::to_string(r.sim.scheduler), r.scheduler_why.empty() ? "" : r.scheduler_why + "; ",
                                 r.max_num_seqs > 0 ? r.max_num_seqs : r.options.max_num_seqs,
@@ -258,6 +323,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"SLO at p99", slo_verdict(s)},
       {"TTFT p50 / p90 / p99", latencies(s, s.ttft_s)},
       {"TPOT p50 / p90 / p99", latencies(s, s.tpot_s)},
+      {"ITL p50 / p90 / p99", latencies(s, s.itl_s)},
       {"end-to-end p50 / p90 / p99", latencies(s, s.e2e_s)},
       {"queueing p50 / p99 / mean",
        s.completed == 0 ? no_latency(s)
@@ -272,6 +338,20 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                            number(s.tokens_per_wall_s))},
   };
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
+  if (!client_run(r)) {
+    rows.erase(std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "ITL p50 / p90 / p99"; }));
+  } else {
+    const auto at = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "scheduler"; });
+    rows.emplace(at, "client",
+                 r.sim.max_concurrency
+                     ? fmt::format("at most {} requests in flight (--max-concurrency), the next sent as one ends; "
+                                   "latencies from the send",
+                                   count(*r.sim.max_concurrency))
+                     : std::string("no concurrency limit"));
+  }
+  if (r.sim.warmup_requests > 0)
+    rows.emplace_back("warm-up", fmt::format("the first {} finished requests left out of every figure above",
+                                             count(s.warmup)));
   // The calibration's own measured error, right under the calibration it qualifies.
   auto after = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "calibration"; });
   const std::vector<std::string> measured = r.options.calibration.accuracy_for(r.moe, r.gpu);
@@ -316,6 +396,26 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
 
 Table sim_csv_record(const SimReport& r) { return json_csv_record(sim_json(r)); }
 
+std::string sweep_text(const SimReport& r, TextFormat f) {
+  const Table t = sweep_table(r);
+  if (f != TextFormat::table) return render(t, f);
+  const sim::SimResult& s = r.sweep.front().result;
+  return fmt::format(
+      "kvplan simulate: a benchmark client's concurrency sweep\n"
+      "{} on {} (TP {}, PP {}), {}: {} requests per run{}{}{}, scheduler {}\n"
+      "calibration: {}\n",
+      r.model, r.gpu, r.options.tp, r.options.pp, r.workload.name, count(s.arrived),
+      r.sim.all_at_once ? ", all sent at once"
+                        : fmt::format(" arriving at {} requests/s", number(r.workload.base_rate_per_s() * r.sim.rate_scale)),
+      random_note(r.workload),
+      r.sim.warmup_requests > 0 ? fmt::format(", the first {} to finish left out", count(r.sim.warmup_requests)) : "",
+      sim::to_string(r.sim.scheduler), calibration_label(r.options.calibration, r.gpu)) +
+         render(t, TextFormat::table) +
+         "Per concurrency N: at most N requests in flight, the next sent as one ends; latencies from the send. "
+         "Median and p99 are nearest-rank. TTFT: send to first token; TPOT: (last - first token) / (output - 1); "
+         "ITL: gap between consecutive tokens of a request.\n";
+}
+
 Table json_csv_record(const nlohmann::json& j) {
   Table t;
   t.rows.emplace_back();
@@ -337,6 +437,7 @@ Table json_csv_record(const nlohmann::json& j) {
 }
 
 std::string sim_text(const SimReport& r, TextFormat f) {
+  if (!r.sweep.empty()) return sweep_text(r, f);
   Table t;
   t.header = {"quantity", "value"};
   t.right_align = {false, false};

@@ -46,6 +46,14 @@ struct SimReport {
   std::optional<Band> max_rate_band_per_s;
   //! With error bars and an SLO: slo_probability of this run's p99s.
   std::optional<double> slo_probability;
+
+  //! simulate --max-concurrency N1,N2,...: one run per concurrency, in the order given
+  //! (`result` is then the first's).
+  struct SweepPoint {
+    int64_t max_concurrency = 0;
+    sim::SimResult result;
+  };
+  std::vector<SweepPoint> sweep;
 };
 
 nlohmann::json sim_json(const SimReport& r);
@@ -57,7 +65,11 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
 Table sim_csv_record(const SimReport& r);
 //! Any report JSON as that one record: objects and arrays flatten to dotted paths.
 Table json_csv_record(const nlohmann::json& j);
-//! The summary as a text table (with a title and a units line), Markdown or CSV.
+//! The summary as a text table (with a title and a units line), Markdown or CSV; a sweep
+//! as sweep_text.
 std::string sim_text(const SimReport& r, TextFormat f);
+//! A concurrency sweep as the benchmark clients print it: one row per concurrency (mean,
+//! median, p99 of TTFT, TPOT and ITL; output and total tokens/s; requests/s).
+std::string sweep_text(const SimReport& r, TextFormat f);
 
 }  // namespace kvplan::reports

@@ -52,6 +52,7 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
   min_new_token_ratio_ = std::min(init_new_token_ratio_ * 0.14, 1.0);
   new_token_ratio_decay_ = (init_new_token_ratio_ - min_new_token_ratio_) / 600;
   new_token_ratio_ = init_new_token_ratio_;
+  tally_.warmup_left = opt.warmup_requests;
 }
 
 SimOptions Engine::with_scheduler(const Simulator::Impl& sim, SimOptions opt) {
@@ -364,6 +365,7 @@ void Engine::finish(int32_t slot) {
   f.queued_s = r.scheduled_s - r.arrival_s;
   if (r.output > 1) f.tpot_s = (delivered_s_ - r.first_token_s) / static_cast<double>(r.output - 1);
   tally_.finish(f, request_count_, workload_.slo);
+  if (opt_.on_finish) opt_.on_finish(f);
 }
 
 // ------------------------------------------------------------------------- the step's end

@@ -1,6 +1,8 @@
 // The one home of the percentiles and the SLO verdict (sim/metrics.h).
 #include "sim/metrics.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -57,6 +59,12 @@ void RunTally::arrival(double arrival_s) {
 }
 
 void RunTally::finish(const FinishedRequest& f, int64_t requests, const Slo& slo) {
+  if (warmup_left > 0) {
+    --warmup_left;
+    ++counts.warmup;
+    warmup_end_s = std::max(warmup_end_s, f.finish_s);
+    return;
+  }
   ++counts.completed;
   counts.output_tokens += f.output_tokens;
   counts.prompt_tokens += f.prompt_tokens;
@@ -93,6 +101,8 @@ void RunTally::add(const RunTally& o) {
   r.steps += x.steps;
   r.events += x.events;
   r.tokens_simulated += x.tokens_simulated;
+  r.warmup += x.warmup;
+  warmup_end_s = std::max(warmup_end_s, o.warmup_end_s);
   ttft_s.insert(ttft_s.end(), o.ttft_s.begin(), o.ttft_s.end());
   tpot_s.insert(tpot_s.end(), o.tpot_s.begin(), o.tpot_s.end());
   e2e_s.insert(e2e_s.end(), o.e2e_s.begin(), o.e2e_s.end());
@@ -121,7 +131,8 @@ SimResult summarize(RunTally& t, const Slo& slo, int64_t num_blocks, int64_t blo
     r.batch_mean = t.batch_time / r.busy_s;
     r.mean_kv_utilization = t.blocks_time / r.busy_s / static_cast<double>(num_blocks);
   }
-  r.duration_s = r.completed > 0 ? t.last_finish_s - t.first_arrival_s : 0;
+  const double start_s = r.warmup > 0 ? std::max(t.first_arrival_s, t.warmup_end_s) : t.first_arrival_s;
+  r.duration_s = r.completed > 0 ? t.last_finish_s - start_s : 0;
   if (r.duration_s > 0) {
     r.requests_per_s = static_cast<double>(r.completed) / r.duration_s;
     r.output_tokens_per_s = static_cast<double>(r.output_tokens) / r.duration_s;
@@ -140,6 +151,56 @@ SimResult summarize(RunTally& t, const Slo& slo, int64_t num_blocks, int64_t blo
     r.queue_growth_s = t.queue_last_quarter_s / static_cast<double>(t.n_last_quarter) -
                        t.queue_first_half_s / static_cast<double>(t.n_first_half);
   return r;
+}
+
+}  // namespace kvplan::sim
+
+namespace kvplan::sim {
+
+void ItlTally::step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch) {
+  if (!prefill_first_) {
+    if (decode_seqs > 0) gaps_.emplace_back(duration_s, decode_seqs);
+    return;
+  }
+  if (decode_seqs > 0) {
+    int64_t left = decode_seqs;
+    for (auto it = joined_.rbegin(); it != joined_.rend() && left > 0; ++it) {
+      const int64_t n = std::min(it->second, left);
+      gaps_.emplace_back(end_s - it->first, n);
+      left -= n;
+    }
+    if (left > 0) gaps_.emplace_back(end_s - last_decode_end_s_, left);
+    joined_.clear();
+    last_decode_end_s_ = end_s;
+  }
+  if (batch > decode_seqs) joined_.emplace_back(end_s, batch - decode_seqs);
+}
+
+Percentiles ItlTally::summary() {
+  Percentiles p;
+  int64_t n = 0;
+  double sum = 0;
+  for (const auto& [gap, count] : gaps_) {
+    n += count;
+    sum += gap * static_cast<double>(count);
+  }
+  if (n == 0) return p;
+  p.mean = sum / static_cast<double>(n);
+  std::sort(gaps_.begin(), gaps_.end());
+  // The nearest rank (as nearest_rank) over the gaps, each repeated `count` times.
+  const auto at = [&](double q) {
+    const auto rank = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(q * static_cast<double>(n))), 1, n);
+    int64_t seen = 0;
+    for (const auto& [gap, count] : gaps_) {
+      seen += count;
+      if (seen >= rank) return gap;
+    }
+    return gaps_.back().first;
+  };
+  p.p50 = at(0.50);
+  p.p90 = at(0.90);
+  p.p99 = at(0.99);
+  return p;
 }
 
 }  // namespace kvplan::sim

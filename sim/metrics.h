@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "planner/quantile.h"
@@ -81,6 +82,13 @@ struct SimResult {
   Percentiles tpot_s;   // (last token - first token) / (output - 1), outputs > 1
   Percentiles e2e_s;    // arrival -> last token
   Percentiles queue_s;  // arrival -> first scheduled
+  //! Inter-token latency over every delivered token after a request's first (ItlTally);
+  //! measured by the benchmark client's runs only (SimOptions::max_concurrency or
+  //! all_at_once), all 0 otherwise.
+  Percentiles itl_s;
+  //! Finished requests left out as warm-up (SimOptions::warmup_requests): in none of the
+  //! counts, tokens or latencies; throughput is over the time after the last of them.
+  int64_t warmup = 0;
   //! Mean queueing delay of the last quarter of requests (in arrival order) minus that
   //! of the first half: about 0 for an engine that keeps up, growing with the run for
   //! an overloaded one (its queue grows without bound).
@@ -122,6 +130,8 @@ struct RunTally {
   bool any_arrival = false;
   double batch_time = 0, blocks_time = 0;  //!< sums of batch x step time, blocks x step time
   int64_t peak_blocks = 0;
+  int64_t warmup_left = 0;  //!< finished requests still to leave out (warm-up)
+  double warmup_end_s = 0;  //!< when the last warm-up request finished
 
   void arrival(double arrival_s);
   //! `requests`: how many the run has in all (the halves of queue_growth_s).
@@ -129,6 +139,39 @@ struct RunTally {
   //! Adds another tally: counts and times summed, peaks as the larger, the span from
   //! the earliest arrival to the latest finish.
   void add(const RunTally& o);
+};
+
+//! Inter-token latencies as vLLM bench pools them (`itls += outputs[i].itl`, one gap per
+//! streamed chunk after the first, vllm/benchmarks/serve.py calculate_metrics and
+//! lib/endpoint_request_func.py, vllm-project/vllm@009e6d4a), from an engine's steps:
+//! kvplan delivers one token per step to every decoding sequence at the step's end, so
+//! each of a step's `decode_seqs` sequences contributes one gap ending there. Where every
+//! step carries every decoder (chunked, static), a decoder's previous token came from the
+//! step before: the gap is the step's duration. Under prefill-first scheduling
+//! (continuous, vLLM V0) prefill-only steps stall the decoders: a decoder that decoded in
+//! the previous decode step waited since its end; one that joined since then got its first
+//! token at the end of its prefill step (a prefill-only step's `batch` whole prompts, the
+//! newest joiners first when more prompts ended than sequences decode, as when outputs of
+//! one token leave at once). A preempted request's wait is in no gap. Memory: one (gap,
+//! count) per decode step.
+class ItlTally {
+ public:
+  explicit ItlTally(bool prefill_first) : prefill_first_(prefill_first) {}
+  //! A step that ended at `end_s` after `duration_s`, with `batch` sequences of which
+  //! `decode_seqs` decoded.
+  void step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch);
+  //! Nearest-rank percentiles and the mean over every gap (each step's weighted by its
+  //! sequences); reorders the gaps.
+  Percentiles summary();
+  //! Another engine's gaps (a fleet's ITL is over every replica's).
+  void add(const ItlTally& o) { gaps_.insert(gaps_.end(), o.gaps_.begin(), o.gaps_.end()); }
+
+ private:
+  bool prefill_first_;
+  std::vector<std::pair<double, int64_t>> gaps_;
+  double last_decode_end_s_ = 0;
+  //! Prefill-first: (end, prompts) of the prefill steps since the last decode step.
+  std::vector<std::pair<double, int64_t>> joined_;
 };
 
 //! The metrics of a tally (reorders its latency vectors). `busy_s` and the two

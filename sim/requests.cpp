@@ -97,6 +97,13 @@ RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale
     if (!(st.rate_per_s > 0) || !(st.duration_s > 0) || !std::isfinite(st.rate_per_s) || !std::isfinite(st.duration_s))
       throw InputError(file, "arrival.stages", "stages with a positive rate_per_s and duration_s");
   if (!w.arrival.stages.empty()) stage_end_s_ = w.arrival.stages.front().duration_s;
+  if (w.random.given()) {
+    std::string expected;
+    if (const char* field = w.random.invalid_field(&expected))
+      throw InputError(file, std::string("random.") + field, expected, w.random.describe());
+    if (w.shared_prefix.groups > 0)
+      throw InputError(file, "random", "either random or shared_prefix prompts, not both", "both");
+  }
   const SharedPrefix& sp = w.shared_prefix;
   if (sp.groups > 0) {
     if (sp.users_per_group < 1 || sp.system_prompt_tokens < 0)
@@ -212,10 +219,65 @@ std::optional<GeneratedRequest> RequestStream::next() {
     r.prompt_tokens = sp.system_prompt_tokens + user_question_tokens_[static_cast<size_t>(user)];
   } else {
     r.prompt_tokens = length(w.prompt_tokens, row, true);
+    if (w.random.prefix_len > 0) {
+      // vLLM's random dataset draws its prefix once: every prompt shares it.
+      r.group_key = 1;
+      r.shared_tokens = w.random.prefix_len;
+    }
   }
   r.output_tokens = length(w.output_tokens, row, false);
   ++produced_;
   return r;
+}
+
+}  // namespace kvplan::sim
+
+namespace kvplan::sim {
+
+BenchmarkClient::BenchmarkClient(RequestStream& stream, std::optional<int64_t> max_concurrency, bool all_at_once)
+    : stream_(&stream), all_at_once_(all_at_once), idle_slots_(max_concurrency.value_or(0)),
+      limited_(max_concurrency.has_value()) {
+  if (limited_ && *max_concurrency < 1)
+    throw InputError("simulate", "max_concurrency", "an integer >= 1", std::to_string(*max_concurrency));
+  next_ = stream_->next();
+}
+
+const GeneratedRequest* BenchmarkClient::peek() {
+  if (!next_) return nullptr;
+  ready_ = *next_;
+  if (all_at_once_) ready_.arrival_s = 0;
+  if (!limited_) return &ready_;
+  if (idle_slots_ == 0) {
+    if (freed_.empty()) return nullptr;
+    // Sent when its slot frees, if that is after its own arrival.
+    ready_.arrival_s = std::max(ready_.arrival_s, freed_.top());
+  }
+  return &ready_;
+}
+
+void BenchmarkClient::pop() {
+  if (limited_) {
+    if (idle_slots_ > 0) {
+      --idle_slots_;
+    } else {
+      freed_.pop();
+    }
+    sent_s_.emplace(ready_.index, ready_.arrival_s);
+  }
+  next_ = stream_->next();
+}
+
+void BenchmarkClient::finished(const FinishedRequest& f) {
+  if (!limited_) return;
+  const auto it = sent_s_.find(f.index);
+  freed_.push(it->second + f.e2e_s);
+  sent_s_.erase(it);
+}
+
+void BenchmarkClient::rejected(int64_t index, double time_s) {
+  if (!limited_) return;
+  sent_s_.erase(index);
+  freed_.push(time_s);
 }
 
 }  // namespace kvplan::sim

@@ -6,11 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 #include "planner/workload.h"
+#include "sim/metrics.h"
 
 namespace kvplan::sim {
 
@@ -62,6 +66,42 @@ class RequestStream {
   size_t stage_ = 0;          // staged arrivals: the current stage
   double stage_end_s_ = 0;    // and when it ends
   std::vector<int64_t> user_question_tokens_;  // shared_prefix: one question per user
+};
+
+//! A benchmark client in front of a request stream, as `vllm bench serve` drives a server
+//! (vllm/benchmarks/serve.py, benchmark(), vllm-project/vllm@009e6d4a): arrivals are the
+//! stream's (its --request-rate); `all_at_once` (--request-rate inf) sends every request at
+//! t = 0; with `max_concurrency` N, each request waits for one of N slots
+//! (`limited_request_func`: `async with semaphore:` around the request function) and is
+//! sent when its arrival has come and a slot is free, a freed slot going to the earliest
+//! waiting request. A request holds its slot until the client has its last token (its
+//! send time + e2e_s) or its rejection. A request's arrival_s as peek() returns it is the
+//! moment it is sent: vLLM's request function starts the TTFT clock (`st =
+//! time.perf_counter()`) inside the semaphore, so the wait for a slot is in no latency.
+class BenchmarkClient {
+ public:
+  BenchmarkClient(RequestStream& stream, std::optional<int64_t> max_concurrency, bool all_at_once);
+  //! The next request, arrival_s set to when it is sent; nullptr when every slot is held
+  //! (until finished() or rejected()) or the stream is done.
+  const GeneratedRequest* peek();
+  //! The request peek() returned was sent.
+  void pop();
+  //! A sent request ended: its slot frees when the client has its last token.
+  void finished(const FinishedRequest& f);
+  //! A sent request was refused at `time_s`: its slot frees then.
+  void rejected(int64_t index, double time_s);
+  //! Every request has been sent.
+  bool exhausted() const { return !next_; }
+
+ private:
+  RequestStream* stream_;
+  bool all_at_once_;
+  int64_t idle_slots_;  // slots never used yet (free from t = 0)
+  bool limited_;
+  std::optional<GeneratedRequest> next_;
+  GeneratedRequest ready_;
+  std::priority_queue<double, std::vector<double>, std::greater<>> freed_;  // when used slots free
+  std::unordered_map<int64_t, double> sent_s_;  // request in flight -> when it was sent
 };
 
 }  // namespace kvplan::sim

@@ -171,8 +171,16 @@ struct SimOptions {
   //! Recounts blocks and contexts from every running request after each step and
   //! throws std::logic_error on a mismatch: O(batch) per step, for tests.
   bool check_invariants = false;
+  //! The benchmark client in front of the engine (BenchmarkClient, vLLM bench serve's
+  //! --max-concurrency and --request-rate inf); neither: open-loop arrivals.
+  std::optional<int64_t> max_concurrency;
+  bool all_at_once = false;
+  //! The first this many finished requests are left out of the metrics (warm-up); they
+  //! load the engine as any other.
+  int64_t warmup_requests = 0;
   std::function<void(const StepSample&)> on_step;       //!< called after each step
   std::function<void(const RequestEvent&)> on_request;  //!< called at each request event
+  std::function<void(const FinishedRequest&)> on_finish;  //!< called as each request finishes
 };
 
 //! The engine's limits for one (model, GPU, serving options, scheduler), per engine

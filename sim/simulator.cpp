@@ -53,6 +53,45 @@ SchedulerChoice choose(Scheduler requested, const ServingOptions& o, const Engin
   return {Scheduler::continuous, "auto: --engine ideal batches continuously"};
 }
 
+//! The lone engine behind a benchmark client (SimOptions::max_concurrency, all_at_once):
+//! the open-loop run's loop, with the client choosing each request's send time and
+//! learning of each end through the engine's observers (chained to the caller's).
+SimResult run_client(const Simulator::Impl& impl, const Workload& w, const SimOptions& opt, RequestStream& stream,
+                     int64_t count) {
+  BenchmarkClient client(stream, opt.max_concurrency, opt.all_at_once);
+  ItlTally itl(opt.scheduler == Scheduler::continuous);
+  SimOptions o = opt;
+  o.on_finish = [&client, &opt](const FinishedRequest& f) {
+    client.finished(f);
+    if (opt.on_finish) opt.on_finish(f);
+  };
+  o.on_request = [&client, &opt](const RequestEvent& e) {
+    if (e.kind == RequestEventKind::rejected) client.rejected(e.request, e.time_s);
+    if (opt.on_request) opt.on_request(e);
+  };
+  o.on_step = [&itl, &opt](const StepSample& s) {
+    itl.step(s.time_s, s.duration_s, s.decode_seqs, s.batch);
+    if (opt.on_step) opt.on_step(s);
+  };
+  Engine engine(impl, w, o, count, false);
+  for (;;) {
+    const double t = engine.next_step_s();
+    const GeneratedRequest* g = client.peek();
+    if (g && g->arrival_s <= t) {
+      engine.submit(*g, 0);
+      client.pop();
+      continue;
+    }
+    if (t == std::numeric_limits<double>::infinity()) break;
+    engine.step();
+  }
+  // Cannot happen: a slot is held only by a request the engine still has.
+  if (engine.has_work() || !client.exhausted()) throw std::logic_error("simulator: the client stalled");
+  SimResult r = engine.result();
+  r.itl_s = itl.summary();
+  return r;
+}
+
 EngineLimits limits_of(const ServingOptions& o, const EngineBatchDefaults& d, Scheduler s, int64_t max_model_len,
                        int64_t num_blocks, int64_t block_size) {
   s = choose(s, o, d, max_model_len).scheduler;
@@ -153,6 +192,7 @@ const ServingOptions& Simulator::options() const { return impl_->opts; }
 SimResult Simulator::run(const Workload& w, const SimOptions& opt) const {
   const int64_t count = opt.requests.value_or(w.requests);
   RequestStream stream(w, opt.seed, opt.rate_scale, count);
+  if (opt.max_concurrency || opt.all_at_once) return run_client(*impl_, w, opt, stream, count);
   // The same engine and drive interface as EngineInstance's, without its indirection.
   Engine engine(*impl_, w, opt, count, false);
   std::optional<GeneratedRequest> next = stream.next();

@@ -133,6 +133,54 @@ TEST_CASE("simulate --format json follows the kvplan.sim/1 contract and complete
   CHECK(j["sim"]["events"].get<int64_t>() > 0);
 }
 
+TEST_CASE("simulate --max-concurrency N1,N2 prints a sweep: one run per concurrency, Little's law in each") {
+  // Equal requests (vLLM bench's random lengths at range ratio 0: 512 in, 64 out), all
+  // sent at once, the bare roofline (no request overhead or output lag): with N slots
+  // and 40 requests, groups of N go out together and end together, so exactly N are in
+  // flight from the first send to the last end and throughput x mean E2E = N (Little).
+  const std::string base =
+      "simulate --model llama-3-8b --gpu h100-sxm --workload chat --calibration none --rate inf --requests 40 "
+      "--random-input-len 512 --random-output-len 64 --max-concurrency 1,4";
+  const Run r = kvplan(base + " --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "kvplan.sim/1");
+  CHECK(j["client"]["all_at_once"] == true);
+  CHECK(j["client"]["max_concurrency"] == 1);  // the top-level figures are the first run's
+  REQUIRE(j["sweep"].size() == 2);
+  const int64_t n[] = {1, 4};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& p = j["sweep"][i];
+    CAPTURE(i);
+    CHECK(p["max_concurrency"] == n[i]);
+    CHECK(p["completed"] == 40);
+    for (const char* k : {"requests_per_s", "output_tokens_per_s", "total_tokens_per_s", "ttft_s", "tpot_s", "itl_s", "e2e_s"})
+      CHECK_MESSAGE(p.contains(k), k);
+    CHECK(p["requests_per_s"].get<double>() * p["e2e_s"]["mean"].get<double>() ==
+          doctest::Approx(static_cast<double>(n[i])).epsilon(1e-9));
+    // 40 requests of 64 output tokens over the run: output tokens/s = 64 x requests/s,
+    // total = (512 + 64) x requests/s.
+    CHECK(p["output_tokens_per_s"].get<double>() == doctest::Approx(64 * p["requests_per_s"].get<double>()));
+    CHECK(p["total_tokens_per_s"].get<double>() == doctest::Approx(576 * p["requests_per_s"].get<double>()));
+  }
+  CHECK(j["sweep"][0]["ttft_s"]["mean"] == j["latency"]["ttft_s"]["mean"]);
+  const Run table = kvplan(base);
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("max concurrency") != std::string::npos);
+  CHECK(table.out.find("ITL median") != std::string::npos);
+}
+
+TEST_CASE("simulate without a benchmark client prints the same keys as before") {
+  const Run r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(!j.contains("client"));
+  CHECK(!j.contains("sweep"));
+  CHECK(!j["latency"].contains("itl_s"));
+  CHECK(!j["throughput"].contains("total_tokens_per_s"));
+  CHECK(!j["requests"].contains("warmup"));
+}
+
 TEST_CASE("simulate --replicas adds the fleet's keys to kvplan.sim/1 and leaves the rest as they were") {
   // 300 requests round-robin over 3 replicas: request i to replica i mod 3, 100 each.
   const std::string base = "simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 300 --format json";

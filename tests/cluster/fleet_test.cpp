@@ -188,3 +188,36 @@ TEST_CASE("router names and bad fleets") {
   CHECK_THROWS_AS(simulate_fleet(sim, sim::test::burst(2, 10, 2), kvplan::sim::test::with(Scheduler::chunked), FleetOptions{0, Router::round_robin, {}, {}}),
                   InputError);
 }
+
+TEST_CASE("a benchmark client in front of a fleet: one replica is the lone engine, two halve the wait") {
+  // One replica behind the client is the lone engine behind it (the same requests, the
+  // same send times). Two replicas, round-robin, two slots, equal requests all due at
+  // once: request i goes to replica i mod 2, and each replica runs one request at a time
+  // on an idle engine: TTFT = prefill(1000), E2E = prefill + 100 decode steps of batch 1,
+  // and 10 requests take 5 E2E: twice the lone engine's throughput at concurrency 1.
+  const ModelConfig m = llama3_8b();
+  const GpuSpec g = h100();
+  const ServingOptions o = sim::test::serving();
+  const StepTimeModel stm(m, g, o);
+  const double prefill_s = stm.prefill(1000).time_s;
+  const double e2e_s = prefill_s + sim::test::decode_sum(stm, 1, 1000, 100);
+  const Simulator sim(m, g, o);
+  SimOptions so = sim::test::with(Scheduler::chunked);
+  so.all_at_once = true;
+  so.max_concurrency = 3;
+  const Workload w = sim::test::poisson(12, 1.0, 1000, 101);
+  const SimResult lone = sim.run(w, so);
+  const SimResult one = simulate_fleet(sim, w, so, FleetOptions{1, Router::round_robin, {}, {}}).fleet;
+  CHECK(one.steps == lone.steps);
+  CHECK(one.duration_s == lone.duration_s);
+  CHECK(one.ttft_s.p99 == lone.ttft_s.p99);
+  CHECK(one.itl_s.mean == lone.itl_s.mean);
+  so.max_concurrency = 2;
+  const SimResult two = simulate_fleet(sim, sim::test::poisson(10, 1.0, 1000, 101), so, FleetOptions{2, Router::round_robin, {}, {}}).fleet;
+  CHECK(two.completed == 10);
+  CHECK(two.ttft_s.p99 == doctest::Approx(prefill_s).epsilon(1e-12));
+  CHECK(two.e2e_s.mean == doctest::Approx(e2e_s).epsilon(1e-12));
+  CHECK(two.duration_s == doctest::Approx(5 * e2e_s).epsilon(1e-12));
+  CHECK(two.requests_per_s == doctest::Approx(2 / e2e_s).epsilon(1e-12));
+  CHECK(two.batch_max == 1);
+}

@@ -107,6 +107,33 @@ TEST_CASE("a workload file with a missing, negative, unknown or misspelled key n
   check_error("just a string", "");
 }
 
+TEST_CASE("random: vLLM bench's random dataset sets both length distributions") {
+  // input 1,000 at range ratio 0.25: uniform [750, 1250], after a shared prefix of 100:
+  // [850, 1350]; output 100: [75, 125] (vllm/benchmarks/datasets/random.py).
+  const std::string lengths =
+      "prompt_tokens: {dist: lognormal, mean: 600, sigma: 1.0, max: 8192}\n"
+      "output_tokens: {dist: fixed, value: 256}\n";
+  const std::string text =
+      good_with(lengths, "random: {input_len: 1000, output_len: 100, range_ratio: 0.25, prefix_len: 100}\n");
+  const Workload w = io::parse_workload(text, "w.yaml");
+  CHECK(w.random.given());
+  CHECK(w.prompt_tokens.kind == LengthKind::uniform);
+  CHECK(w.prompt_tokens.min == 850);
+  CHECK(w.prompt_tokens.max == 1350);
+  CHECK(w.output_tokens.min == 75);
+  CHECK(w.output_tokens.max == 125);
+  CHECK(w.random.prefix_len == 100);
+  // range_ratio and prefix_len default to vLLM's 0.
+  const Workload plain = io::parse_workload(good_with(lengths, "random: {input_len: 64, output_len: 8}\n"), "w.yaml");
+  CHECK(plain.prompt_tokens.kind == LengthKind::fixed);
+  CHECK(plain.prompt_tokens.value == 64);
+  check_error(good_with(lengths, "random: {input_len: 64, output_len: 8, range_ratio: 1}\n"), "random.range_ratio");
+  check_error(good_with(lengths, "random: {input_len: 64}\n"), "random.output_len");
+  check_error(good_with(lengths, "random: {input_len: 64, output_len: 8, ratio: 0.5}\n"), "random.ratio");
+  check_error(good_with("output_tokens: {dist: fixed, value: 256}\n", "random: {input_len: 64, output_len: 8}\n"),
+              "prompt_tokens");
+}
+
 TEST_CASE("a trace is found beside the workload file and its rows are checked") {
   write("set/traces/t.csv", "arrival_s,prompt_tokens,output_tokens\n5.0,100,10\n5.5,200,20\n7.0,300,30\n");
   std::string text = good_with("requests: 100\n", "trace: ../traces/t.csv\n");

@@ -57,3 +57,30 @@ TEST_CASE("a p99 needs 1,000 requests: 10 above the nearest-rank quantile") {
   CHECK(min_requests_for_percentile(0.90) == 100);
   CHECK(min_requests_for_percentile(0.50) == 20);
 }
+
+TEST_CASE("ITL pools one gap per decoding sequence per step") {
+  // Chunked (every step carries every decoder): steps of 10, 20, 30 ms with 1, 2 and 3
+  // decoders give gaps 10 (x1), 20 (x2), 30 (x3) ms: six gaps, mean 140 / 6 ms, the
+  // nearest-rank median the 3rd smallest (20 ms), p99 the 6th (30 ms).
+  ItlTally chunked(false);
+  chunked.step(0.010, 0.010, 1, 1);
+  chunked.step(0.030, 0.020, 2, 2);
+  chunked.step(0.060, 0.030, 3, 3);
+  const Percentiles p = chunked.summary();
+  CHECK(p.mean == doctest::Approx(0.140 / 6));
+  CHECK(p.p50 == doctest::Approx(0.020));
+  CHECK(p.p99 == doctest::Approx(0.030));
+  // Prefill-first: a prefill-only step stalls the waiting decoders; a sequence that joined
+  // in it counts its first gap from its own prefill. A's prefill ends at 50 ms, A decodes
+  // to 60 ms (gap 10 ms); B's prefill runs to 110 ms while A waits; both decode to 120 ms:
+  // B's gap 10 ms, A's 60 ms. Gaps 10, 10, 60 ms: mean 80 / 3, median 10, p99 60.
+  ItlTally v0(true);
+  v0.step(0.050, 0.050, 0, 1);
+  v0.step(0.060, 0.010, 1, 1);
+  v0.step(0.110, 0.050, 0, 1);
+  v0.step(0.120, 0.010, 2, 2);
+  const Percentiles q = v0.summary();
+  CHECK(q.mean == doctest::Approx(0.080 / 3));
+  CHECK(q.p50 == doctest::Approx(0.010));
+  CHECK(q.p99 == doctest::Approx(0.060));
+}

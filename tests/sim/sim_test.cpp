@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -367,3 +368,173 @@ TEST_CASE("rejected requests are failed requests in attainment and the p99 verdi
   CHECK(one.meets_slo);
 }
 
+
+// ------------------------------------------------------------------------- the benchmark client
+
+namespace {
+
+//! A run behind a benchmark client: at most `n` requests in flight (nullopt: no limit),
+//! every request sent at t = 0 when `all_at_once` (vllm bench serve --request-rate inf).
+SimOptions client(std::optional<int64_t> n, bool all_at_once) {
+  SimOptions o = with(Scheduler::chunked);
+  o.max_concurrency = n;
+  o.all_at_once = all_at_once;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("concurrency 1 runs requests strictly one after another") {
+  // Five requests of 1,000 prompt and 101 output tokens, all due at t = 0, at most one in
+  // flight. Each meets an idle engine, so each is the lone request of the first test: TTFT
+  // = prefill(1000), E2E = prefill + the 100 decode steps of batch 1 at contexts
+  // 1001..1100 (no request overhead or output lag in the default calibration). The next
+  // is sent when the previous one ends, so the run lasts 5 E2E: throughput = 1 / E2E,
+  // and no request waits inside the engine.
+  const ModelConfig m = llama3_8b();
+  const GpuSpec g = h100();
+  const ServingOptions o = serving();
+  const StepTimeModel stm(m, g, o);
+  const double prefill_s = stm.prefill(1000).time_s;
+  const double decode_s = decode_sum(stm, 1, 1000, 100);
+  const double e2e_s = prefill_s + decode_s;
+  const Simulator sim(m, g, o);
+  for (const Scheduler s : {Scheduler::continuous, Scheduler::chunked}) {
+    CAPTURE(to_string(s));
+    std::vector<double> sent_s;
+    SimOptions so = client(1, true);
+    so.scheduler = s;
+    so.on_request = [&sent_s](const RequestEvent& e) {
+      if (e.kind == RequestEventKind::arrived) sent_s.push_back(e.time_s);
+    };
+    const SimResult r = sim.run(poisson(5, 1.0, 1000, 101), so);
+    CHECK(r.completed == 5);
+    REQUIRE(sent_s.size() == 5);
+    for (size_t i = 0; i < sent_s.size(); ++i)
+      CHECK(sent_s[i] == doctest::Approx(static_cast<double>(i) * e2e_s).epsilon(1e-12));
+    CHECK(r.ttft_s.p99 == doctest::Approx(prefill_s).epsilon(1e-12));
+    CHECK(r.ttft_s.p50 == doctest::Approx(prefill_s).epsilon(1e-12));
+    CHECK(r.e2e_s.mean == doctest::Approx(e2e_s).epsilon(1e-12));
+    CHECK(r.tpot_s.mean == doctest::Approx(decode_s / 100).epsilon(1e-12));
+    CHECK(r.queue_s.p99 == 0.0);
+    CHECK(r.batch_max == 1);
+    CHECK(r.duration_s == doctest::Approx(5 * e2e_s).epsilon(1e-12));
+    CHECK(r.requests_per_s == doctest::Approx(1 / e2e_s).epsilon(1e-12));
+    // Every gap between two tokens of a request is one decode step of batch 1: the pooled
+    // ITL mean is the mean decode step, its largest the step at the longest context.
+    CHECK(r.itl_s.mean == doctest::Approx(decode_s / 100).epsilon(1e-12));
+    CHECK(r.itl_s.p99 <= stm.decode(1, 1100).time_s * (1 + 1e-12));
+    CHECK(r.itl_s.p50 >= stm.decode(1, 1001).time_s * (1 - 1e-12));
+  }
+}
+
+TEST_CASE("the slot is held until the client has the last token, request overhead included") {
+  // With 10 ms of per-request overhead outside the engine (API server, streaming), the
+  // client's E2E is the engine's prefill + decode plus 10 ms, and the next request goes
+  // out only then: request i is sent at i x (engine time + 10 ms), the last ends in the
+  // engine 10 ms before the client has it, so the run lasts 5 x E2E - 10 ms.
+  const ModelConfig m = llama3_8b();
+  const GpuSpec g = h100();
+  ServingOptions o = serving();
+  o.calibration.request_overhead_s = 0.01;
+  const StepTimeModel stm(m, g, o);
+  const double engine_s = stm.prefill(1000).time_s + decode_sum(stm, 1, 1000, 100);
+  const Simulator sim(m, g, o);
+  const SimResult r = sim.run(poisson(5, 1.0, 1000, 101), client(1, true));
+  CHECK(r.e2e_s.mean == doctest::Approx(engine_s + 0.01).epsilon(1e-12));
+  CHECK(r.duration_s == doctest::Approx(5 * (engine_s + 0.01) - 0.01).epsilon(1e-12));
+  CHECK(r.queue_s.p99 == 0.0);
+}
+
+TEST_CASE("a concurrency at least the request count with rate inf is the all-at-once burst") {
+  // 40 requests due at once: with N >= 40 no request ever waits for a slot, so the run is
+  // that of a trace whose 40 rows all arrive at t = 0; without a limit, the same.
+  const Simulator sim(llama3_8b(), h100(), serving());
+  const SimResult want = sim.run(burst(40, 700, 150), with(Scheduler::chunked));
+  for (const std::optional<int64_t> n : {std::optional<int64_t>(40), std::optional<int64_t>(1000), std::optional<int64_t>()}) {
+    CAPTURE(n.value_or(-1));
+    const SimResult r = sim.run(poisson(40, 3.0, 700, 150), client(n, true));
+    CHECK(r.completed == want.completed);
+    CHECK(r.steps == want.steps);
+    CHECK(r.duration_s == want.duration_s);
+    CHECK(r.ttft_s.p50 == want.ttft_s.p50);
+    CHECK(r.ttft_s.p99 == want.ttft_s.p99);
+    CHECK(r.tpot_s.mean == want.tpot_s.mean);
+    CHECK(r.e2e_s.p99 == want.e2e_s.p99);
+    CHECK(r.batch_max == 40);
+  }
+}
+
+TEST_CASE("Little's law: a saturated closed loop keeps N requests in flight") {
+  // Mean requests in flight = throughput x mean E2E (Little 1961), here with N from the
+  // option. Equal requests sent all at once move in lock-step groups of N: N go out at
+  // 0, end together, the next N go out at that instant, ... so exactly N are in flight
+  // from the first send to the last end: throughput x mean E2E = N.
+  const Simulator sim(llama3_8b(), h100(), serving());
+  for (const int64_t n : {1, 4, 16}) {
+    CAPTURE(n);
+    const SimResult r = sim.run(poisson(4 * n, 1.0, 500, 120), client(n, true));
+    CHECK(r.completed == 4 * n);
+    CHECK(r.requests_per_s * r.e2e_s.mean == doctest::Approx(static_cast<double>(n)).epsilon(1e-9));
+    CHECK(r.batch_max == n);
+  }
+  // Varied lengths (the chat workload's lognormals): requests end one by one and each
+  // freed slot is refilled at once, so N are in flight until the stream runs dry; the
+  // drain at the end (at most N - 1 requests still running, for at most one E2E) is all
+  // that is missing: with 2,000 requests of N = 8, about N^2 / (2 x 2,000) = 0.2 % of N.
+  Workload w = poisson(2000, 1.0, 1, 1);
+  w.prompt_tokens = LengthDist{LengthKind::lognormal, 1, 1, 7000, 1155, 0.985};
+  w.output_tokens = LengthDist{LengthKind::lognormal, 1, 1, 2000, 211, 0.8};
+  const SimResult r = sim.run(w, client(8, true));
+  const double in_flight = r.requests_per_s * r.e2e_s.mean;
+  CHECK(in_flight <= 8.0 * (1 + 1e-9));
+  CHECK(in_flight >= 8.0 * 0.98);
+}
+
+TEST_CASE("a request due while N are in flight is sent when one ends, its latencies from the send") {
+  // Two requests 1 ms apart, concurrency 1: the second is due while the first runs; it is
+  // sent at the first's end, finds the engine idle, and has the idle TTFT, not the first
+  // one's E2E plus its own prefill.
+  const ModelConfig m = llama3_8b();
+  const GpuSpec g = h100();
+  const StepTimeModel stm(m, g, serving());
+  const double prefill_s = stm.prefill(800).time_s;
+  const double e2e_s = prefill_s + decode_sum(stm, 1, 800, 49);
+  const Simulator sim(m, g, serving());
+  Workload w = poisson(2, 1000.0, 800, 50);
+  w.arrival.process = ArrivalProcess::fixed;
+  std::vector<double> sent_s;
+  SimOptions so = client(1, false);
+  so.on_request = [&sent_s](const RequestEvent& e) {
+    if (e.kind == RequestEventKind::arrived) sent_s.push_back(e.time_s);
+  };
+  const SimResult r = sim.run(w, so);
+  REQUIRE(sent_s.size() == 2);
+  CHECK(sent_s[0] == 0.0);
+  CHECK(sent_s[1] == doctest::Approx(e2e_s).epsilon(1e-12));
+  CHECK(r.ttft_s.p99 == doctest::Approx(prefill_s).epsilon(1e-12));
+  CHECK(r.e2e_s.p99 == doctest::Approx(e2e_s).epsilon(1e-12));
+  CHECK(r.duration_s == doctest::Approx(2 * e2e_s).epsilon(1e-12));
+  CHECK(r.batch_max == 1);
+  // Open loop, the same two requests run side by side.
+  CHECK(sim.run(w, with(Scheduler::chunked)).batch_max == 2);
+}
+
+TEST_CASE("warm-up: the first N finished requests are left out of every figure") {
+  // Concurrency 1, five equal requests back to back (the first client test): leaving out
+  // the first two leaves three, measured from the second's end: throughput 3 / (3 E2E).
+  const ModelConfig m = llama3_8b();
+  const GpuSpec g = h100();
+  const StepTimeModel stm(m, g, serving());
+  const double e2e_s = stm.prefill(1000).time_s + decode_sum(stm, 1, 1000, 100);
+  const Simulator sim(m, g, serving());
+  SimOptions so = client(1, true);
+  so.warmup_requests = 2;
+  const SimResult r = sim.run(poisson(5, 1.0, 1000, 101), so);
+  CHECK(r.arrived == 5);
+  CHECK(r.warmup == 2);
+  CHECK(r.completed == 3);
+  CHECK(r.output_tokens == 3 * 101);
+  CHECK(r.duration_s == doctest::Approx(3 * e2e_s).epsilon(1e-12));
+  CHECK(r.requests_per_s == doctest::Approx(1 / e2e_s).epsilon(1e-12));
+}
