@@ -103,6 +103,7 @@ void apply_engine_limit_flags(const po::variables_map& vm, ServingOptions& o) {
       o.max_num_batched_tokens = v;
     }
   }
+}
 
 std::vector<int64_t> parse_client_options(const po::variables_map& vm, const Workload& w, sim::SimOptions& so) {
   std::vector<int64_t> concurrencies;
