@@ -192,6 +192,14 @@ def command(kvplan, run, calibration, help_text, tmp):
         olen, oratio = as_vllm_random(*output_range(run)[0])
         if abs(iratio - oratio) > 1e-3:
             return None, "input and output ranges need different range ratios (one --random-range-ratio)"
+        # The client's lengths as a workload (docs/workloads.md `random:`); with --rate inf
+        # its arrival rate is not used.
+        path = os.path.join(tmp, f"{run['id']}.yaml")
+        with open(path, "w") as f:
+            f.write(f"name: public-{run['id']}\nrequests: {run['num_prompts']}\narrival: {{process: poisson, rate_per_s: 1}}\n"
+                    f"random: {{input_len: {ilen}, output_len: {olen}, range_ratio: {iratio:.6f}, "
+                    f"prefix_len: {run['prefix_len'] or 0}}}\n")
+        cmd += ["--workload", path]
         cmd += ["--max-concurrency", run["max_concurrency"], "--rate", "inf", "--requests", run["num_prompts"],
                 "--random-input-len", str(ilen), "--random-output-len", str(olen),
                 "--random-range-ratio", f"{iratio:.6f}", "--random-prefix-len", run["prefix_len"] or "0"]

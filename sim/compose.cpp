@@ -189,7 +189,8 @@ void Engine::compose_sglang() {
   // finished or was retracted since it was set); an empty batch makes an idle round,
   // after which the prefill is tried again.
   const auto shrank = [this] {
-    const int64_t left = tally_.counts.completed + tally_.counts.preemptions;
+    // Warm-up requests leave the batch too; the tally counts them apart (RunTally::finish).
+    const int64_t left = tally_.counts.completed + tally_.counts.warmup + tally_.counts.preemptions;
     if (left == sglang_left_seen_) return false;
     sglang_batch_full_ = false;
     sglang_left_seen_ = left;
