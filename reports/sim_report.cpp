@@ -173,16 +173,14 @@ nlohmann::json error_bars_json(const SimReport& r) {
 //! "from 37 held-out runs on h100-sxm" or, with too few there, where they come from.
 std::string band_basis(const ErrorBars& b) {
   return b.on_gpu ? fmt::format("{} held-out runs on {}", b.runs, b.gpu)
-                  : fmt::format("{} held-out runs on other GPUs: too few on {}, so wider and less certain", b.runs,
-                                b.gpu);
+                  : fmt::format("{} held-out runs on any GPU (too few on {}: wider, less certain)", b.runs, b.gpu);
 }
 
 std::string error_band_row(const SimReport& r) {
   const ErrorBars& b = *r.error_bars;
   const sim::SimResult& s = r.result;
   if (s.completed == 0) return no_latency(s);
-  return fmt::format("measured TTFT p99 {}-{}, TPOT p99 {}-{}, end-to-end p99 {}-{}: {:.0f} % of {} (errors of "
-                     "run means)",
+  return fmt::format("TTFT p99 {}-{}, TPOT p99 {}-{}, E2E p99 {}-{}: {:.0f} % of {}",
                      seconds(s.ttft_s.p99 * b.ttft.lo), seconds(s.ttft_s.p99 * b.ttft.hi),
                      seconds(s.tpot_s.p99 * b.tpot.lo), seconds(s.tpot_s.p99 * b.tpot.hi),
                      seconds(s.e2e_s.p99 * b.e2e.lo), seconds(s.e2e_s.p99 * b.e2e.hi), 100 * b.coverage,
@@ -365,9 +363,8 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
     at = rows.emplace(at + 1, "error band", error_band_row(r));
     if (r.slo_probability)
       rows.emplace(at + 1, "P(SLO met)",
-                   fmt::format("{:.0f} %: the share of the {} whose errors keep this run's p99 TTFT and TPOT "
-                               "within the SLO",
-                               100 * *r.slo_probability, band_basis(*r.error_bars)));
+                   fmt::format("{:.0f} % of the {} keep p99 TTFT and TPOT within the SLO", 100 * *r.slo_probability,
+                               band_basis(*r.error_bars)));
   }
   if (r.max_rate) {
     const cluster::MaxRate& m = *r.max_rate;
