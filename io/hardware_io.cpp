@@ -93,6 +93,14 @@ void parse_gpu_platform(const YAML::Node& n, const std::string& file, GpuSpec& g
     g.compute_capability_x10 = std::stoi(text.substr(0, dot)) * 10 + (text[dot + 1] - '0');
   }
   g.architecture = opt_str(n, "architecture", file).value_or("");
+  if (const YAML::Node names = n["cuda_device_names"]; names.IsDefined()) {
+    const std::string expected = "a list of CUDA device names such as [\"NVIDIA H100 80GB HBM3\"]";
+    if (!names.IsSequence()) throw InputError(file, "cuda_device_names", expected, got(names));
+    for (const YAML::Node& v : names) {
+      if (!v.IsScalar() || v.Scalar().empty()) throw InputError(file, "cuda_device_names", expected, got(v));
+      g.cuda_device_names.push_back(v.Scalar());
+    }
+  }
   if (const YAML::Node pf = n["peak_flops"]; pf.IsMap()) {
     for (const char* k : {"fp6", "fp4"}) {
       const YAML::Node v = pf[k];

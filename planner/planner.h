@@ -299,6 +299,10 @@ struct StepTime {
   Bound bound = Bound::memory;
 };
 
+namespace detail {
+struct TunedMoeConfig;  // planner/moe_configs.h
+}  // namespace detail
+
 //! Step-time model of one engine iteration, shared by the planner and the simulator.
 //! Built once per (model, GPU, options); each call is O(1) and allocation-free.
 class StepTimeModel {
@@ -342,6 +346,7 @@ class StepTimeModel {
   double moe_slots_ = 0, moe_local_slots_ = 0;  // physical expert slots (EPLB's included): all, per GPU
   double moe_row_flops_ = 0;       // per GPU: one token row through one expert slot's GEMMs
   bool moe_block_quant_ = false;   // fp8 W8A8 with block scales: BLOCK_SIZE_M 64
+  const detail::TunedMoeConfig* moe_tuned_ = nullptr;  // vLLM's tuned config for the shape, if it ships one
   double routed_flops_per_token_ = 0;         // whole model: top_k experts in every MoE layer
   double moe_exchange_bytes_per_rank_token_ = 0;  // EP with DP: per token of the GPU's rank
   double moe_exchange_bytes_per_token_ = 0;       // DP without EP: per token of the replica

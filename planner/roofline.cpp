@@ -58,6 +58,7 @@
 
 #include "planner/checked.h"
 #include "planner/engine_detail.h"
+#include "planner/moe_configs.h"
 #include "planner/planner.h"
 #include "planner/units.h"
 
@@ -217,6 +218,11 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     // fp8 W8A8 with block scales runs the fused-MoE kernel at BLOCK_SIZE_M 64 (fused_moe_rows).
     const QuantSpec q = weight_quant_of(m, o);
     moe_block_quant_ = gemm == DType::fp8 && q.block_rows > 0 && !q.skip_experts;
+    // vLLM's tuned config file for w2's shape (local experts, width / gpus_per_expert),
+    // this GPU and 16-bit experts, when it ships one (moe_configs.cpp; fused_moe_rows).
+    const int64_t slots = experts_ + o.redundant_experts, split = o.tp * o.dp;
+    if ((q.method.empty() || q.skip_experts) && slots % o.ep == 0 && (width * o.ep) % split == 0)
+      moe_tuned_ = detail::find_tuned_moe_config(slots / o.ep, width * o.ep / split, detail::vllm_moe_device_name(g), "");
     moe_dense_bytes_ = weight_bytes_ - moe_expert_bytes_ * (local_experts * static_cast<double>(moe_layers_per_gpu_));
   }
   if (m.is_moe()) {
@@ -428,11 +434,15 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
 // E[ceil(n / bm)] = sum over j >= 0 of P(n > j bm): exact for j = 0 (the slot is touched),
 // the normal approximation with continuity correction beyond, summed over the blocks
 // within 8 standard deviations of the mean (those below count 1, those above 0).
-// BLOCK_SIZE_M as get_default_config (vllm/model_executor/layers/fused_moe/fused_moe.py)
-// chooses it for M tokens: 64 for fp8 W8A8 with block scales, else 16 while M <= E (the
-// GPU's experts, w2's first dimension), 64 above.
+// BLOCK_SIZE_M at M tokens as vLLM chooses it: from its tuned config file for the shape
+// and GPU where it ships one (the entry whose batch key is nearest M, moe_configs.cpp),
+// else get_default_config's (vllm/model_executor/layers/fused_moe/fused_moe.py): 64 for
+// fp8 W8A8 with block scales, else 16 while M <= E (the GPU's experts, w2's first
+// dimension), 64 above.
 double StepTimeModel::fused_moe_rows(double tokens, double p) const {
-  const double bm = moe_block_quant_ || tokens > moe_local_slots_ ? 64 : 16;
+  const double bm = moe_tuned_ != nullptr                          ? static_cast<double>(detail::tuned_block_size_m(*moe_tuned_, tokens))
+                    : moe_block_quant_ || tokens > moe_local_slots_ ? 64
+                                                                     : 16;
   const double touched = 1 - std::pow(1 - p, tokens);
   const double mean = tokens * p, sd = std::sqrt(tokens * p * (1 - p));
   if (!(sd > 0)) return bm * std::ceil(mean / bm);  // p = 1: every slot gets every token

@@ -262,6 +262,9 @@ struct GpuSpec {
   //! 8.9 and above).
   int compute_capability_x10 = 0;
   std::string architecture;                  // "Hopper", "CDNA 3 (gfx942)": for the reader
+  //! cudaDeviceProp::name of the part (configs/gpus `cuda_device_names`): vLLM names its tuned
+  //! fused-MoE kernel configs after it (planner/moe_configs.cpp); empty: not given.
+  std::vector<std::string> cuda_device_names;
   //! GPUs one NVLink / xGMI domain joins at interconnect_bytes_per_s (8 on an HGX board,
   //! 72 in an NVL72 rack; 1: no GPU fabric); 0: not given. A collective over more GPUs
   //! crosses the scale-out link (kv_links rdma, else ethernet).
