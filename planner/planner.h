@@ -331,7 +331,8 @@ class StepTimeModel {
   double fused_moe_rows(double tokens, double p) const;
   double moe_align_kernels(double tokens) const;
 
-  const ModelConfig* m_;
+  // Copied, not referenced: the model need not outlive the step model.
+  int64_t layers_ = 0, hidden_size_ = 0;
   KvTraffic kv_;
   double peak_flops_per_gpu_, bw_bytes_per_s_, link_bytes_per_s_;
   double prefill_eff_, decode_eff_;

@@ -157,7 +157,7 @@ std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
 std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
 
 StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
-    : m_(&m), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp) {
+    : layers_(m.num_layers), hidden_size_(m.hidden_size), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp) {
   const int64_t domain = domain_gpus(g);
   (void)scale_out_note(g, o);  // refuses when a needed figure is missing
   if (const auto nic = g.scale_out(); nic && o.tp * o.pp * o.dp > domain) {
@@ -390,7 +390,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
       const CustomArCost c = custom_ar_cost(tp_);
       per_allreduce = c.latency_s + message_bytes * c.s_per_byte;
     }
-    t.communication_s = 2 * static_cast<double>(m_->num_layers) * per_allreduce;
+    t.communication_s = 2 * static_cast<double>(layers_) * per_allreduce;
   }
   if (pp_ > 1 && link_bytes_per_s_ > 0) {
     const double send_bytes = tokens * share * allreduce_bytes_per_token_;
@@ -408,7 +408,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   if (refined_) {
     const double linear_flops = linear_flops_per_token_ * tokens + context_flops + lm_head_flops_ * logits;
     const double attn_flops = prefill_attn_flops;
-    const double gathered = static_cast<double>(m_->hidden_size) * act_bytes_per_elem_ * tokens;
+    const double gathered = static_cast<double>(hidden_size_) * act_bytes_per_elem_ * tokens;
     weights += std::min(gathered, embedding_table_bytes_) - embedding_table_bytes_;
     const auto tp = static_cast<double>(tp_);
     const double gpu_linear = (linear_flops - routed_flops) * share / tp + routed_gpu_flops;
