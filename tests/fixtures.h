@@ -72,4 +72,41 @@ inline ServingOptions parallel_shape(int64_t tp, int64_t pp, int64_t dp = 1) {
   return o;
 }
 
+//! A dense model small enough to work by hand: h 1024, 2 layers, 8 heads of 128, MLP 4096,
+//! vocabulary 32000, bf16.
+inline ModelConfig tiny_model() {
+  ModelConfig m;
+  m.name = "tiny";
+  m.model_type = "llama";
+  m.hidden_size = 1024;
+  m.num_layers = 2;
+  m.num_heads = 8;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.intermediate_size = 4096;
+  m.vocab_size = 32000;
+  m.torch_dtype = DType::bf16;
+  return m;
+}
+
+//! tiny_model() with every layer MoE: `experts` experts of width `expert_width`, top-`top_k`.
+inline ModelConfig tiny_moe(int64_t experts, int64_t top_k, int64_t expert_width) {
+  ModelConfig m = tiny_model();
+  m.num_experts = experts;
+  m.experts_per_token = top_k;
+  m.moe_intermediate_size = expert_width;
+  return m;
+}
+
+//! A round-figure GPU for hand-worked step times: 80 GB, 2 TB/s, 1 PFLOP/s bf16, 100 GB/s link.
+inline GpuSpec tiny_gpu() {
+  GpuSpec g;
+  g.name = "g";
+  g.memory_bytes = 80'000'000'000;
+  g.memory_bandwidth_bytes_per_s = 2e12;
+  g.peak_flops.bf16 = g.peak_flops.fp16 = 1e15;
+  g.interconnect_bytes_per_s = 1e11;
+  return g;
+}
+
 }  // namespace kvplan::test

@@ -3,6 +3,7 @@
 #include "io/config_io.h"
 #include "planner/moe_configs.h"
 #include "planner/planner.h"
+#include "tests/fixtures.h"
 
 using namespace kvplan;
 
@@ -55,26 +56,8 @@ TEST_CASE("a step pads each touched expert's tokens to the tuned BLOCK_SIZE_M") 
   // P = 1 - 0.75^24 = 0.9989966087. One token row through one expert: 2 x 3 x 1024 x 2048 =
   // 12,582,912 FLOPs. The H100's step computes 8 x (64 - 32) x P x 12,582,912 x 2 layers =
   // 6,435,986,645 FLOPs fewer, at 1e15 x 0.5 FLOP/s: 12.871973 us.
-  ModelConfig m;
-  m.name = "tiny";
-  m.model_type = "llama";
-  m.num_layers = 2;
-  m.hidden_size = 1024;
-  m.num_heads = 8;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.intermediate_size = 4096;
-  m.vocab_size = 32000;
-  m.torch_dtype = DType::bf16;
-  m.num_experts = 8;
-  m.experts_per_token = 2;
-  m.moe_intermediate_size = 2048;
-  GpuSpec g;
-  g.name = "g";
-  g.memory_bytes = 80'000'000'000;
-  g.memory_bandwidth_bytes_per_s = 2e12;
-  g.peak_flops.bf16 = g.peak_flops.fp16 = 1e15;
-  g.interconnect_bytes_per_s = 1e11;
+  const ModelConfig m = test::tiny_moe(8, 2, 2048);
+  const GpuSpec g = test::tiny_gpu();
   GpuSpec h100 = g;
   h100.cuda_device_names = {"NVIDIA H100 80GB HBM3"};
   ServingOptions o;

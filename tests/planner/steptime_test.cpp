@@ -4,8 +4,12 @@
 
 #include "io/config_io.h"
 #include "planner/planner.h"
+#include "tests/fixtures.h"
 
 using namespace kvplan;
+using test::tiny_gpu;
+using test::tiny_model;
+using test::tiny_moe;
 
 TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by hand") {
   // Llama-2-7B-like dense model (h 4096, 32 layers, 32 heads of 128, MLP 11008, vocab
@@ -59,30 +63,6 @@ TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by ha
 }
 
 namespace {
-// A dense model small enough to work by hand: h 1024, 2 layers, 8 heads of 128, MLP 4096.
-ModelConfig tiny_model() {
-  ModelConfig m;
-  m.name = "tiny";
-  m.model_type = "llama";
-  m.hidden_size = 1024;
-  m.num_layers = 2;
-  m.num_heads = 8;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.intermediate_size = 4096;
-  m.vocab_size = 32000;
-  m.torch_dtype = DType::bf16;
-  return m;
-}
-GpuSpec tiny_gpu() {
-  GpuSpec g;
-  g.name = "g";
-  g.memory_bytes = 80'000'000'000;
-  g.memory_bandwidth_bytes_per_s = 2e12;
-  g.peak_flops.bf16 = g.peak_flops.fp16 = 1e15;
-  g.interconnect_bytes_per_s = 1e11;
-  return g;
-}
 ServingOptions calibrated(int64_t tp) {
   ServingOptions o;
   o.tp = tp;
@@ -147,24 +127,15 @@ TEST_CASE("decode-sized TP all-reduces cost vLLM's custom all-reduce, large ones
   }
 }
 
-namespace {
-// The tiny model with 8 experts of width 1024, top-2 routing, every layer MoE. One expert:
-// 3 x 1024 x 1024 = 3,145,728 parameters, 6,291,456 B in bf16, 6,291,456 FLOPs per token row.
-ModelConfig tiny_moe(int64_t experts, int64_t top_k) {
-  ModelConfig m = tiny_model();
-  m.num_experts = experts;
-  m.experts_per_token = top_k;
-  m.moe_intermediate_size = 1024;
-  return m;
-}
-}  // namespace
+// The tiny MoE below has experts of width 1024. One expert: 3 x 1024 x 1024 = 3,145,728
+// parameters, 6,291,456 B in bf16, 6,291,456 FLOPs per token row.
 
 TEST_CASE("an MoE layer pays a fixed number of launches, not one per expert it touches") {
   // vLLM's fused_experts_impl runs one grouped GEMM launch for gate-up and one for down
   // over all experts (in the dense MLP's places), plus the router GEMM, top-k and moe_sum
   // = 3 more a layer, and moe_align_block_size: 1 kernel under 1,024 token-expert ids with
   // at most 64 experts, else 2. Dense kernels 10 x 2 layers + 3 = 23.
-  const StepTimeModel stm(tiny_moe(8, 2), tiny_gpu(), calibrated(1));
+  const StepTimeModel stm(tiny_moe(8, 2, 1024), tiny_gpu(), calibrated(1));
   // 1 and 4 decode tokens (2 and 8 ids): 23 + 2 layers x (3 + 1) = 31 floors, however many
   // of the 8 experts the tokens touch (2 and 5.47).
   CHECK(stm.decode(1, 100).overhead_s == doctest::Approx(31 * 2e-6).scale(0));
@@ -173,7 +144,7 @@ TEST_CASE("an MoE layer pays a fixed number of launches, not one per expert it t
   CHECK(stm.decode(512, 100).overhead_s == doctest::Approx(33 * 2e-6).scale(0));
   // A shared expert (Qwen-MoE style, width 1024) is a dense MLP of its own: gate-up,
   // activation, down, and its sigmoid gate's GEMM and scale: 5 more a layer = 41 floors.
-  ModelConfig shared = tiny_moe(8, 2);
+  ModelConfig shared = tiny_moe(8, 2, 1024);
   shared.shared_expert_intermediate_size = 1024;
   shared.shared_expert_gate = true;
   CHECK(StepTimeModel(shared, tiny_gpu(), calibrated(1)).decode(1, 100).overhead_s == doctest::Approx(41 * 2e-6).scale(0));
@@ -183,7 +154,7 @@ TEST_CASE("an MoE step reads the weights of the experts its tokens touch") {
   // Uniform top-2 routing over 8 experts: 1 token touches 2, 4 tokens 8 x (1 - 0.75^4) =
   // 5.46875 in expectation. Without KV (0 keys) the 4-token step reads 3.46875 experts more
   // in each of 2 layers: 3.46875 x 6,291,456 B x 2 = 43,646,976 B.
-  const StepTimeModel stm(tiny_moe(8, 2), tiny_gpu(), calibrated(1));
+  const StepTimeModel stm(tiny_moe(8, 2, 1024), tiny_gpu(), calibrated(1));
   CHECK(stm.step(0, 0, 4, 0).bytes - stm.step(0, 0, 1, 0).bytes == doctest::Approx(43646976.0));
 }
 
@@ -195,7 +166,7 @@ TEST_CASE("each touched expert computes its tokens padded to BLOCK_SIZE_M rows")
   // Per token: attention projections 2 layers x 2 x (1024 x 3072 + 1024 x 1024) = 16,777,216,
   // router 2 layers x 2 x 1024 x E, LM head 2 x 1024 x 32,000 = 65,536,000.
   SUBCASE("2 experts, top-2: every token goes to both, so the counts are exact") {
-    const StepTimeModel stm(tiny_moe(2, 2), tiny_gpu(), calibrated(1));
+    const StepTimeModel stm(tiny_moe(2, 2, 1024), tiny_gpu(), calibrated(1));
     // 100 tokens > 2 experts: BLOCK_SIZE_M 64, each expert's 100 tokens take 2 blocks =
     // 128 rows: 2 experts x 128 x 6,291,456 x 2 layers = 3,221,225,472 routed FLOPs (100
     // rows would be 2,516,582,400). Router 100 x 8,192; projections 1,677,721,600; LM
@@ -206,7 +177,7 @@ TEST_CASE("each touched expert computes its tokens padded to BLOCK_SIZE_M rows")
     CHECK(stm.decode(2, 100).compute_s == doctest::Approx(567296000.0 / 5e14).epsilon(1e-9));
   }
   SUBCASE("8 experts, top-2, 4 tokens: each touched expert is one 16-row block") {
-    const StepTimeModel stm(tiny_moe(8, 2), tiny_gpu(), calibrated(1));
+    const StepTimeModel stm(tiny_moe(8, 2, 1024), tiny_gpu(), calibrated(1));
     // An expert receives n ~ Binomial(4, 1/4) <= 4 < 16 tokens: one block when touched,
     // P = 1 - 0.75^4 = 0.68359375: 8 x 16 x 0.68359375 = 87.5 rows a layer (8 real ones),
     // 87.5 x 6,291,456 x 2 = 1,101,004,800 routed FLOPs; router 4 x 2 x 2 x 1024 x 8 =
@@ -216,7 +187,7 @@ TEST_CASE("each touched expert computes its tokens padded to BLOCK_SIZE_M rows")
   SUBCASE("fp8 with 128x128 block scales runs at BLOCK_SIZE_M 64 at any M") {
     GpuSpec g = tiny_gpu();
     g.peak_flops.fp8 = 2e15;
-    ModelConfig block = tiny_moe(8, 2);
+    ModelConfig block = tiny_moe(8, 2, 1024);
     block.weight_quant.method = block.weight_quant.engine_method = "fp8";
     block.weight_quant.bits = 8;
     block.weight_quant.block_rows = block.weight_quant.group = 128;
@@ -228,7 +199,7 @@ TEST_CASE("each touched expert computes its tokens padded to BLOCK_SIZE_M rows")
     // per-tensor scales: (128 - 32) rows x 6,291,456 x 2 layers = 1,207,959,552 FLOPs more
     // at 2e15 x 0.5 = 1e15 FLOP/s.
     const double diff = StepTimeModel(block, g, calibrated(1)).decode(1, 100).compute_s -
-                        StepTimeModel(tiny_moe(8, 2), g, per_tensor).decode(1, 100).compute_s;
+                        StepTimeModel(tiny_moe(8, 2, 1024), g, per_tensor).decode(1, 100).compute_s;
     CHECK(diff == doctest::Approx(1207959552.0 / 1e15).epsilon(1e-9));
   }
 }
