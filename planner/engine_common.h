@@ -109,6 +109,7 @@ struct VllmRelease {
   bool concurrency_per_token = false;  // concurrency = tokens / max_model_len (0.8-0.9)
   const char* blocks_label = "";     // V0's block line: "# GPU blocks" / "# cuda blocks"
   BatchTier batch_tier = BatchTier::none;  // which GPUs get the larger batch defaults
+  int64_t v0_chunked_tokens = 0;     // V0: max_num_batched_tokens SchedulerConfig gives chunked prefill
 };
 //! The release o.engine_version names (the latest when empty); o.engine must be vllm.
 const VllmRelease& vllm_release(const ServingOptions& o);
@@ -120,10 +121,13 @@ const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpe
 bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g);
 //! Every modelled vLLM release, oldest first.
 std::vector<std::string> vllm_versions();
-//! Tokens vLLM V0 profiles (max_num_batched_tokens as V0's SchedulerConfig defaults it).
-int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o);
-//! Whether vLLM V0's EngineArgs switch chunked prefill on by themselves: max_model_len
-//! above 32768 and no sliding-window layer (arg_utils.py:894-916 in 0.6.1.post2).
+//! Tokens vLLM V0 profiles on GPU g (max_num_batched_tokens as the V0 SchedulerConfig of
+//! the release that sizes the pool, vllm_accounting_release, defaults it).
+int64_t vllm_v0_profile_tokens(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! Whether vLLM V0 runs with chunked prefill: its EngineArgs switch it on by themselves
+//! above max_model_len 32768 without a sliding-window layer (arg_utils.py:894-916 in
+//! 0.6.1.post2), unless a max_num_batched_tokens of at least max_model_len is given (the
+//! value V0 requires when chunked prefill is off; the offline benchmarks pass both).
 bool vllm_v0_chunked_prefill(const ModelConfig& m, const ServingOptions& o);
 //! engine_batch_defaults for vLLM (the release o.engine_version names).
 EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
