@@ -87,6 +87,22 @@ inline constexpr int64_t kTpCommBytes = 1894 * kEngMiB;  // 1.85 GiB
 //! Data-parallel ranks exchange MoE tokens through the same kind of buffers (all-to-all or
 //! all-gather), counted alike: no log of a DP deployment's non-torch memory was found.
 inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp * o.dp > 1 ? kTpCommBytes : 0; }
+//! The same buffers on GPUs joined by PCIe only: 0.13 GiB, what the TP communicators hold
+//! once SGLang 0.4.3.post4's init_torch_distributed returns on 4 x L4 at TP 4 ("Init torch
+//! distributed ends. mem usage=X GB", didier-durand/llms-in-clouds@
+//! b001c8690e894d234cf3a2e2345d259173acf293:docs/sglang.md). Custom all-reduce is off there
+//! (vLLM's and SGLang's custom_all_reduce.py: "not supported on more than two PCIe-only
+//! GPUs", and off without P2P), so only NCCL's communicators remain, with the few channels
+//! NCCL opens over PCIe. vLLM 0.10.1.1 on two A100s without P2P logs the same (engine_vllm.cpp).
+inline constexpr int64_t kPcieTpCommBytes = 133 * kEngMiB;  // 0.13 GiB
+//! Whether the GPU file names no NVLink link between the GPUs of a node (kv_links without
+//! nvlink). A file without kv_links says nothing: kvplan then keeps the NVLink measurement.
+inline bool pcie_only(const GpuSpec& g) { return g.kv_links && !g.kv_links->nvlink; }
+//! tp_comm_bytes on GPU g: the PCIe figure where the file names no NVLink.
+inline int64_t tp_comm_bytes(const GpuSpec& g, const ServingOptions& o) {
+  if (o.tp * o.dp <= 1) return 0;
+  return pcie_only(g) ? kPcieTpCommBytes : kTpCommBytes;
+}
 
 //! vLLM's "large GPU" test behind its batch defaults (arg_utils.py get_batch_defaults):
 //! at least 70 GiB and not an A100. The one place kvplan decides it.

@@ -490,7 +490,10 @@ MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const Ser
     const int64_t reqs = std::min(o.max_num_seqs, tokens);
     b.activation_bytes = profile_run_peak(m, o, s, tokens, reqs, act_bytes(m, o) + rel.sampler_extra_bytes).peak();
   }
-  b.reserve_bytes = rel.non_torch_bytes + tp_comm_bytes(o);
+  // TP > 1 over PCIe only (no NVLink in the GPU file): the NCCL communicators without the
+  // custom all-reduce (tp_comm_bytes(g, o)); vLLM 0.10.1.1 on two A100s without P2P logs
+  // KV pools that leave 0.09-0.14 GiB for them (tests/data/engine_logs/vllm.yaml).
+  b.reserve_bytes = rel.non_torch_bytes + tp_comm_bytes(g, o);
   b.kv_budget_bytes = std::max<int64_t>(0, b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes);
   const VllmRelease& named = vllm_release(o);
   b.note = std::string("vLLM ") + named.version +

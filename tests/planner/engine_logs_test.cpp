@@ -74,6 +74,13 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
       if (e["gpu_total_gib"])
         s.gpu.memory_bytes = static_cast<int64_t>(std::llround(e["gpu_total_gib"].as<double>() * 1073741824.0));
     }
+    // The ranks of a TP start-up that the log shows without NVLink or P2P between them
+    // (vLLM: "Custom allreduce is disabled because your platform lacks GPU P2P capability"
+    // or "... spans across nodes"), whatever the catalog file's usual server has.
+    if (e["nvlink_between_ranks"] && !e["nvlink_between_ranks"].as<bool>()) {
+      if (!s.gpu.kv_links) s.gpu.kv_links = KvLinks{};
+      s.gpu.kv_links->nvlink.reset();
+    }
     ServingOptions& o = s.options;
     const std::string engine = e["engine"].as<std::string>();
     const size_t at = engine.find('@');
