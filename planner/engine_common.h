@@ -87,6 +87,22 @@ inline constexpr int64_t kTpCommBytes = 1894 * kEngMiB;  // 1.85 GiB
 //! Data-parallel ranks exchange MoE tokens through the same kind of buffers (all-to-all or
 //! all-gather), counted alike: no log of a DP deployment's non-torch memory was found.
 inline int64_t tp_comm_bytes(const ServingOptions& o) { return o.tp * o.dp > 1 ? kTpCommBytes : 0; }
+//! The same buffers on GPUs joined by PCIe only: 0.13 GiB, what the TP communicators hold
+//! once SGLang 0.4.3.post4's init_torch_distributed returns on 4 x L4 at TP 4 ("Init torch
+//! distributed ends. mem usage=X GB", didier-durand/llms-in-clouds@
+//! b001c8690e894d234cf3a2e2345d259173acf293:docs/sglang.md). Custom all-reduce is off there
+//! (vLLM's and SGLang's custom_all_reduce.py: "not supported on more than two PCIe-only
+//! GPUs", and off without P2P), so only NCCL's communicators remain, with the few channels
+//! NCCL opens over PCIe. vLLM 0.10.1.1 on two A100s without P2P logs the same (engine_vllm.cpp).
+inline constexpr int64_t kPcieTpCommBytes = 133 * kEngMiB;  // 0.13 GiB
+//! Whether the GPU file names no NVLink link between the GPUs of a node (kv_links without
+//! nvlink). A file without kv_links says nothing: kvplan then keeps the NVLink measurement.
+inline bool pcie_only(const GpuSpec& g) { return g.kv_links && !g.kv_links->nvlink; }
+//! tp_comm_bytes on GPU g: the PCIe figure where the file names no NVLink.
+inline int64_t tp_comm_bytes(const GpuSpec& g, const ServingOptions& o) {
+  if (o.tp * o.dp <= 1) return 0;
+  return pcie_only(g) ? kPcieTpCommBytes : kTpCommBytes;
+}
 
 //! vLLM's "large GPU" test behind its batch defaults (arg_utils.py get_batch_defaults):
 //! at least 70 GiB and not an A100. The one place kvplan decides it.
@@ -109,6 +125,7 @@ struct VllmRelease {
   bool concurrency_per_token = false;  // concurrency = tokens / max_model_len (0.8-0.9)
   const char* blocks_label = "";     // V0's block line: "# GPU blocks" / "# cuda blocks"
   BatchTier batch_tier = BatchTier::none;  // which GPUs get the larger batch defaults
+  int64_t v0_chunked_tokens = 0;     // V0: max_num_batched_tokens SchedulerConfig gives chunked prefill
 };
 //! The release o.engine_version names (the latest when empty); o.engine must be vllm.
 const VllmRelease& vllm_release(const ServingOptions& o);
@@ -120,10 +137,13 @@ const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpe
 bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g);
 //! Every modelled vLLM release, oldest first.
 std::vector<std::string> vllm_versions();
-//! Tokens vLLM V0 profiles (max_num_batched_tokens as V0's SchedulerConfig defaults it).
-int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o);
-//! Whether vLLM V0's EngineArgs switch chunked prefill on by themselves: max_model_len
-//! above 32768 and no sliding-window layer (arg_utils.py:894-916 in 0.6.1.post2).
+//! Tokens vLLM V0 profiles on GPU g (max_num_batched_tokens as the V0 SchedulerConfig of
+//! the release that sizes the pool, vllm_accounting_release, defaults it).
+int64_t vllm_v0_profile_tokens(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! Whether vLLM V0 runs with chunked prefill: its EngineArgs switch it on by themselves
+//! above max_model_len 32768 without a sliding-window layer (arg_utils.py:894-916 in
+//! 0.6.1.post2), unless a max_num_batched_tokens of at least max_model_len is given (the
+//! value V0 requires when chunked prefill is off; the offline benchmarks pass both).
 bool vllm_v0_chunked_prefill(const ModelConfig& m, const ServingOptions& o);
 //! engine_batch_defaults for vLLM (the release o.engine_version names).
 EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);

@@ -25,24 +25,6 @@ namespace {
 // kvplan's own --gpu-memory-utilization default; left there, SGLang's default applies.
 constexpr double kKvplanDefaultUtilization = 0.90;
 
-// Memory the TP communicators hold once init_torch_distributed returns ("Init torch
-// distributed ends. mem usage=X GB"), on GPUs joined by PCIe only: 0.13 GiB on 4 x L4 at
-// TP 4 in SGLang 0.4.3.post4 (QwQ-32B on a g6.12xlarge, didier-durand/llms-in-clouds@
-// b001c8690e894d234cf3a2e2345d259173acf293:docs/sglang.md). Custom all-reduce is off there: SGLang (as
-// vLLM) disables it "because it's not supported on more than two PCIe-only GPUs"
-// (custom_all_reduce.py, printed in that log), so only NCCL's communicators remain. On
-// NVLink systems kvplan keeps the H100 measurement (tp_comm_bytes).
-constexpr int64_t kPcieTpInitBytes = 133 * kEngMiB;  // 0.13 GiB
-
-// Whether the GPU file names an NVLink link between the GPUs of a node (kv_links.nvlink).
-// A file without kv_links says nothing: kvplan then keeps the NVLink measurement.
-bool pcie_only(const GpuSpec& g) { return g.kv_links && !g.kv_links->nvlink; }
-
-int64_t sglang_tp_init_bytes(const GpuSpec& g, const ServingOptions& o) {
-  if (o.tp * o.dp <= 1) return 0;
-  return pcie_only(g) ? kPcieTpInitBytes : tp_comm_bytes(o);
-}
-
 // SGLang 0.4.x (server_args.py ServerArgs.__post_init__): a fixed mem_fraction_static by
 // TP size, 0.88 at TP 1, 0.87 from TP 2, 0.85 from 4, 0.81 from 8, 0.79 from 16. The
 // 0.4.3.post4 log above prints mem_fraction_static=0.85 at TP 4 with no flag given.
@@ -118,7 +100,7 @@ MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const Serving
   b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * fraction));
   for (const StageSpan& s : pp_stages(m, o.pp)) b.weights_bytes = std::max(b.weights_bytes, engine_weight_bytes(m, o, s));
   // The fraction applies to the memory free once the context and communicators exist.
-  const int64_t before = g.memory_bytes - kCudaContextBytes - sglang_tp_init_bytes(g, o);
+  const int64_t before = g.memory_bytes - kCudaContextBytes - tp_comm_bytes(g, o);
   const int64_t static_pool = static_cast<int64_t>(std::floor(static_cast<double>(before) * fraction));
   b.reserve_bytes = b.usable_bytes - static_pool;
   b.activation_bytes = 0;  // lives in the (1 - mem_fraction_static) headroom

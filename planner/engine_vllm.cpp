@@ -83,30 +83,32 @@ constexpr int64_t kSamplerExtraHeavy = 38 - 2;
 // sampler run exercises (top_k = V-1, top_p = 0.9).
 constexpr int64_t kSamplerExtraLight = 4 + 4 + 4 + 1;
 constexpr std::array<VllmRelease, 15> kVllmReleases{{
-    {"0.4", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# GPU blocks", BatchTier::none},
-    {"0.6", true, kSamplerExtraHeavy, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none},
-    {"0.7", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none},
-    {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names},
-    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", BatchTier::big_memory},
-    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, "", BatchTier::big_memory},
-    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
-    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory},
+    {"0.4", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# GPU blocks", BatchTier::none, 512},
+    {"0.6", true, kSamplerExtraHeavy, 352 * kEngMiB, false, "# GPU blocks", BatchTier::none, 512},
+    {"0.7", true, kSamplerExtraHeavy, 164 * kEngMiB, false, "# cuda blocks", BatchTier::none, 2048},
+    {"0.8", false, kSamplerExtraHeavy, kCudaContextBytes + 133 * kEngMiB, true, "", BatchTier::h100_h200_names, 0},
+    {"0.9", false, kSamplerExtraHeavy, 133 * kEngMiB, true, "", BatchTier::big_memory, 0},
+    {"0.10", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.11", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.12", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.13", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.14", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.15", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.16", false, kSamplerExtraHeavy, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.17", false, kSamplerExtraLight, 133 * kEngMiB, false, "", BatchTier::big_memory, 0},
+    {"0.18", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory, 0},
+    {"0.19", false, kSamplerExtraLight, kVllmNonTorchBytes, false, "", BatchTier::big_memory, 0},
 }};
 // V0 SchedulerConfig (vllm/config.py:993-997 in 0.6.1.post2): max_num_batched_tokens =
-// 512 with chunked prefill, else max(max_model_len, 2048); EngineArgs (arg_utils.py:
-// 894-916 there) switch chunked prefill on when max_model_len > 32768, except for
-// sliding-window models (and spec decode, LoRA, multimodal). The 0.6.4 35,000-token log of
-// #10517 profiles 0.06 GiB: 512 tokens.
+// the release's v0_chunked_tokens with chunked prefill, else max(max_model_len, 2048);
+// EngineArgs (arg_utils.py:894-916 there) switch chunked prefill on when max_model_len >
+// 32768, except for sliding-window models (and spec decode, LoRA, multimodal). With chunked
+// prefill 0.6.4 takes 512 tokens (its "Chunked prefill is enabled with
+// max_num_batched_tokens=512"; the 35,000-token log of #10517 profiles 0.06 GiB), 0.6.6
+// and 0.7 take 2048 (SchedulerConfig.__post_init__ of 0.6.6.post1: "This value is chosen
+// to have a balance between ITL and TTFT", max_num_batched_tokens = 2048).
 constexpr int64_t kV0MinBatchedTokens = 2048;
 constexpr int64_t kV0LongContext = 32768;
-constexpr int64_t kV0ChunkedTokens = 512;
 // swap_space (4 GiB): the CPU blocks V0 logs beside the GPU blocks.
 constexpr int64_t kV0SwapBytes = 4 * kEngGiB;
 
@@ -360,12 +362,13 @@ std::vector<std::string> vllm_versions() {
 
 bool vllm_v0_chunked_prefill(const ModelConfig& m, const ServingOptions& o) {
   const bool sliding = std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; });
-  return engine_max_model_len(m, o) > kV0LongContext && !sliding;
+  const int64_t len = engine_max_model_len(m, o);
+  return len > kV0LongContext && !sliding && !(o.max_num_batched_tokens && *o.max_num_batched_tokens >= len);
 }
 
-int64_t vllm_v0_profile_tokens(const ModelConfig& m, const ServingOptions& o) {
+int64_t vllm_v0_profile_tokens(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
   if (o.max_num_batched_tokens) return *o.max_num_batched_tokens;
-  return vllm_v0_chunked_prefill(m, o) ? kV0ChunkedTokens
+  return vllm_v0_chunked_prefill(m, o) ? vllm_accounting_release(o, g).v0_chunked_tokens
                                        : std::max(engine_max_model_len(m, o), kV0MinBatchedTokens);
 }
 
@@ -373,11 +376,11 @@ EngineBatchDefaults vllm_batch_defaults(const ModelConfig& m, const GpuSpec& g, 
   EngineBatchDefaults d;
   // A V1 release that falls back to V0 on this GPU (vllm_accounting_release) schedules as V0.
   if (vllm_runs_v0(o, g)) {
-    // V0's SchedulerConfig: 512 tokens whenever chunked prefill is on (vllm/config.py:
-    // 993-997 in 0.6.1.post2), which EngineArgs switches on above 32K (kV0LongContext).
+    // V0's SchedulerConfig: the release's v0_chunked_tokens whenever chunked prefill is on
+    // (vllm/config.py:993-997 in 0.6.1.post2), which EngineArgs switches on above 32K.
     d.vllm_v0 = true;
     d.chunked_prefill = vllm_v0_chunked_prefill(m, o);
-    d.chunked_tokens = kV0ChunkedTokens;
+    d.chunked_tokens = vllm_accounting_release(o, g).v0_chunked_tokens;
   } else {
     // V1 always chunks prefills (vllm/v1/core/sched/scheduler.py has no other mode).
     d.chunked_prefill = true;
@@ -471,18 +474,26 @@ MemoryBudget vllm_stage_budget(const ModelConfig& m, const GpuSpec& g, const Ser
   b.usable_bytes = static_cast<int64_t>(std::floor(static_cast<double>(g.memory_bytes) * o.gpu_memory_utilization));
   b.weights_bytes = engine_weight_bytes(m, o, s);
   if (rel.v0) {
-    // V0: the forward pass over the batch, then the sampler over max_num_seqs rows.
-    const int64_t tokens = vllm_v0_profile_tokens(m, o);
-    b.activation_bytes =
-        profile_run_peak(m, o, s, tokens, std::min(o.max_num_seqs, tokens), act_bytes(m, o) + rel.sampler_extra_bytes)
-            .peak();
+    // V0: the forward pass over the batch, then the sampler over max_num_seqs rows. With
+    // chunked prefill the logged peak holds the logits of those rows but no sampler sort:
+    // 0.6.4 on an RTX 3090 (#10517, 35,000 tokens: 0.06 GiB = 256 x 128,256 bf16 logits)
+    // and 0.7.1 on an A10 (tests/data/engine_logs/vllm.yaml, 131,072 tokens: 0.22 GiB =
+    // the forward over 2,048 tokens and the logits), against the full sort in every V0 log
+    // without it. profile_run (vllm/worker/model_runner.py) builds the same dummy batch in
+    // both modes; the code path that skips the sampler was not found, the rule is the logs'.
+    const int64_t tokens = vllm_v0_profile_tokens(m, g, o);
+    const int64_t per_logit = act_bytes(m, o) + (vllm_v0_chunked_prefill(m, o) ? 0 : rel.sampler_extra_bytes);
+    b.activation_bytes = profile_run_peak(m, o, s, tokens, std::min(o.max_num_seqs, tokens), per_logit).peak();
   } else {
     const int64_t len = engine_max_model_len(m, o);
     const int64_t tokens = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
     const int64_t reqs = std::min(o.max_num_seqs, tokens);
     b.activation_bytes = profile_run_peak(m, o, s, tokens, reqs, act_bytes(m, o) + rel.sampler_extra_bytes).peak();
   }
-  b.reserve_bytes = rel.non_torch_bytes + tp_comm_bytes(o);
+  // TP > 1 over PCIe only (no NVLink in the GPU file): the NCCL communicators without the
+  // custom all-reduce (tp_comm_bytes(g, o)); vLLM 0.10.1.1 on two A100s without P2P logs
+  // KV pools that leave 0.09-0.14 GiB for them (tests/data/engine_logs/vllm.yaml).
+  b.reserve_bytes = rel.non_torch_bytes + tp_comm_bytes(g, o);
   b.kv_budget_bytes = std::max<int64_t>(0, b.usable_bytes - b.weights_bytes - b.activation_bytes - b.reserve_bytes);
   const VllmRelease& named = vllm_release(o);
   b.note = std::string("vLLM ") + named.version +

@@ -74,6 +74,13 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
       if (e["gpu_total_gib"])
         s.gpu.memory_bytes = static_cast<int64_t>(std::llround(e["gpu_total_gib"].as<double>() * 1073741824.0));
     }
+    // The ranks of a TP start-up that the log shows without NVLink or P2P between them
+    // (vLLM: "Custom allreduce is disabled because your platform lacks GPU P2P capability"
+    // or "... spans across nodes"), whatever the catalog file's usual server has.
+    if (e["nvlink_between_ranks"] && !e["nvlink_between_ranks"].as<bool>()) {
+      if (!s.gpu.kv_links) s.gpu.kv_links = KvLinks{};
+      s.gpu.kv_links->nvlink.reset();
+    }
     ServingOptions& o = s.options;
     const std::string engine = e["engine"].as<std::string>();
     const size_t at = engine.find('@');
@@ -332,13 +339,29 @@ TEST_CASE("engine versions: batch defaults by release, GPU and entry point") {
   ServingOptions v0 = o;
   v0.engine_version = "0.6";
   v0.max_model_len = 1024;
-  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 2048);
+  CHECK(detail::vllm_v0_profile_tokens(m, h100, v0) == 2048);
   v0.max_model_len = 20000;
-  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 20000);
+  CHECK(detail::vllm_v0_profile_tokens(m, h100, v0) == 20000);
   v0.max_model_len = 32769;
-  CHECK(detail::vllm_v0_profile_tokens(m, v0) == 512);
+  CHECK(detail::vllm_v0_profile_tokens(m, h100, v0) == 512);
+  // 0.6.6.post1's SchedulerConfig.__post_init__ takes 2048 with chunked prefill ("chosen to
+  // have a balance between ITL and TTFT"), and so do 0.7 and the V0 that 0.8 runs below
+  // compute capability 8.0.
+  ServingOptions v07 = v0;
+  v07.engine_version = "0.7";
+  CHECK(detail::vllm_v0_profile_tokens(m, h100, v07) == 2048);
+  v07.engine_version = "0.8";
+  CHECK(detail::vllm_v0_profile_tokens(m, io::load_gpu("t4"), v07) == 2048);
+  // V0 without chunked prefill needs max_num_batched_tokens >= max_model_len: an offline
+  // benchmark passing both (the MI300X 405B start-up in vllm.yaml) is not chunked.
+  CHECK(detail::vllm_v0_chunked_prefill(m, v0));
+  v0.max_num_batched_tokens = 32769;
+  CHECK_FALSE(detail::vllm_v0_chunked_prefill(m, v0));
+  v0.max_num_batched_tokens = 4096;
+  CHECK(detail::vllm_v0_chunked_prefill(m, v0));
+  v0.max_num_batched_tokens.reset();
   // ... but not for sliding-window models (arg_utils.py:902-912 in 0.6.1.post2).
-  CHECK(detail::vllm_v0_profile_tokens(load_fixture_or_catalog("gemma-2-9b"), v0) == 32769);
+  CHECK(detail::vllm_v0_profile_tokens(load_fixture_or_catalog("gemma-2-9b"), h100, v0) == 32769);
 }
 
 }  // TEST_SUITE

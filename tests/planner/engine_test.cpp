@@ -469,6 +469,15 @@ TEST_CASE("engine sglang: PCIe-only GPUs keep NCCL's 0.13 GiB at TP > 1, NVLink 
   // TP 1 holds no communicator.
   o.tp = 1;
   CHECK(memory_budget(m, pcie, o).kv_budget_bytes == memory_budget(m, nvlink, o).kv_budget_bytes);
+  // vLLM takes the same buffers out of its budget after the profile run: over PCIe only
+  // its KV budget is (1,894 - 133) MiB larger at TP 2, nothing scaled by a fraction.
+  ServingOptions v;
+  v.engine = Engine::vllm;
+  v.tp = 2;
+  v.max_model_len = 4096;
+  const int64_t vllm_gain = memory_budget(m, pcie, with_engine_defaults(pcie, v)).kv_budget_bytes -
+                            memory_budget(m, nvlink, with_engine_defaults(nvlink, v)).kv_budget_bytes;
+  CHECK(vllm_gain == (1894 - 133) * int64_t{1048576});
 }
 
 TEST_CASE("engine sglang: 0.4 takes mem_fraction_static from its table by TP size") {
