@@ -11,7 +11,7 @@ PY=${1:?usage: pip_install_test.sh PYTHON SOURCE_DIR BUILD_DIR}
 SRC=${2:?} BUILD=${3:?}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-KVPLAN_WHEEL_BUILD_DIR="$BUILD" "$PY" -m pip install --quiet --no-index --disable-pip-version-check \
+KVPLAN_WHEEL_BUILD_DIR="$BUILD" "$PY" -m pip install --quiet --no-index --disable-pip-version-check --root-user-action=ignore \
   --target "$WORK/site" "$SRC"
 mkdir "$WORK/empty" && cd "$WORK/empty"
 # 2 (K and V) x 32 layers x 8 KV heads x 128 x 2 bytes (bf16) = 131,072 (Llama-3-8B's config).
