@@ -50,6 +50,10 @@ po::variables_map parse(const Args& args, const po::options_description& desc);
 
 //! Writes text to -o FILE (refusing to overwrite an existing file unless --force) or stdout.
 void emit(const po::variables_map& vm, const std::string& text);
+//! Runs one command (cmd_plan, cmd_simulate, cmd_size) in this thread and returns what it
+//! would print on stdout: the Python binding and `kvplan serve` read the documents the CLI
+//! prints, parsed and checked by the same code. Its InputErrors propagate unchanged.
+std::string capture_output(int (*command)(const Args&), const Args& args);
 //! InputError naming `option` when `path` exists (unless force) or is a directory; run
 //! before long work so that a refused path fails fast.
 void check_output_path(const std::string& option, const std::string& path, bool force);
@@ -82,5 +86,7 @@ int cmd_simulate_disagg(const po::variables_map& vm);
 int cmd_size(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_calibrate(const Args& args);
+//! `kvplan serve`: the what-if page (cmd_serve.cpp; built when cpp-httplib is found).
+int cmd_serve(const Args& args);
 
 }  // namespace kvplan::cli

@@ -22,6 +22,7 @@ commands:
   calibrate  fit the step-time model's parameters from measurements (least squares)
   models     the model catalog
   gpus       the GPU catalog
+  serve      a what-if page in the browser (http://127.0.0.1:8000/ by default)
 
 Units: )") + kvplan::kSizeUnitsLegend + R"(; FLOPs count 2 per multiply-add.
 Exit codes: 0 success, 2 bad input, 1 internal failure.
@@ -61,6 +62,14 @@ int run(const std::string& cmd, const kvplan::cli::Args& args) {
   if (cmd == "calibrate") return cmd_calibrate(args);
   if (cmd == "models") return cmd_models(args);
   if (cmd == "gpus") return cmd_gpus(args);
+  if (cmd == "serve") {
+#ifdef KVPLAN_SERVE
+    return cmd_serve(args);
+#else
+    throw kvplan::InputError("command line", "serve", "a kvplan built with cpp-httplib (Debian libcpp-httplib-dev)",
+                             "a build without it: install the package and rerun cmake");
+#endif
+  }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << usage();
     return 0;

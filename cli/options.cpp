@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <optional>
 #include <string_view>
+#include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <fstream>
 #include <iostream>
 #include <unistd.h>
@@ -344,9 +346,26 @@ void write_output(const std::string& option, const std::string& path, const std:
   if (out.fail()) throw InputError(option, "", "a path that can be written in full", "'" + path + "': write failed");
 }
 
+namespace {
+//! Where emit() writes in this thread while capture_output runs a command (else stdout).
+thread_local std::string* captured = nullptr;
+}  // namespace
+
+std::string capture_output(int (*command)(const Args&), const Args& args) {
+  std::string text;
+  struct Restore {
+    std::string* outer;
+    ~Restore() { captured = outer; }
+  } restore{std::exchange(captured, &text)};
+  if (const int code = command(args); code != 0)
+    throw std::runtime_error("the command returned exit code " + std::to_string(code));
+  return text;
+}
+
 void emit(const po::variables_map& vm, const std::string& text) {
   if (!vm.count("output")) {
-    std::cout << text;
+    if (captured) *captured += text;
+    else std::cout << text;
     return;
   }
   write_output("--output", vm["output"].as<std::string>(), text, vm.count("force") && vm["force"].as<bool>());

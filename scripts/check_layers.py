@@ -27,6 +27,8 @@ THIRD_PARTY = {
     "boost": re.compile(r"^boost/"),
     "eigen": re.compile(r"^(Eigen|unsupported/Eigen)/"),
     "doctest": re.compile(r"^doctest/"),
+    "pybind11": re.compile(r"^pybind11/"),
+    "httplib": re.compile(r"^httplib\.h$"),
     "cuda": re.compile(r"^(cuda|cublas|cublasLt|curand|cufft|nvml|nvrtc)\w*\.h$|^(cuda|thrust|cub)/"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

@@ -24,7 +24,7 @@ STAGES=("$@")
 # benchmarks' timing loops trip checks written for product code). KVPLAN_TIDY_EXCLUDE, an
 # extended regular expression over repository paths, can leave files out while their
 # findings are being fixed; by default nothing is.
-TIDY_DIRS="planner|io|cli|sim|cluster|reports|gpu_validate|size"
+TIDY_DIRS="planner|io|cli|sim|cluster|reports|gpu_validate|size|web|python"
 TIDY_EXCLUDE="${KVPLAN_TIDY_EXCLUDE-}"
 
 log() { printf '\n== gates: %s\n' "$*"; }
