@@ -1,15 +1,16 @@
 """`kvplan serve` in a real headless Chromium: starts the server on a free port, loads the
 page, changes controls as a user does, and checks that the numbers the page shows equal
 the CLI's JSON for the same options (plan and simulate), that a bad input shows the
-CLI's exit-2 message, and that a control change answers within 100 ms for the plan
-outputs (median of the changes made). Keeps a screenshot as an artifact.
+CLI's exit-2 message, and prints how fast a control change answers for the plan outputs
+(median of the changes made; checked against a budget only when one is given: the figure
+is a benchmark, bench/RESULTS.md). Keeps a screenshot as an artifact.
 
 Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: JSON
 messages separated by NUL bytes on file descriptors 3 and 4), the transport puppeteer uses,
 with Python's standard library only. Like tests/reports/browser_test.sh it installs
 nothing: without chromium it exits 77, which ctest reports as skipped (scripts/test.sh
 installs chromium).
-Usage: serve_browser_test.py KVPLAN_BINARY SCREENSHOT.png [BUDGET_MS (100; 0: not checked)]
+Usage: serve_browser_test.py KVPLAN_BINARY SCREENSHOT.png [BUDGET_MS (100; 0: printed, not checked: ctest)]
 """
 
 import base64
