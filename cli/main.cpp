@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/server_command.h"
 #include "planner/units.h"
 
 namespace {
@@ -54,9 +55,10 @@ std::string printable(const std::string& s) {
 
 int run(const std::string& cmd, const kvplan::cli::Args& args) {
   using namespace kvplan::cli;
-  if (cmd == "plan") return cmd_plan(args);
-  if (cmd == "simulate") return cmd_simulate(args);
-  if (cmd == "size") return cmd_size(args);
+  // `kvplan plan ... -- vllm serve MODEL ...`: the server command read as kvplan options.
+  if (cmd == "plan") return cmd_plan(with_server_command(args, cmd));
+  if (cmd == "simulate") return cmd_simulate(with_server_command(args, cmd));
+  if (cmd == "size") return cmd_size(with_server_command(args, cmd));
   if (cmd == "validate") return cmd_validate(args);
   if (cmd == "calibrate") return cmd_calibrate(args);
   if (cmd == "models") return cmd_models(args);
