@@ -6,6 +6,7 @@
 
 #include "cli/buy_options.h"
 #include "cli/cli.h"
+#include "cli/size_shard.h"
 #include "cli/workload_options.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
@@ -70,6 +71,7 @@ int cmd_size(const Args& args) {
   add_output_options(desc);
   add_buy_options(desc);
   add_workload_question_options(desc, true);
+  add_shard_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
     std::cout << desc << "\n" << kListHelp << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
@@ -118,6 +120,7 @@ int cmd_size(const Args& args) {
   } else if (evaluator != "sim") {
     throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
   }
+  const bool shard = setup_shard(vm, args, evaluator, opt);
   if (vm.count("disagg"))
     opt.disagg = std::make_shared<const size::DisaggSearchOptions>(disagg_options(vm, opt, evaluator, format));
   else if (vm["disagg-all"].as<bool>()) throw InputError("command line", "--disagg-all", "--disagg as well", "--disagg-all alone");
@@ -131,6 +134,10 @@ int cmd_size(const Args& args) {
   const size::SizeResult result = size::run_search(space, workload, opt);
   if (bar) std::cerr << reports::size_done(result);
   if (bar && result.disagg) std::cerr << reports::disagg_done(*result.disagg);
+  if (shard) {
+    emit(vm, shard_output());
+    return 0;
+  }
 
   if (vm.count("report")) write_output("--report", vm["report"].as<std::string>(), reports::size_output_html(result), force);
   std::string text;
