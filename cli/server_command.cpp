@@ -313,7 +313,7 @@ Given read_flags(const Args& cmd, size_t first, const EngineCommand& ec) {
     const std::string& tok = cmd[i];
     if (tok.size() < 2 || tok[0] != '-') {
       if (!ec.positional_model || !g.model.empty())
-        throw InputError(kWhere, "'" + tok + "'", "flags of " + ec.program + " (a bare word here is not one)",
+        throw InputError(kWhere, tok, "flags of " + ec.program + " (a bare word here is not one)",
                          "an unexpected argument");
       g.model = tok;
       continue;

@@ -101,7 +101,7 @@ std::optional<CheckpointFiles> find_checkpoint(const std::string& name) {
   }
   if (looked.size() == 1) looked.emplace_back("no Hugging Face cache ($HF_HUB_CACHE, $HF_HOME and $HOME are unset)");
   std::string where;
-  for (const auto& l : looked) where += "\n  " + l;
+  for (const auto& l : looked) where += (where.empty() ? " " : "; ") + l;
   throw InputError("--model", "",
                    "a local checkpoint folder or a Hub model in the local Hugging Face cache (kvplan does not use the "
                    "network; fetch the file with `huggingface-cli download " + name +

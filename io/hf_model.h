@@ -1,7 +1,7 @@
 // kvplan io: a model named as the Hugging Face Hub names it (`org/name`) or a local
 // checkpoint directory, found on this machine without the network: the directory's
-// config.json, or the Hub cache's snapshot that refs/main points to (docs/formats.md
-// "Models by their Hub name").
+// config.json, or the Hub cache's snapshot that refs/main points to
+// (docs/server-command.md "Models by their Hub name").
 #pragma once
 
 #include <filesystem>
