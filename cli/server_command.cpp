@@ -447,6 +447,7 @@ class Translation {
   std::vector<std::string>& notes() { return notes_; }
   const std::vector<std::pair<std::string, std::string>>& options() const { return opts_; }
   const std::string& command() const { return command_; }
+  const std::string& program() const { return ec_.program; }
 
  private:
   const EngineCommand& ec_;
@@ -482,7 +483,7 @@ void translate_vllm(const Given& g, const ModelConfig& m, const std::string& ver
   for (const auto& [name, value] : g.values) {
     const std::string flag = "--" + name;
     if (name == "model") continue;
-    if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), "vllm"), flag);
+    if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), t.program()), flag);
     else if (name == "max-model-len") t.set("max-model-len", vllm_length(value), flag);
     else if (name == "data-parallel-size") {
       // A MoE model's data-parallel ranks share its expert layers (vLLM's DP attention);
@@ -508,7 +509,7 @@ void translate_vllm(const Given& g, const ModelConfig& m, const std::string& ver
       // eager mode adds per kernel has no sourced figure and is not modelled.
       if (value != "no")
         t.notes().push_back(
-            "vllm --enforce-eager: no CUDA graphs; kvplan's vLLM memory accounting deducts no graph memory either "
+            t.program() + " --enforce-eager: no CUDA graphs; kvplan's vLLM memory accounting deducts no graph memory either "
             "way, and the per-kernel launch time of eager steps is not modelled (step times are those of graph "
             "runs: a lower bound; docs/server-command.md)");
     } else if (name == "num-gpu-blocks-override") {
@@ -535,7 +536,7 @@ void translate_sglang(const Given& g, const ModelConfig& m, Translation& t) {
   for (const auto& [name, value] : g.values) {
     const std::string flag = "--" + name;
     if (name == "model-path") continue;
-    if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), "sglang"), flag);
+    if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), t.program()), flag);
     else if (name == "tp-size") {
       // With DP attention --tp-size counts every GPU and each of the --dp-size attention
       // ranks holds tp / dp of them (server_args.py: attention TP = tp_size // dp_size);
