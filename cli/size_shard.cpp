@@ -157,9 +157,9 @@ bool setup_shard(const po::variables_map& vm, const Args& args, const std::strin
       throw InputError("command line", "--shard", std::string("no --") + o + " (kvplan merge writes the whole answer)",
                        std::string("--") + o);
   s.args = search_args(args);
-  // Every candidate of the slice is simulated: which ones the cost bound skips depends on
-  // options proven in other shards, so the merge applies the bound.
-  opt.exhaustive = true;
+  // The cost bound stays on: a shard proves fewer options than the whole search, so its
+  // best cost per model is at least the whole search's and it skips only candidates the
+  // whole search skips too; the merge then reads every evaluation it needs.
   opt.wrap_simulator = [](size::Evaluator inner) -> size::Evaluator {
     return [inner = std::move(inner)](const size::Candidate& c, const ModelConfig& m, const GpuSpec& g,
                                        const Workload& w, const size::WorkloadShape& shape) {
