@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/sim_options.h"
+#include "cli/workload_options.h"
 #include "cluster/fleet.h"
 #include "cluster/max_rate.h"
 #include "planner/error_bars.h"
@@ -128,6 +129,7 @@ int cmd_simulate(const Args& args) {
   add_serving_options(desc);
   add_scheduler_options(desc);
   add_output_options(desc);
+  add_workload_question_options(desc, false);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
     std::cout << desc << "\n" << kListHelp;
@@ -154,6 +156,7 @@ int cmd_simulate(const Args& args) {
                          "no --disagg alongside it (a disaggregated layout counts its instances in --prefill-pool and "
                          "--decode-pool)",
                          "both");
+    refuse_question_options(vm, "--disagg");
     return cmd_simulate_disagg(vm);
   }
   for (const char* flag : {"prefill-pool", "decode-pool", "kv-link"})
@@ -162,8 +165,6 @@ int cmd_simulate(const Args& args) {
                        "no --disagg");
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
   if (!vm.count("gpu")) throw InputError("command line", "--gpu", "a GPU name or file (see `kvplan gpus`)", "nothing");
-  if (!vm.count("workload"))
-    throw InputError("command line", "--workload", "a workload name or file (configs/workloads)", "nothing");
   const Format format = parse_format(vm.count("format") ? vm["format"].as<std::string>() : "table");
 
   const ModelConfig m = io::load_model(vm["model"].as<std::string>());
@@ -179,7 +180,8 @@ int cmd_simulate(const Args& args) {
   ServingOptions given = all_options.front();
   apply_engine_limit_flags(vm, given);
   r.options = with_engine_defaults(g, given);
-  r.workload = io::load_workload(vm["workload"].as<std::string>());
+  r.workload = question_workload(
+      vm, "simulate", vm.count("requests") ? parse_int_option(vm["requests"].as<std::string>(), "--requests") : 0);
   apply_random_options(vm, r.workload);
 
   r.sim = parse_sim_options(vm, r.workload, sim::kSchedulerNames.expected());

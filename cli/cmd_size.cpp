@@ -6,6 +6,8 @@
 
 #include "cli/buy_options.h"
 #include "cli/cli.h"
+#include "cli/size_shard.h"
+#include "cli/workload_options.h"
 #include "io/config_io.h"
 #include "io/workload_io.h"
 #include "reports/size_output.h"
@@ -68,6 +70,8 @@ int cmd_size(const Args& args) {
   add_serving_options(desc);
   add_output_options(desc);
   add_buy_options(desc);
+  add_workload_question_options(desc, true);
+  add_shard_options(desc);
   const auto vm = parse(args, desc);
   if (vm.count("help")) {
     std::cout << desc << "\n" << kListHelp << "\nSearched unless given as options: --tp 1,2,4,8; --quantization none,fp8,awq;\n"
@@ -78,7 +82,6 @@ int cmd_size(const Args& args) {
     return 0;
   }
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
-  if (!vm.count("workload")) throw InputError("command line", "--workload", "a workload name or file", "nothing");
   const Format format = parse_format(vm.count("format") ? vm["format"].as<std::string>() : "table");
   const BuyRequest buy_request = parse_buy_options(vm);
 
@@ -98,7 +101,8 @@ int cmd_size(const Args& args) {
     space.schedulers.push_back(*sch);
   }
   space.what_if = vm["what-if"].as<bool>();
-  const Workload workload = io::load_workload(vm["workload"].as<std::string>());
+  const Workload workload =
+      question_workload(vm, "size", parse_int_option(vm["requests"].as<std::string>(), "--requests"));
   if (workload.arrivals_at_one_instant())
     throw InputError(workload.trace_file, "arrival_s", "arrivals spread over time (size searches arrival rates)",
                      "every arrival at one instant");
@@ -116,6 +120,7 @@ int cmd_size(const Args& args) {
   } else if (evaluator != "sim") {
     throw InputError("command line", "--evaluator", "sim or planner", "'" + evaluator + "'");
   }
+  const bool shard = setup_shard(vm, args, evaluator, opt);
   if (vm.count("disagg"))
     opt.disagg = std::make_shared<const size::DisaggSearchOptions>(disagg_options(vm, opt, evaluator, format));
   else if (vm["disagg-all"].as<bool>()) throw InputError("command line", "--disagg-all", "--disagg as well", "--disagg-all alone");
@@ -129,6 +134,10 @@ int cmd_size(const Args& args) {
   const size::SizeResult result = size::run_search(space, workload, opt);
   if (bar) std::cerr << reports::size_done(result);
   if (bar && result.disagg) std::cerr << reports::disagg_done(*result.disagg);
+  if (shard) {
+    emit(vm, shard_output());
+    return 0;
+  }
 
   if (vm.count("report")) write_output("--report", vm["report"].as<std::string>(), reports::size_output_html(result), force);
   std::string text;

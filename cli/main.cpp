@@ -6,6 +6,8 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/server_command.h"
+#include "cli/size_shard.h"
 #include "planner/units.h"
 
 namespace {
@@ -18,6 +20,7 @@ commands:
   plan       memory, FLOPs, capacity and roofline latency of a model on a GPU
   simulate   discrete-event simulation of a serving engine under a workload
   size       search GPUs and options for the cheapest deployment meeting an SLO
+  merge      combine the shards of `size --shard I/N` into the answer of the whole search
   validate   compare the planner's predictions with measurements (cpu or cuda)
   calibrate  fit the step-time model's parameters from measurements (least squares)
   models     the model catalog
@@ -55,9 +58,11 @@ std::string printable(const std::string& s) {
 
 int run(const std::string& cmd, const kvplan::cli::Args& args) {
   using namespace kvplan::cli;
-  if (cmd == "plan") return cmd_plan(args);
-  if (cmd == "simulate") return cmd_simulate(args);
-  if (cmd == "size") return cmd_size(args);
+  // `kvplan plan ... -- vllm serve MODEL ...`: the server command read as kvplan options.
+  if (cmd == "plan") return cmd_plan(with_server_command(args, cmd));
+  if (cmd == "simulate") return cmd_simulate(with_server_command(args, cmd));
+  if (cmd == "size") return cmd_size(with_server_command(args, cmd));
+  if (cmd == "merge") return cmd_merge(args);
   if (cmd == "validate") return cmd_validate(args);
   if (cmd == "calibrate") return cmd_calibrate(args);
   if (cmd == "models") return cmd_models(args);

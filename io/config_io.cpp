@@ -1,4 +1,5 @@
 #include "io/config_io.h"
+#include "io/hf_model.h"
 
 #include "io/calibration_io.h"
 #include "io/hardware_io.h"
@@ -995,6 +996,13 @@ std::vector<RegisteredFamily> family_registry() {
 }
 
 ModelConfig load_model(const std::string& name_or_path) {
+  // A checkpoint folder or a Hub id (org/name) in the local Hugging Face cache, named
+  // as the user named it: every snapshot's file is called config.json.
+  if (const auto files = find_checkpoint(name_or_path)) {
+    ModelConfig m = parse_model(checkpoint_config_text(*files), files->config.string());
+    m.name = name_or_path;
+    return m;
+  }
   const fs::path p = resolve("models", name_or_path);
   return parse_model(read_file(p), p.string());
 }

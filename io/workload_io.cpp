@@ -182,6 +182,46 @@ std::shared_ptr<const std::vector<TraceRow>> load_trace(const fs::path& path) {
   return std::make_shared<const std::vector<TraceRow>>(parse_trace(read_file(path, kMaxTraceBytes), path.string()));
 }
 
+LengthDist parse_length_option(const std::string& text, const std::string& option) {
+  const std::string where = "command line";
+  YAML::Node root(YAML::NodeType::Map);
+  YAML::Node d(YAML::NodeType::Map);
+  const bool bare = !text.empty() && text.find_first_not_of("0123456789_") == std::string::npos;
+  if (bare) {
+    d["dist"] = "fixed";
+    d["value"] = text;
+  } else {
+    for (size_t start = 0; start <= text.size();) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      const std::string item = text.substr(start, comma - start);
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw InputError(where, option,
+                         "a token count (512) or key=value pairs of a workload file's lengths "
+                         "(dist=uniform,min=128,max=1024)",
+                         "'" + text + "'");
+      const std::string key = item.substr(0, eq);
+      if (d[key].IsDefined()) throw InputError(where, option + "." + key, "the key once", "it twice");
+      d[key] = item.substr(eq + 1);
+      start = comma + 1;
+    }
+  }
+  // 4_096 reads as 4096, as kvplan's integer options read it.
+  for (auto kv : d) {
+    std::string v = kv.second.Scalar();
+    if (v.find('_') != std::string::npos && v.find_first_not_of("0123456789_") == std::string::npos) {
+      v.erase(std::remove(v.begin(), v.end(), '_'), v.end());
+      kv.second = v;
+    }
+  }
+  root[option] = d;
+  const LengthDist dist = length_dist(root, option, where);
+  if (dist.kind == LengthKind::trace)
+    throw InputError(where, option + ".dist", "fixed, uniform or lognormal (a trace's lengths come with its file)",
+                     "'trace'");
+  return dist;
+}
+
 Workload parse_workload(const std::string& text, const std::string& file) {
   const YAML::Node root = parse_yaml_mapping(text, file);
   Workload w;

@@ -14,6 +14,12 @@
 
 namespace kvplan::io {
 
+//! A length distribution given on the command line as option `option` (--prompt-tokens):
+//! a bare integer is `dist: fixed`; otherwise the workload file's keys as key=value
+//! pairs, comma-separated (dist=uniform,min=128,max=1024; dist=lognormal,mean=600,
+//! sigma=0.8,max=4096), checked as a workload file's are. `trace` has no file here.
+LengthDist parse_length_option(const std::string& text, const std::string& option);
+
 //! A catalog name (configs/workloads/<name>.yaml) or a path to a workload file.
 Workload load_workload(const std::string& name_or_path);
 

@@ -259,6 +259,9 @@ struct SizeOptions {
   size_t detail_top = 8;              //!< options that get capacity and load curves
   int spread_seeds = 3;               //!< seeds the recommended options' max rate is re-found with
   Evaluator evaluator;                //!< empty = simulator_evaluator(*this)
+  //! Wraps the simulator's evaluator, the search otherwise unchanged: `size --shard`
+  //! evaluates a slice of the candidates, `kvplan merge` reads the shards' evaluations.
+  std::function<Evaluator(Evaluator)> wrap_simulator;
   //! Simulate every candidate the planner keeps. Without it (simulator evaluator only) a
   //! candidate is skipped when its cheapest possible deployment (rate_ceiling) costs more
   //! than an option of its model already proven, or rejections alone fail its SLO; the

@@ -1,0 +1,678 @@
+#include "cli/server_command.h"
+
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "io/config_io.h"
+
+namespace kvplan::cli {
+
+namespace {
+
+const std::string kWhere = "server command";
+
+//! What kvplan does with one engine flag.
+enum class Kind {
+  map,          //!< --flag V: kvplan's option `target` V
+  map_on_off,   //!< boolean (vLLM: also --no-flag): kvplan's `target` on / off
+  map_off,      //!< boolean whose presence turns kvplan's `target` off (SGLang --disable-*)
+  map_switch,   //!< boolean: kvplan's switch `target`
+  special,      //!< read by the engine's translation below (its value, if any, in `target`)
+  special_flag, //!< the same, a boolean
+  note,         //!< --flag V accepted: `why` it does not change the plan
+  note_flag,    //!< a boolean accepted: `why`
+  refuse,       //!< --flag V changes the plan in a way kvplan does not model yet: `why`
+  refuse_flag,  //!< the same, a boolean
+};
+
+struct Flag {
+  std::string_view name;    //!< as the engine spells it, without the dashes
+  std::string_view alias;   //!< a second spelling ("" for none): -tp, --tp, --tp_size
+  Kind kind;
+  std::string_view target;  //!< kvplan's option (map kinds)
+  std::string_view why;     //!< note or refusal
+};
+
+bool takes_value(Kind k) { return k == Kind::map || k == Kind::special || k == Kind::note || k == Kind::refuse; }
+
+// Reasons shared by many flags.
+constexpr std::string_view kServer = "the API server's address, names, logging or security";
+constexpr std::string_view kLoading = "where and how the weights and tokenizer are loaded, not their size";
+constexpr std::string_view kOutput = "how outputs are parsed or formatted (tools, reasoning, templates)";
+constexpr std::string_view kTrust = "whether custom model code may run";
+constexpr std::string_view kSpec = "speculative decoding is not modelled yet";
+constexpr std::string_view kLora = "LoRA adapters' memory and kernels are not modelled yet";
+constexpr std::string_view kMm = "multimodal inputs are not modelled yet (kvplan plans text requests)";
+constexpr std::string_view kDisagg = "KV transfer between engines: use `kvplan simulate --disagg`";
+constexpr std::string_view kSpeed = "kernel or backend choice changes step times; kvplan times the engine's default";
+
+// vLLM: EngineArgs.add_cli_args (vllm/engine/arg_utils.py) plus the OpenAI server's
+// make_arg_parser (vllm/entrypoints/openai/cli_args.py), vllm-project/vllm@99d7eb5d6a51.
+// FlexibleArgumentParser reads --max_model_len as --max-model-len; booleans also take
+// --no-FLAG (argparse.BooleanOptionalAction).
+constexpr std::array kVllmFlags{
+    Flag{"model", "", Kind::special, "", ""},
+    Flag{"tensor-parallel-size", "tp", Kind::map, "tensor-parallel-size", ""},
+    Flag{"pipeline-parallel-size", "pp", Kind::map, "pipeline-parallel-size", ""},
+    Flag{"data-parallel-size", "dp", Kind::special, "", ""},
+    Flag{"enable-expert-parallel", "", Kind::map_switch, "enable-expert-parallel", ""},
+    Flag{"num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"enable-eplb", "", Kind::note_flag, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
+    Flag{"dtype", "", Kind::map, "dtype", ""},
+    Flag{"quantization", "q", Kind::map, "quantization", ""},
+    Flag{"kv-cache-dtype", "", Kind::special, "", ""},
+    Flag{"calculate-kv-scales", "", Kind::note_flag, "", "scales are computed, not stored per token: the cache's size is the dtype's"},
+    Flag{"block-size", "", Kind::map, "block-size", ""},
+    Flag{"gpu-memory-utilization", "", Kind::map, "gpu-memory-utilization", ""},
+    Flag{"max-model-len", "", Kind::special, "", ""},
+    Flag{"max-num-seqs", "", Kind::map, "max-num-seqs", ""},
+    Flag{"max-num-batched-tokens", "", Kind::map, "max-num-batched-tokens", ""},
+    Flag{"enable-prefix-caching", "", Kind::map_on_off, "enable-prefix-caching", ""},
+    Flag{"prefix-caching-hash-algo", "", Kind::note, "", "the hash of cached blocks, not what is cached"},
+    Flag{"enable-chunked-prefill", "", Kind::special_flag, "", ""},
+    Flag{"async-scheduling", "", Kind::map_on_off, "async-scheduling", ""},
+    Flag{"enforce-eager", "", Kind::special_flag, "", ""},
+    Flag{"swap-space", "", Kind::note, "", "host memory for swapped blocks: vLLM V1 preempts by recomputation (and V0 swaps only multi-sequence groups), as kvplan simulates"},
+    Flag{"num-gpu-blocks-override", "", Kind::special, "", ""},
+    Flag{"max-seq-len-to-capture", "", Kind::note, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
+    Flag{"cuda-graph-sizes", "", Kind::note, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
+    Flag{"compilation-config", "O", Kind::note, "", "torch.compile and CUDA graph settings: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
+    Flag{"seed", "", Kind::note, "", "the sampling seed"},
+    Flag{"revision", "", Kind::special, "", ""},
+    Flag{"host", "", Kind::note, "", kServer},
+    Flag{"port", "", Kind::note, "", kServer},
+    Flag{"uds", "", Kind::note, "", kServer},
+    Flag{"served-model-name", "", Kind::note, "", kServer},
+    Flag{"api-key", "", Kind::note, "", kServer},
+    Flag{"allowed-origins", "", Kind::note, "", kServer},
+    Flag{"allowed-methods", "", Kind::note, "", kServer},
+    Flag{"allowed-headers", "", Kind::note, "", kServer},
+    Flag{"allow-credentials", "", Kind::note_flag, "", kServer},
+    Flag{"root-path", "", Kind::note, "", kServer},
+    Flag{"ssl-keyfile", "", Kind::note, "", kServer},
+    Flag{"ssl-certfile", "", Kind::note, "", kServer},
+    Flag{"ssl-ca-certs", "", Kind::note, "", kServer},
+    Flag{"uvicorn-log-level", "", Kind::note, "", kServer},
+    Flag{"disable-uvicorn-access-log", "", Kind::note_flag, "", kServer},
+    Flag{"disable-log-requests", "", Kind::note_flag, "", kServer},
+    Flag{"enable-log-requests", "", Kind::note_flag, "", kServer},
+    Flag{"disable-log-stats", "", Kind::note_flag, "", kServer},
+    Flag{"max-log-len", "", Kind::note, "", kServer},
+    Flag{"disable-fastapi-docs", "", Kind::note_flag, "", kServer},
+    Flag{"middleware", "", Kind::note, "", kServer},
+    Flag{"enable-server-load-tracking", "", Kind::note_flag, "", kServer},
+    Flag{"trust-remote-code", "", Kind::note_flag, "", kTrust},
+    Flag{"tokenizer", "", Kind::note, "", kLoading},
+    Flag{"tokenizer-mode", "", Kind::note, "", kLoading},
+    Flag{"tokenizer-revision", "", Kind::note, "", kLoading},
+    Flag{"code-revision", "", Kind::note, "", kLoading},
+    Flag{"load-format", "", Kind::note, "", kLoading},
+    Flag{"download-dir", "", Kind::note, "", kLoading},
+    Flag{"hf-token", "", Kind::note, "", kLoading},
+    Flag{"config-format", "", Kind::note, "", kLoading},
+    Flag{"max-parallel-loading-workers", "", Kind::note, "", kLoading},
+    Flag{"distributed-executor-backend", "", Kind::note, "", "how worker processes are launched (ray or multiprocessing)"},
+    Flag{"chat-template", "", Kind::note, "", kOutput},
+    Flag{"response-role", "", Kind::note, "", kOutput},
+    Flag{"enable-auto-tool-choice", "", Kind::note_flag, "", kOutput},
+    Flag{"tool-call-parser", "", Kind::note, "", kOutput},
+    Flag{"reasoning-parser", "", Kind::note, "", kOutput},
+    Flag{"generation-config", "", Kind::note, "", "default sampling parameters"},
+    Flag{"max-logprobs", "", Kind::note, "", kOutput},
+    Flag{"return-tokens-as-token-ids", "", Kind::note_flag, "", kOutput},
+    Flag{"enable-prompt-tokens-details", "", Kind::note_flag, "", kOutput},
+    Flag{"guided-decoding-backend", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
+    Flag{"config", "", Kind::refuse, "", "a YAML file of flags is not read yet: paste its flags on the command line"},
+    Flag{"speculative-config", "", Kind::refuse, "", kSpec},
+    Flag{"kv-cache-memory-bytes", "", Kind::refuse, "", "a KV pool given in bytes is not modelled yet (use --gpu-memory-utilization)"},
+    Flag{"cpu-offload-gb", "", Kind::refuse, "", "weights offloaded to host memory are not modelled yet"},
+    Flag{"kv-offloading-size", "", Kind::refuse, "", "a host-memory KV tier is not modelled yet"},
+    Flag{"kv-transfer-config", "", Kind::refuse, "", kDisagg},
+    Flag{"enable-lora", "", Kind::refuse_flag, "", kLora},
+    Flag{"max-loras", "", Kind::refuse, "", kLora},
+    Flag{"max-lora-rank", "", Kind::refuse, "", kLora},
+    Flag{"lora-modules", "", Kind::refuse, "", kLora},
+    Flag{"limit-mm-per-prompt", "", Kind::refuse, "", kMm},
+    Flag{"mm-processor-kwargs", "", Kind::refuse, "", kMm},
+    Flag{"hf-overrides", "", Kind::refuse, "", "an edited model config: edit config.json and pass its folder as the model"},
+    Flag{"rope-scaling", "", Kind::refuse, "", "an edited model config: edit config.json and pass its folder as the model"},
+    Flag{"override-generation-config", "", Kind::note, "", "default sampling parameters"},
+    Flag{"preemption-mode", "", Kind::special, "", ""},
+    Flag{"scheduling-policy", "", Kind::special, "", ""},
+    Flag{"long-prefill-token-threshold", "", Kind::refuse, "", "partial prefills are not modelled yet"},
+    Flag{"max-num-partial-prefills", "", Kind::refuse, "", "partial prefills are not modelled yet"},
+    Flag{"api-server-count", "", Kind::refuse, "", "more than one API server process changes the host overheads kvplan fitted on one"},
+    Flag{"disable-custom-all-reduce", "", Kind::refuse_flag, "", "NCCL's all-reduce in place of vLLM's changes the communication time"},
+    Flag{"data-parallel-size-local", "dpl", Kind::note, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"data-parallel-address", "dpa", Kind::note, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"data-parallel-rpc-port", "dpp", Kind::note, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"data-parallel-start-rank", "dpr", Kind::note, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"headless", "", Kind::note_flag, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"enable-sleep-mode", "", Kind::note_flag, "", "freeing memory while idle"},
+    Flag{"attention-backend", "", Kind::refuse, "", kSpeed},
+};
+
+// SGLang: ServerArgs.add_cli_args (python/sglang/srt/server_args.py),
+// sgl-project/sglang@469c63e54e7d.
+constexpr std::array kSglangFlags{
+    Flag{"model-path", "model", Kind::special, "", ""},
+    Flag{"tp-size", "tp", Kind::special, "", ""},
+    Flag{"pp-size", "", Kind::map, "pipeline-parallel-size", ""},
+    Flag{"dp-size", "dp", Kind::special, "", ""},
+    Flag{"enable-dp-attention", "", Kind::special_flag, "", ""},
+    Flag{"ep-size", "ep", Kind::map, "expert-parallel-size", ""},
+    Flag{"ep-num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"dtype", "", Kind::map, "dtype", ""},
+    Flag{"quantization", "", Kind::map, "quantization", ""},
+    Flag{"kv-cache-dtype", "", Kind::special, "", ""},
+    Flag{"page-size", "", Kind::map, "block-size", ""},
+    Flag{"mem-fraction-static", "", Kind::map, "gpu-memory-utilization", ""},
+    Flag{"context-length", "", Kind::map, "max-model-len", ""},
+    Flag{"max-running-requests", "", Kind::map, "max-num-seqs", ""},
+    Flag{"chunked-prefill-size", "", Kind::special, "", ""},
+    Flag{"disable-radix-cache", "", Kind::map_off, "enable-prefix-caching", ""},
+    Flag{"schedule-conservativeness", "", Kind::map, "schedule-conservativeness", ""},
+    Flag{"enable-mixed-chunk", "", Kind::map_switch, "enable-mixed-chunk", ""},
+    Flag{"schedule-policy", "", Kind::special, "", ""},
+    Flag{"disable-cuda-graph", "", Kind::special_flag, "", ""},
+    Flag{"cuda-graph-max-bs", "", Kind::special, "", ""},
+    Flag{"max-total-tokens", "", Kind::refuse, "", "a KV pool given in tokens is not modelled yet (use --mem-fraction-static)"},
+    Flag{"load-balance-method", "", Kind::refuse, "", "the data-parallel router: kvplan models SGLang's default, round_robin"},
+    Flag{"speculative-algorithm", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-draft-model-path", "", Kind::refuse, "", kSpec},
+    Flag{"enable-lora", "", Kind::refuse_flag, "", kLora},
+    Flag{"lora-paths", "", Kind::refuse, "", kLora},
+    Flag{"disaggregation-mode", "", Kind::refuse, "", kDisagg},
+    Flag{"enable-torch-compile", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"attention-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"enable-hierarchical-cache", "", Kind::refuse_flag, "", "a host-memory KV tier is not modelled yet"},
+    Flag{"revision", "", Kind::special, "", ""},
+    Flag{"host", "", Kind::note, "", kServer},
+    Flag{"port", "", Kind::note, "", kServer},
+    Flag{"served-model-name", "", Kind::note, "", kServer},
+    Flag{"api-key", "", Kind::note, "", kServer},
+    Flag{"log-level", "", Kind::note, "", kServer},
+    Flag{"log-requests", "", Kind::note_flag, "", kServer},
+    Flag{"enable-metrics", "", Kind::note_flag, "", kServer},
+    Flag{"show-time-cost", "", Kind::note_flag, "", kServer},
+    Flag{"watchdog-timeout", "", Kind::note, "", kServer},
+    Flag{"trust-remote-code", "", Kind::note_flag, "", kTrust},
+    Flag{"tokenizer-path", "", Kind::note, "", kLoading},
+    Flag{"tokenizer-mode", "", Kind::note, "", kLoading},
+    Flag{"skip-tokenizer-init", "", Kind::note_flag, "", kLoading},
+    Flag{"load-format", "", Kind::note, "", kLoading},
+    Flag{"download-dir", "", Kind::note, "", kLoading},
+    Flag{"nnodes", "", Kind::note, "", "how the ranks are spread over nodes"},
+    Flag{"node-rank", "", Kind::note, "", "how the ranks are spread over nodes"},
+    Flag{"dist-init-addr", "", Kind::note, "", "how the ranks are spread over nodes"},
+    Flag{"chat-template", "", Kind::note, "", kOutput},
+    Flag{"tool-call-parser", "", Kind::note, "", kOutput},
+    Flag{"reasoning-parser", "", Kind::note, "", kOutput},
+    Flag{"random-seed", "", Kind::note, "", "the sampling seed"},
+};
+
+// TensorRT-LLM: the click options of `trtllm-serve serve` (tensorrt_llm/commands/serve.py),
+// NVIDIA/TensorRT-LLM@00209af149e7. Click spells them with underscores.
+constexpr std::array kTrtllmFlags{
+    Flag{"tensor_parallel_size", "tp_size", Kind::map, "tensor-parallel-size", ""},
+    Flag{"pipeline_parallel_size", "pp_size", Kind::map, "pipeline-parallel-size", ""},
+    Flag{"moe_expert_parallel_size", "ep_size", Kind::map, "expert-parallel-size", ""},
+    Flag{"max_batch_size", "", Kind::map, "max-num-seqs", ""},
+    Flag{"max_num_tokens", "", Kind::map, "max-num-batched-tokens", ""},
+    Flag{"max_seq_len", "", Kind::map, "max-model-len", ""},
+    Flag{"free_gpu_memory_fraction", "kv_cache_free_gpu_memory_fraction", Kind::map, "gpu-memory-utilization", ""},
+    Flag{"enable_chunked_prefill", "", Kind::special_flag, "", ""},
+    Flag{"backend", "", Kind::special, "", ""},
+    Flag{"max_beam_width", "", Kind::special, "", ""},
+    Flag{"context_parallel_size", "cp_size", Kind::special, "", ""},
+    Flag{"moe_cluster_parallel_size", "cluster_size", Kind::refuse, "", "expert cluster parallelism is not modelled yet"},
+    Flag{"config", "extra_llm_api_options", Kind::refuse, "", "the LLM API options YAML is not read yet: paste its settings as flags"},
+    Flag{"revision", "", Kind::special, "", ""},
+    Flag{"server_role", "", Kind::refuse, "", kDisagg},
+    Flag{"disagg_cluster_uri", "", Kind::refuse, "", kDisagg},
+    Flag{"metadata_server_config_file", "", Kind::refuse, "", kDisagg},
+    Flag{"host", "", Kind::note, "", kServer},
+    Flag{"port", "", Kind::note, "", kServer},
+    Flag{"log_level", "", Kind::note, "", kServer},
+    Flag{"otlp_traces_endpoint", "", Kind::note, "", kServer},
+    Flag{"gpus_per_node", "", Kind::note, "", "how the ranks are spread over nodes"},
+    Flag{"num_postprocess_workers", "", Kind::note, "", "output detokenization workers"},
+    Flag{"trust_remote_code", "", Kind::note_flag, "", kTrust},
+    Flag{"tokenizer", "", Kind::note, "", kLoading},
+    Flag{"custom_tokenizer", "", Kind::note, "", kLoading},
+    Flag{"custom_module_dirs", "", Kind::note, "", kLoading},
+    Flag{"reasoning_parser", "", Kind::note, "", kOutput},
+    Flag{"tool_parser", "", Kind::note, "", kOutput},
+    Flag{"chat_template", "", Kind::note, "", kOutput},
+    Flag{"media_io_kwargs", "", Kind::note, "", kOutput},
+    Flag{"fail_fast_on_attention_window_too_large", "", Kind::note_flag, "", "an error instead of a warning at start-up"},
+};
+
+//! One engine's command: its display name, the kvplan engine and the flag table.
+struct EngineCommand {
+  std::string program;  //!< "vllm serve", "python -m sglang.launch_server", ...
+  Engine engine;
+  const Flag* flags;
+  size_t num_flags;
+  bool positional_model;  //!< MODEL as the first bare argument
+  bool underscores_are_dashes;  //!< vLLM's FlexibleArgumentParser
+  bool no_prefix;  //!< --no-FLAG for booleans
+};
+
+template <size_t N>
+EngineCommand engine_command(std::string program, Engine e, const std::array<Flag, N>& flags, bool positional,
+                             bool underscores, bool no_prefix) {
+  return {std::move(program), e, flags.data(), N, positional, underscores, no_prefix};
+}
+
+bool is_python(const std::string& s) {
+  const std::string base = s.substr(s.find_last_of('/') == std::string::npos ? 0 : s.find_last_of('/') + 1);
+  return base.rfind("python", 0) == 0;
+}
+
+//! The engine a command line starts, and how many of its leading words name it.
+std::pair<EngineCommand, size_t> which_engine(const Args& cmd) {
+  const auto at = [&](size_t i) { return i < cmd.size() ? cmd[i] : std::string(); };
+  if (at(0) == "vllm" && at(1) == "serve")
+    return {engine_command("vllm serve", Engine::vllm, kVllmFlags, true, true, true), 2};
+  if (is_python(at(0)) && at(1) == "-m") {
+    if (at(2) == "vllm.entrypoints.openai.api_server")
+      return {engine_command("python -m vllm.entrypoints.openai.api_server", Engine::vllm, kVllmFlags, false, true, true), 3};
+    if (at(2) == "sglang.launch_server")
+      return {engine_command("python -m sglang.launch_server", Engine::sglang, kSglangFlags, false, false, false), 3};
+  }
+  if (at(0) == "trtllm-serve")
+    return {engine_command("trtllm-serve", Engine::trtllm, kTrtllmFlags, true, false, false), at(1) == "serve" ? 2 : 1};
+  throw InputError(kWhere, "",
+                   "a server command after --: vllm serve MODEL ..., python -m vllm.entrypoints.openai.api_server "
+                   "--model MODEL ..., python -m sglang.launch_server --model-path MODEL ... or trtllm-serve MODEL ...",
+                   "'" + (cmd.empty() ? std::string() : cmd.front()) + "'");
+}
+
+//! The engine's flags as given: canonical name -> value ("" for a boolean; "no" for
+//! vLLM's --no-FLAG), the last occurrence winning as with argparse and click.
+struct Given {
+  std::map<std::string, std::string> values;
+  std::vector<const Flag*> order;  //!< first occurrence order, for the notes
+  std::string model;
+};
+
+Given read_flags(const Args& cmd, size_t first, const EngineCommand& ec) {
+  Given g;
+  const auto find = [&](const std::string& name) -> const Flag* {
+    for (size_t i = 0; i < ec.num_flags; ++i)
+      if (ec.flags[i].name == name || (!ec.flags[i].alias.empty() && ec.flags[i].alias == name)) return &ec.flags[i];
+    return nullptr;
+  };
+  for (size_t i = first; i < cmd.size(); ++i) {
+    const std::string& tok = cmd[i];
+    if (tok.size() < 2 || tok[0] != '-') {
+      if (!ec.positional_model || !g.model.empty())
+        throw InputError(kWhere, tok, "flags of " + ec.program + " (a bare word here is not one)",
+                         "an unexpected argument");
+      g.model = tok;
+      continue;
+    }
+    // --flag=value, -tp 4, -O3 (vLLM's compilation level glued to its short flag).
+    std::string name = tok.substr(tok[1] == '-' ? 2 : 1);
+    std::optional<std::string> value;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (ec.engine == Engine::vllm && tok[1] != '-' && name.size() > 1 && name[0] == 'O') {
+      value = name.substr(1);
+      name = "O";
+    }
+    if (ec.underscores_are_dashes) std::replace(name.begin(), name.end(), '_', '-');
+    const Flag* f = find(name);
+    bool negated = false;
+    if (!f && ec.no_prefix && name.rfind("no-", 0) == 0) {
+      f = find(name.substr(3));
+      negated = f && !takes_value(f->kind);
+      if (!negated) f = nullptr;
+    }
+    if (!f)
+      throw InputError(kWhere, tok, "a flag of " + ec.program + " (docs/server-command.md lists those kvplan reads)",
+                       "an unknown flag");
+    const std::string shown = std::string(tok[1] == '-' ? "--" : "-") + name;
+    if (takes_value(f->kind)) {
+      if (!value) {
+        if (i + 1 >= cmd.size() || cmd[i + 1].rfind("--", 0) == 0)
+          throw InputError(kWhere, shown, "a value after the flag", "nothing");
+        value = cmd[++i];
+      }
+    } else if (value) {
+      throw InputError(kWhere, shown, "the flag alone (it takes no value)", "'" + *value + "'");
+    }
+    const std::string key(f->name);
+    if (!g.values.count(key)) g.order.push_back(f);
+    g.values[key] = negated ? "no" : value.value_or("");
+  }
+  if (g.values.count("model-path") || g.values.count("model")) {
+    const std::string key = g.values.count("model-path") ? "model-path" : "model";
+    if (!g.model.empty()) throw InputError(kWhere, "--" + key, "the model once (positional or --" + key + ")", "both");
+    g.model = g.values[key];
+  }
+  if (g.model.empty()) throw InputError(kWhere, "MODEL", "the model " + ec.program + " serves", "nothing");
+  return g;
+}
+
+//! vLLM's human-readable integers for --max-model-len (human_readable_int in
+//! vllm/engine/arg_utils.py): lowercase suffixes are decimal and may follow a decimal
+//! number (25.6k = 25,600), uppercase ones binary and integral (32K = 32,768); -1 (or
+//! auto) asks vLLM to fit the length to memory.
+std::string vllm_length(const std::string& v) {
+  if (v == "-1" || v == "auto")
+    throw InputError(kWhere, "--max-model-len", "a number of tokens (the length vLLM fits to memory is not modelled yet)",
+                     "'" + v + "'");
+  if (v.empty()) return v;
+  const std::string decimal = "kmgt", binary = "KMGT";
+  const char unit = v.back();
+  const std::string number = v.substr(0, v.size() - 1);
+  if (const size_t d = decimal.find(unit); d != std::string::npos) {
+    double mult = 1;
+    for (size_t i = 0; i <= d; ++i) mult *= 1000;
+    const double x = parse_num_option(number, "--max-model-len", 0, 1e6);
+    return std::to_string(static_cast<int64_t>(x * mult));  // Python's int(): toward zero
+  }
+  if (const size_t b = binary.find(unit); b != std::string::npos) {
+    const int64_t n = parse_int_option(number, "--max-model-len");
+    if (n > (int64_t{1} << 20)) throw InputError(kWhere, "--max-model-len", "a length below 2^60 tokens", "'" + v + "'");
+    return std::to_string(n << (10 * (b + 1)));
+  }
+  return v;
+}
+
+//! The KV cache dtype names of vLLM (CacheDType in vllm/config/cache.py) and SGLang
+//! (--kv-cache-dtype choices) as kvplan names them. fp8_e5m2 is one byte per element
+//! like fp8_e4m3: the same memory and the same bytes read per step.
+std::string kv_dtype(const std::string& v, std::vector<std::string>& notes, const std::string& program) {
+  if (v == "auto" || v == "fp8" || v == "fp8_e4m3") return v;
+  if (v == "bfloat16" || v == "bf16") return "bf16";
+  if (v == "fp8_e5m2") {
+    notes.push_back(program + " --kv-cache-dtype fp8_e5m2: planned as kvplan's fp8 (1 byte per element, as fp8_e4m3)");
+    return "fp8";
+  }
+  throw InputError(kWhere, "--kv-cache-dtype", "auto, fp8, fp8_e4m3, fp8_e5m2 or bfloat16 (the caches kvplan models)",
+                   "'" + v + "'");
+}
+
+//! Options each kvplan command takes beyond the serving options (cli/options.cpp).
+bool command_takes(const std::string& command, const std::string& option) {
+  static const std::vector<std::string> kSimulate{"schedule-conservativeness", "enable-mixed-chunk", "enable-chunked-prefill",
+                                                  "scheduler", "swap", "num-gpu-blocks-override", "replicas", "router"};
+  static const std::vector<std::string> kSize{"scheduler"};
+  const auto& extra = command == "simulate" ? kSimulate : command == "size" ? kSize : std::vector<std::string>{};
+  if (std::find(extra.begin(), extra.end(), option) != extra.end()) return true;
+  static const std::vector<std::string> kServing{
+      "tensor-parallel-size", "pipeline-parallel-size", "dtype", "quantization", "kv-cache-dtype", "block-size",
+      "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
+      "enable-prefix-caching", "async-scheduling", "expert-parallel-size", "enable-expert-parallel",
+      "data-parallel-size", "num-redundant-experts", "model"};
+  return std::find(kServing.begin(), kServing.end(), option) != kServing.end();
+}
+
+//! The kvplan options a server command stands for, built in the order the flags map.
+class Translation {
+ public:
+  Translation(const EngineCommand& ec, std::string command) : ec_(ec), command_(std::move(command)) {}
+
+  void set(const std::string& option, const std::string& value, const std::string& from) {
+    // The plan (memory, capacity, one step's roofline) is the same under any schedule.
+    static const std::vector<std::string> kSchedule{"schedule-conservativeness", "enable-mixed-chunk",
+                                                    "enable-chunked-prefill", "scheduler", "swap"};
+    if (command_ == "plan" && std::find(kSchedule.begin(), kSchedule.end(), option) != kSchedule.end()) {
+      note(from, "a scheduling choice: the plan's memory and capacity do not depend on it; kvplan simulate models it");
+      return;
+    }
+    if (!command_takes(command_, option))
+      throw InputError(kWhere, from,
+                       "flags kvplan " + command_ + " models (" + from + " changes the answer: kvplan simulate models it)",
+                       "a flag kvplan " + command_ + " does not read");
+    for (auto& [k, v] : opts_)
+      if (k == option) {
+        v = value;
+        return;
+      }
+    opts_.emplace_back(option, value);
+  }
+  void note(const std::string& flag, std::string_view why) {
+    notes_.push_back(ec_.program + " " + flag + ": does not change the plan (" + std::string(why) + ")");
+  }
+  std::vector<std::string>& notes() { return notes_; }
+  const std::vector<std::pair<std::string, std::string>>& options() const { return opts_; }
+  const std::string& command() const { return command_; }
+  const std::string& program() const { return ec_.program; }
+
+ private:
+  const EngineCommand& ec_;
+  std::string command_;
+  std::vector<std::pair<std::string, std::string>> opts_;
+  std::vector<std::string> notes_;
+};
+
+[[noreturn]] void not_modelled(const std::string& flag, std::string_view why) {
+  throw InputError(kWhere, flag, "flags kvplan models (docs/server-command.md)",
+                   "a flag that changes the plan and is not modelled yet: " + std::string(why));
+}
+
+//! vLLM releases before 0.8 run the V0 engine (docs/engines.md "vLLM releases").
+bool vllm_v0(const std::string& version) { return version == "0.4" || version == "0.6" || version == "0.7"; }
+
+//! Data parallelism of a dense model (or SGLang's --dp-size without DP attention): that
+//! many independent engines behind the server's load balancer.
+void dense_replicas(Translation& t, const std::string& flag, const std::string& n, const std::string& router) {
+  const int64_t replicas = parse_int_option(n, flag);
+  if (replicas == 1) return;
+  if (t.command() == "simulate") {
+    t.set("replicas", std::to_string(replicas), flag);
+    t.set("router", router, flag);
+  } else {
+    t.note(flag + " " + n, t.command() == "size" ? "the replica count is what size chooses"
+                                                 : "each of the " + std::to_string(replicas) +
+                                                       " engines holds this plan; simulate runs them as --replicas");
+  }
+}
+
+void translate_vllm(const Given& g, const ModelConfig& m, const std::string& version, Translation& t) {
+  for (const auto& [name, value] : g.values) {
+    const std::string flag = "--" + name;
+    if (name == "model") continue;
+    if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), t.program()), flag);
+    else if (name == "max-model-len") t.set("max-model-len", vllm_length(value), flag);
+    else if (name == "data-parallel-size") {
+      // A MoE model's data-parallel ranks share its expert layers (vLLM's DP attention);
+      // a dense model's are independent engines, balanced by the DP coordinator on
+      // queue lengths (vllm/v1/engine/core_client.py DPLBAsyncMPClient).
+      if (m.is_moe()) t.set("data-parallel-size", value, flag);
+      else dense_replicas(t, flag, value, "least-outstanding");
+    } else if (name == "enable-chunked-prefill") {
+      // V1 always schedules chunked prefill (vllm/v1/core/sched/scheduler.py), kvplan's
+      // scheduler auto for V1; V0 chunks only when asked (or above 32K tokens).
+      const bool on = value != "no";
+      if (vllm_v0(version)) {
+        if (t.command() == "plan") not_modelled(flag, "V0's chunked-prefill batch limit in the plan");
+        t.set("scheduler", on ? "chunked" : "continuous", flag);
+      } else if (on) {
+        t.note(flag, "vLLM V1 chunks prefills by default, as kvplan's scheduler auto does for it");
+      } else {
+        not_modelled("--no-enable-chunked-prefill", "vLLM V1 without chunked prefill");
+      }
+    } else if (name == "enforce-eager") {
+      // No CUDA graphs. vLLM captures them after the KV cache is sized, so their memory
+      // is in no release's accounting kvplan models (docs/engines.md); the launch time
+      // eager mode adds per kernel has no sourced figure and is not modelled.
+      if (value != "no")
+        t.notes().push_back(
+            t.program() + " --enforce-eager: no CUDA graphs; kvplan's vLLM memory accounting deducts no graph memory either "
+            "way, and the per-kernel launch time of eager steps is not modelled (step times are those of graph "
+            "runs: a lower bound; docs/server-command.md)");
+    } else if (name == "num-gpu-blocks-override") {
+      t.set("num-gpu-blocks-override", value, flag);
+    } else if (name == "revision") {
+      if (value != "main") not_modelled(flag, "kvplan reads the snapshot refs/main points to");
+      t.note(flag, "main is the revision kvplan reads");
+    } else if (name == "preemption-mode") {
+      if (value == "recompute") t.note(flag, "recomputation is how kvplan preempts");
+      else if (value == "swap") t.set("swap", "", flag);
+      else throw InputError(kWhere, flag, "recompute or swap", "'" + value + "'");
+    } else if (name == "scheduling-policy") {
+      if (value != "fcfs") not_modelled(flag, "kvplan schedules first come, first served");
+      t.note(flag, "fcfs is kvplan's order");
+    }
+  }
+}
+
+void translate_sglang(const Given& g, const ModelConfig& m, Translation& t) {
+  const auto has = [&](const char* k) { return g.values.count(k) > 0; };
+  const bool dp_attention = has("enable-dp-attention");
+  const int64_t tp = has("tp-size") ? parse_int_option(g.values.at("tp-size"), "--tp-size") : 1;
+  const int64_t dp = has("dp-size") ? parse_int_option(g.values.at("dp-size"), "--dp-size") : 1;
+  for (const auto& [name, value] : g.values) {
+    const std::string flag = "--" + name;
+    if (name == "model-path") continue;
+    if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), t.program()), flag);
+    else if (name == "tp-size") {
+      // With DP attention --tp-size counts every GPU and each of the --dp-size attention
+      // ranks holds tp / dp of them (server_args.py: attention TP = tp_size // dp_size);
+      // kvplan's --tp is the GPUs of one rank.
+      if (dp_attention && tp % dp != 0)
+        throw InputError(kWhere, "--tp-size", "a multiple of --dp-size with --enable-dp-attention", std::to_string(tp));
+      t.set("tensor-parallel-size", std::to_string(dp_attention ? tp / dp : tp), flag);
+    } else if (name == "dp-size") {
+      if (dp_attention && tp % dp != 0)
+        throw InputError(kWhere, "--tp-size", "a multiple of --dp-size with --enable-dp-attention (all GPUs)",
+                         std::to_string(tp));
+      if (dp_attention) {
+        if (!m.is_moe()) not_modelled("--enable-dp-attention", "DP attention on a dense model");
+        t.set("data-parallel-size", value, flag);
+      } else {
+        // Without DP attention: dp_size whole engines behind DataParallelController,
+        // round_robin by default (--load-balance-method).
+        dense_replicas(t, flag, value, "round-robin");
+      }
+    } else if (name == "enable-dp-attention") {
+      if (!has("dp-size")) t.note(flag, "with --dp-size 1 there is one attention rank");
+    } else if (name == "chunked-prefill-size") {
+      if (value == "-1") not_modelled(flag + " -1", "SGLang without chunked prefill");
+      t.set("max-num-batched-tokens", value, flag);
+    } else if (name == "schedule-policy") {
+      if (value != "fcfs") not_modelled(flag + " " + value, "kvplan schedules first come, first served");
+      t.note(flag, "fcfs is kvplan's order");
+    } else if (name == "disable-cuda-graph" || name == "cuda-graph-max-bs") {
+      // The CUDA graph batch size enters SGLang's default --mem-fraction-static
+      // (server_args.py, reserved memory; docs/engines.md); a fraction given outright
+      // leaves the KV pool as it is.
+      if (!has("mem-fraction-static"))
+        not_modelled(flag, "its effect on SGLang's default --mem-fraction-static (give --mem-fraction-static)");
+      t.note(flag, "--mem-fraction-static is given, so the KV pool does not depend on the CUDA graphs");
+    } else if (name == "revision") {
+      if (value != "main") not_modelled(flag, "kvplan reads the snapshot refs/main points to");
+      t.note(flag, "main is the revision kvplan reads");
+    }
+  }
+}
+
+void translate_trtllm(const Given& g, Translation& t) {
+  for (const auto& [name, value] : g.values) {
+    const std::string flag = "--" + name;
+    if (name == "enable_chunked_prefill") {
+      if (t.command() == "simulate") t.set("enable-chunked-prefill", "", flag);
+      else if (t.command() == "plan") t.note(flag, "chunking changes the schedule, not the memory");
+      else not_modelled(flag, "kvplan size searches TensorRT-LLM without chunked prefill; simulate models it");
+    } else if (name == "backend") {
+      // kvplan's TensorRT-LLM accounting is the PyTorch backend's KvCacheCreator.
+      if (value != "pytorch") not_modelled(flag + " " + value, "kvplan models the PyTorch backend (the default)");
+      t.note(flag, "pytorch is the backend kvplan models");
+    } else if (name == "max_beam_width") {
+      if (value != "1") not_modelled(flag + " " + value, "beam search is not modelled yet");
+      t.note(flag, "1 is greedy or sampled decoding, as kvplan models");
+    } else if (name == "context_parallel_size") {
+      if (value != "1") not_modelled(flag + " " + value, "context parallelism is not modelled yet");
+      t.note(flag, "1 is no context parallelism");
+    } else if (name == "revision") {
+      if (value != "main") not_modelled(flag, "kvplan reads the snapshot refs/main points to");
+      t.note(flag, "main is the revision kvplan reads");
+    }
+  }
+}
+
+//! The value of kvplan option `name` before "--" (nullopt when absent).
+std::optional<std::string> option_value(const Args& before, const std::string& name) {
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (before[i] == "--" + name) return i + 1 < before.size() ? before[i + 1] : std::string();
+    if (before[i].rfind("--" + name + "=", 0) == 0) return before[i].substr(name.size() + 3);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ServerCommand read_server_command(const Args& args, const std::string& command) {
+  const auto dash = std::find(args.begin(), args.end(), "--");
+  if (dash == args.end()) return {args, {}};
+  const Args before(args.begin(), dash);
+  const Args cmd(dash + 1, args.end());
+  const auto [ec, words] = which_engine(cmd);
+  const Given given = read_flags(cmd, words, ec);
+  const std::string engine_name(to_string(ec.engine));
+  // --engine vllm@0.10 before "--" chooses the release; another engine is a contradiction.
+  std::string version;
+  if (const auto e = option_value(before, "engine")) {
+    const std::string base = e->substr(0, e->find('@'));
+    if (base != engine_name)
+      throw InputError("command line", "--engine", engine_name + " or " + engine_name + "@VERSION (the server command is " + ec.program + ")",
+                       "'" + *e + "'");
+    if (e->find('@') != std::string::npos) version = e->substr(e->find('@') + 1);
+  }
+  const ModelConfig model = io::load_model(given.model);
+  Translation t(ec, command);
+  t.set("model", given.model, "MODEL");
+  if (!option_value(before, "engine")) t.set("engine", engine_name, ec.program);
+  for (const Flag* f : given.order) {
+    const std::string flag = "--" + std::string(f->name);
+    const std::string& value = given.values.at(std::string(f->name));
+    switch (f->kind) {
+      case Kind::map: t.set(std::string(f->target), value, flag); break;
+      case Kind::map_on_off: t.set(std::string(f->target), value == "no" ? "off" : "on", flag); break;
+      case Kind::map_off: t.set(std::string(f->target), "off", flag); break;
+      case Kind::map_switch:
+        if (value != "no") t.set(std::string(f->target), "", flag);
+        break;
+      case Kind::note:
+      case Kind::note_flag: t.note(flag, f->why); break;
+      case Kind::refuse:
+      case Kind::refuse_flag:
+        if (value != "no") not_modelled(flag, f->why);
+        break;
+      case Kind::special:
+      case Kind::special_flag: break;
+    }
+  }
+  if (ec.engine == Engine::vllm) translate_vllm(given, model, version, t);
+  else if (ec.engine == Engine::sglang) translate_sglang(given, model, t);
+  else translate_trtllm(given, t);
+
+  ServerCommand out{before, std::move(t.notes())};
+  for (const auto& [option, value] : t.options()) {
+    if (option_value(before, option))
+      throw InputError("command line", "--" + option, "the option either before -- or in the server command",
+                       "both");
+    out.args.push_back("--" + option);
+    if (!value.empty()) out.args.push_back(value);
+  }
+  return out;
+}
+
+Args with_server_command(const Args& args, const std::string& command) {
+  ServerCommand s = read_server_command(args, command);
+  for (const auto& n : s.notes) std::cerr << "kvplan: note: " << n << "\n";
+  return std::move(s.args);
+}
+
+}  // namespace kvplan::cli

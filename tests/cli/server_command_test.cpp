@@ -1,0 +1,237 @@
+// The server command pasted after "--" (cli/server_command.cpp), models by their Hub name
+// (io/hf_model.cpp) and questions asked without a workload file (cli/workload_options.cpp),
+// through the real binary.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/run_kvplan.h"
+
+using kvplan_test::run_kvplan;
+namespace fs = std::filesystem;
+
+namespace {
+
+//! A Hugging Face cache under the build tree holding `repo` (org/name) at revision
+//! `rev` with config.json copied from `config` and, when given, hf_quant_config.json.
+fs::path fake_cache(const std::string& tag, const std::string& repo, const fs::path& config,
+                    const std::string& quant_config = "") {
+  const fs::path cache = fs::path(KVPLAN_TEST_TMP_DIR) / ("hf-cache-" + tag);
+  fs::remove_all(cache);
+  std::string folder = "models--" + repo;
+  folder.replace(folder.find('/'), 1, "--");
+  const std::string rev = "0123456789abcdef0123456789abcdef01234567";
+  fs::create_directories(cache / folder / "refs");
+  fs::create_directories(cache / folder / "snapshots" / rev);
+  std::ofstream(cache / folder / "refs" / "main") << rev;  // the cache writes no newline
+  fs::copy_file(config, cache / folder / "snapshots" / rev / "config.json");
+  if (!quant_config.empty()) std::ofstream(cache / folder / "snapshots" / rev / "hf_quant_config.json") << quant_config;
+  return cache;
+}
+
+struct HubCacheEnv {
+  explicit HubCacheEnv(const fs::path& cache) {
+    setenv("HF_HUB_CACHE", cache.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): one thread
+  }
+  ~HubCacheEnv() { unsetenv("HF_HUB_CACHE"); }  // NOLINT(concurrency-mt-unsafe)
+  HubCacheEnv(const HubCacheEnv&) = delete;
+  HubCacheEnv& operator=(const HubCacheEnv&) = delete;
+};
+
+const std::string kLlama8bConfig = "tests/data/hf_configs/meta-llama--Meta-Llama-3.1-8B.json";
+
+}  // namespace
+
+TEST_CASE("a pasted vllm serve command with 15 common flags plans as the same kvplan options") {
+  // Each flag as vLLM reads it (vllm/engine/arg_utils.py): --max-model-len 16k is
+  // human_readable_int's 16,000; fp8_e5m2 is a 1-byte cache like kvplan's fp8;
+  // --no-async-scheduling is BooleanOptionalAction's off. --enforce-eager, --swap-space,
+  // --host, --port, --served-model-name, --trust-remote-code, --disable-log-requests and
+  // --api-key do not change the plan; --enable-chunked-prefill is V1's default.
+  const std::string common = "plan --gpu h100-sxm --context 8192 --batch 32 --format json";
+  const auto pasted = run_kvplan(
+      common + " -- vllm serve " + kLlama8bConfig +
+      " --tensor-parallel-size 2 --dtype bfloat16 --kv-cache-dtype fp8_e5m2 --max-model-len 16k"
+      " --max-num-seqs 128 --max-num-batched-tokens=8192 --gpu-memory-utilization 0.92 --block-size 32"
+      " --enable-prefix-caching --no-async-scheduling --enable-chunked-prefill --enforce-eager --swap-space 8"
+      " --host 0.0.0.0 --port 8000 --served-model-name llama --trust-remote-code --disable-log-requests"
+      " --api-key secret");
+  const auto options = run_kvplan(common + " --model " + kLlama8bConfig +
+                                  " --engine vllm --tensor-parallel-size 2 --dtype bf16 --kv-cache-dtype fp8"
+                                  " --max-model-len 16000 --max-num-seqs 128 --max-num-batched-tokens 8192"
+                                  " --gpu-memory-utilization 0.92 --block-size 32 --enable-prefix-caching on"
+                                  " --async-scheduling off");
+  REQUIRE_MESSAGE(pasted.code == 0, pasted.err);
+  REQUIRE_MESSAGE(options.code == 0, options.err);
+  CHECK(pasted.out == options.out);
+  // One note per flag that does not change the plan, naming it.
+  for (const char* flag : {"--host", "--port", "--served-model-name", "--trust-remote-code", "--api-key",
+                           "--disable-log-requests", "--swap-space", "--enforce-eager", "--enable-chunked-prefill",
+                           "fp8_e5m2"})
+    CHECK_MESSAGE(pasted.err.find(flag) != std::string::npos, flag);
+  const auto row = nlohmann::json::parse(pasted.out)["rows"][0];
+  CHECK(row["tp"] == 2);
+  CHECK(row["block_size"] == 32);
+  CHECK(row["engine"] == "vllm");
+}
+
+TEST_CASE("the other spellings of a server command give the same plan") {
+  const std::string common = "plan --gpu h100-sxm --format json";
+  const auto options = run_kvplan(common + " --model " + kLlama8bConfig +
+                                  " --engine vllm --tp 2 --max-model-len 32768 --enable-prefix-caching off");
+  REQUIRE_MESSAGE(options.code == 0, options.err);
+  // The OpenAI entry point takes --model; FlexibleArgumentParser reads underscores as
+  // dashes; 32K is binary (32 x 1024).
+  for (const std::string& pasted :
+       {" -- python3 -m vllm.entrypoints.openai.api_server --model " + kLlama8bConfig +
+            " -tp 2 --max_model_len 32K --no-enable-prefix-caching",
+        " -- vllm serve --tensor-parallel-size=2 " + kLlama8bConfig + " --max-model-len 32768 --no-enable-prefix-caching"}) {
+    const auto r = run_kvplan(common + pasted);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out == options.out);
+  }
+  // SGLang: --mem-fraction-static is the KV fraction, --context-length the longest
+  // request, --disable-radix-cache prefix caching off, --chunked-prefill-size and
+  // --max-running-requests the step limits (python/sglang/srt/server_args.py).
+  const auto sglang = run_kvplan(common + " -- python -m sglang.launch_server --model-path " + kLlama8bConfig +
+                                 " --tp-size 2 --mem-fraction-static 0.85 --context-length 8192 --disable-radix-cache"
+                                 " --chunked-prefill-size 4096 --max-running-requests 64 --host 0.0.0.0");
+  const auto sglang_options = run_kvplan(common + " --model " + kLlama8bConfig +
+                                         " --engine sglang --tp 2 --gpu-memory-utilization 0.85 --max-model-len 8192"
+                                         " --enable-prefix-caching off --max-num-batched-tokens 4096 --max-num-seqs 64");
+  REQUIRE_MESSAGE(sglang.code == 0, sglang.err);
+  CHECK(sglang.out == sglang_options.out);
+  // TensorRT-LLM's click options, underscores and all (tensorrt_llm/commands/serve.py).
+  const auto trt = run_kvplan(common + " -- trtllm-serve " + kLlama8bConfig +
+                              " --tp_size 2 --max_batch_size 128 --max_num_tokens 8192 --max_seq_len 8192"
+                              " --kv_cache_free_gpu_memory_fraction 0.8 --backend pytorch --port 8001");
+  const auto trt_options = run_kvplan(common + " --model " + kLlama8bConfig +
+                                      " --engine trtllm --tp 2 --max-num-seqs 128 --max-num-batched-tokens 8192"
+                                      " --max-model-len 8192 --gpu-memory-utilization 0.8");
+  REQUIRE_MESSAGE(trt.code == 0, trt.err);
+  CHECK(trt.out == trt_options.out);
+}
+
+TEST_CASE("a server command keeps the release chosen with --engine and refuses another engine") {
+  const auto r = run_kvplan("plan --gpu h100-sxm --format json --engine vllm@0.10 -- vllm serve " + kLlama8bConfig);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto o = run_kvplan("plan --gpu h100-sxm --format json --engine vllm@0.10 --model " + kLlama8bConfig);
+  CHECK(r.out == o.out);
+  const auto bad = run_kvplan("plan --gpu h100-sxm --engine sglang -- vllm serve " + kLlama8bConfig);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--engine") != std::string::npos);
+}
+
+TEST_CASE("data parallelism of a dense model is replicas; of a MoE model, kvplan's --dp") {
+  // A dense model's vLLM DP ranks are whole engines: simulate runs them as --replicas.
+  const auto r = run_kvplan(
+      "simulate --gpu h100-sxm --workload chat --requests 200 --format json -- vllm serve " + kLlama8bConfig +
+      " --data-parallel-size 2");
+  const auto o = run_kvplan("simulate --gpu h100-sxm --workload chat --requests 200 --format json --model " +
+                            kLlama8bConfig + " --engine vllm --replicas 2 --router least-outstanding");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto a = nlohmann::json::parse(r.out), b = nlohmann::json::parse(o.out);
+  a.erase("sim");  // the simulator's own wall time
+  b.erase("sim");
+  CHECK(a == b);
+  const auto moe = run_kvplan("plan --gpu h100-sxm --format json -- vllm serve qwen3-30b-a3b --data-parallel-size 2 "
+                              "--enable-expert-parallel");
+  const auto moe_o = run_kvplan("plan --gpu h100-sxm --format json --model qwen3-30b-a3b --engine vllm --dp 2 "
+                                "--enable-expert-parallel");
+  REQUIRE_MESSAGE(moe.code == 0, moe.err);
+  CHECK(moe.out == moe_o.out);
+}
+
+TEST_CASE("a Hub model name resolves in the local Hugging Face cache, without the network") {
+  const fs::path cache = fake_cache("llama", "meta-llama/Llama-3.1-8B", kLlama8bConfig);
+  const HubCacheEnv env(cache);
+  const auto r = run_kvplan("plan --model meta-llama/Llama-3.1-8B --gpu h100-sxm --format json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto row = nlohmann::json::parse(r.out)["rows"][0];
+  CHECK(row["model"] == "meta-llama/Llama-3.1-8B");
+  // 8,030,261,248 parameters (the Hub's safetensors metadata of Llama-3.1-8B), bf16.
+  CHECK(row["memory"]["weights_bytes"] == int64_t{2} * 8'030'261'248);
+  // The same name pasted in a server command plans as the file it resolves to.
+  const auto pasted = run_kvplan("plan --gpu h100-sxm --format json -- vllm serve meta-llama/Llama-3.1-8B");
+  REQUIRE_MESSAGE(pasted.code == 0, pasted.err);
+  const auto file = run_kvplan("plan --gpu h100-sxm --format json --engine vllm --model " + kLlama8bConfig);
+  auto a = nlohmann::json::parse(pasted.out)["rows"][0], b = nlohmann::json::parse(file.out)["rows"][0];
+  CHECK(a["model"] == "meta-llama/Llama-3.1-8B");
+  a.erase("model");
+  b.erase("model");
+  CHECK(a == b);
+}
+
+TEST_CASE("hf_quant_config.json beside config.json quantizes the weights as vLLM reads it") {
+  // ModelOpt <= 0.29 exports keep the scheme in hf_quant_config.json, which vLLM reads
+  // when config.json has no quantization_config (vllm/transformers_utils/config.py).
+  const fs::path cache = fake_cache("modelopt", "nvidia/Llama-3.1-8B-Instruct-FP8", kLlama8bConfig,
+                                    R"({"producer": {"name": "modelopt", "version": "0.19.0"},
+                                        "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                                                         "exclude_modules": ["lm_head"]}})");
+  const HubCacheEnv env(cache);
+  const auto r = run_kvplan("plan --model nvidia/Llama-3.1-8B-Instruct-FP8 --gpu h100-sxm --format json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto mem = nlohmann::json::parse(r.out)["rows"][0]["memory"];
+  // FP8 linear layers: 32 layers x (41,943,040 attention + 176,160,768 MLP) = 6,979,321,856
+  // one-byte weights; embeddings and lm_head (2 x 525,336,576) and the norms stay bf16.
+  const int64_t fp8_linear = 6'979'321'856, bf16_rest = 2 * (2 * 525'336'576 + 32 * 8192 + 4096);
+  CHECK(mem["weights_bytes"].get<int64_t>() >= fp8_linear + bf16_rest);
+  CHECK(mem["weights_bytes"].get<int64_t>() < fp8_linear + bf16_rest + 1'000'000);  // + per-tensor scales
+}
+
+TEST_CASE("a Hub model that is not in the cache names every place looked and how to fetch it") {
+  const fs::path cache = fs::path(KVPLAN_TEST_TMP_DIR) / "hf-cache-empty";
+  fs::create_directories(cache);
+  const HubCacheEnv env(cache);
+  const auto r = run_kvplan("plan --model some-org/Missing-Model --gpu h100-sxm");
+  CHECK(r.code == 2);
+  CHECK(r.err.find((cache / "models--some-org--Missing-Model").string()) != std::string::npos);
+  CHECK(r.err.find("./some-org/Missing-Model") != std::string::npos);
+  CHECK(r.err.find("huggingface-cli download some-org/Missing-Model config.json") != std::string::npos);
+}
+
+TEST_CASE("size and simulate take the question on the command line") {
+  const std::string base = "size --model llama-3.1-8b --gpus h100-sxm --tp 1 --quantization none "
+                           "--kv-cache-dtype auto --evaluator planner --format json";
+  const auto file = run_kvplan(base + " --workload tests/data/workloads/chat-2000-requests.yaml");
+  REQUIRE_MESSAGE(file.code == 0, file.err);
+  // The workload file restated as options (its Poisson rate, lognormal lengths and SLO;
+  // its 2,000 requests are size's --requests) is the same search.
+  const auto restated = run_kvplan(
+      base + " --rate 11 --prompt-tokens dist=lognormal,mean=1155,sigma=0.985,min=1,max=7000"
+             " --output-tokens dist=lognormal,mean=211,sigma=0.859,min=1,max=1000 --ttft-p99 2s --tpot-p99 100ms");
+  REQUIRE_MESSAGE(restated.code == 0, restated.err);
+  const auto a = nlohmann::json::parse(file.out), b = nlohmann::json::parse(restated.out);
+  CHECK(a["options"] == b["options"]);
+  CHECK(a["recommendations"] == b["recommendations"]);
+  // One value overridden: the rate the search sizes for.
+  const auto rate = run_kvplan(base + " --workload chat --rate 50");
+  REQUIRE_MESSAGE(rate.code == 0, rate.err);
+  CHECK(nlohmann::json::parse(rate.out)["workload"]["rate_per_s"] == 50.0);
+  const auto dist = run_kvplan(base + " --workload chat --prompt-tokens dist=uniform,min=100,max=300 --output-tokens 200");
+  REQUIRE_MESSAGE(dist.code == 0, dist.err);
+  const auto w = nlohmann::json::parse(dist.out)["workload"];
+  CHECK(w["prompt_mean_tokens"].get<double>() == doctest::Approx(200.0).epsilon(0.02));  // uniform 100..300
+  CHECK(w["output_mean_tokens"] == 200.0);
+  CHECK(w["slo"]["ttft_p99_s"] == 2.0);  // chat.yaml's, kept
+
+  // simulate: the same requests from the file or from the options.
+  const std::string sim = "simulate --model llama-3.1-8b --gpu h100-sxm --engine vllm --format json --requests 300";
+  const auto sfile = run_kvplan(sim + " --workload chat --rate 4");
+  const auto sopts = run_kvplan(
+      sim + " --rate 4 --prompt-tokens dist=lognormal,mean=1155,sigma=0.985,min=1,max=7000"
+            " --output-tokens dist=lognormal,mean=211,sigma=0.859,min=1,max=1000 --ttft-p99 2s --tpot-p99 100ms");
+  REQUIRE_MESSAGE(sfile.code == 0, sfile.err);
+  REQUIRE_MESSAGE(sopts.code == 0, sopts.err);
+  auto sa = nlohmann::json::parse(sfile.out), sb = nlohmann::json::parse(sopts.out);
+  for (auto* j : {&sa, &sb}) {
+    j->erase("sim");       // the simulator's own wall time
+    j->erase("workload");  // its name
+  }
+  CHECK(sa == sb);
+}
