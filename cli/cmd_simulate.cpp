@@ -179,6 +179,7 @@ int cmd_simulate(const Args& args) {
   ServingOptions given = all_options.front();
   apply_engine_limit_flags(vm, given);
   r.options = with_engine_defaults(g, given);
+  r.scale_out_note = scale_out_note(g, r.options);
   r.workload = io::load_workload(vm["workload"].as<std::string>());
   apply_random_options(vm, r.workload);
 
