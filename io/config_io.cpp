@@ -530,7 +530,8 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
       q.bits = 8, q.group = -1, q.scale_bits = 32, q.compute = DType::fp8;
     } else if (algo == "NVFP4") {
       q.engine_method = "modelopt_fp4";  // ModelOptNvFp4Config.override_quantization_method
-      q.bits = 4, q.group = 16, q.scale_bits = 8;  // e4m3 scale per 16 (+ one fp32 global)
+      q.bits = 4, q.group = 16, q.scale_bits = 8;  // e4m3 scale per 16
+      q.fp4_activations = true, q.tensor_scale_bits = 64;  // fp32 weight_scale_2 + input_scale: W4A4
     } else {
       throw InputError(file, where + ".quant_algo", "FP8 or NVFP4", "'" + algo + "'");
     }
@@ -579,7 +580,14 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
     const YAML::Node a = g["input_activations"];
     if (a.IsDefined() && a.IsMap() && opt_int(a, "num_bits", file).value_or(16) == 8)
       q.compute = opt_str(a, "type", file).value_or("int") == "float" ? DType::fp8 : DType::int8;
-    if (type == "float" && q.bits == 4) q.method = "nvfp4";
+    if (type == "float" && q.bits == 4) {
+      q.method = "nvfp4";
+      q.tensor_scale_bits = 32;  // weight_global_scale, fp32
+      // W4A4 (CompressedTensorsW4A4Fp4): 4-bit float activations with their global scale.
+      if (a.IsDefined() && a.IsMap() && opt_int(a, "num_bits", file).value_or(16) == 4 &&
+          opt_str(a, "type", file).value_or("int") == "float")
+        q.fp4_activations = true, q.tensor_scale_bits = 64;
+    }
     read_skips(q, qc, "ignore", file);
   } else {
     throw InputError(file, where + ".quant_method",

@@ -53,6 +53,12 @@ QuantSpec quant_spec(WeightQuant q) {
       s.group = q == WeightQuant::modelopt ? -1 : 16;
       s.scale_bits = q == WeightQuant::modelopt ? 32 : 8;
       if (q == WeightQuant::modelopt) s.compute = DType::fp8;
+      if (q == WeightQuant::modelopt_fp4) {
+        // ModelOptNvFp4LinearMethod: weight_scale_2 and input_scale, one fp32 each per
+        // matrix; the input scale quantizes the activations to NVFP4 (W4A4).
+        s.fp4_activations = true;
+        s.tensor_scale_bits = 64;
+      }
       break;
     case WeightQuant::none:
     case WeightQuant::awq_marlin:
@@ -133,6 +139,9 @@ int64_t quantized_bytes(const QuantSpec& q, int64_t params, int64_t rows, int64_
   else if (q.group == 0) scales = rows;
   else scales = params > 0 ? 1 : 0;
   bytes = checked_add(bytes, ceil_div(checked_mul(scales, q.scale_bits + q.zero_bits, "weights"), 8), "weights");
+  // Once per call: a call is one matrix, or one part of a layer (params.cpp), where the
+  // few matrices beyond the first leave out 8 bytes each.
+  if (params > 0) bytes = checked_add(bytes, ceil_div(q.tensor_scale_bits, 8), "weights");
   return bytes;
 }
 
@@ -149,7 +158,7 @@ std::string weight_label(const ModelConfig& m, const ServingOptions& o) {
   else if (q.group > 0) s += ", group " + std::to_string(q.group);
   else if (q.group == 0) s += ", per channel";
   else s += ", per tensor";
-  s += q.compute ? ", W8A8)" : ", weight-only)";
+  s += q.compute ? ", W8A8)" : q.fp4_activations ? ", W4A4 from CC 10.0, else weight-only)" : ", weight-only)";
   return s;
 }
 

@@ -125,6 +125,20 @@ DType gemm_dtype(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o
   return d;
 }
 
+// NVFP4 W4A4 GEMMs run on FP4 tensor cores only where vLLM has the kernel:
+// cutlass_scaled_mm_supports_fp4 is compute capability >= 10.0 (vllm-project/vllm
+// csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu: the sm100a kernel for 10.x-11.x, the
+// sm120a one for 12.x). Below it the NVFP4 linear and MoE methods repack the weights for
+// Marlin (marlin_utils_fp4.py prepare_fp4_layer_for_marlin: "Weight-only FP4 compression
+// will be used leveraging the Marlin kernel"): 4-bit reads, 16-bit math. A file without
+// compute_capability (AMD parts) takes that path too: vLLM's FP4 GEMM is a CUDA kernel.
+// MXFP4 (gpt-oss) is weight-only everywhere by default (docs/gpus.md "FP4").
+constexpr int kFp4TensorCoreCapabilityX10 = 100;
+
+bool fp4_math(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
+  return weight_quant_of(m, o).fp4_activations && g.compute_capability_x10 >= kFp4TensorCoreCapabilityX10;
+}
+
 }  // namespace
 
 std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
@@ -170,8 +184,17 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   const int64_t domain_stages = std::max<int64_t>(1, domain / o.tp);
   pp_crossings_ = o.tp * o.pp > domain ? (o.pp - 1) / domain_stages : 0;
   const DType gemm = gemm_dtype(m, g, o);
+  const bool fp4 = fp4_math(m, g, o);
   peak_flops_per_gpu_ = g.peak_flops.for_dtype(gemm);
   if (peak_flops_per_gpu_ <= 0) peak_flops_per_gpu_ = g.peak_flops.for_dtype(DType::fp16);
+  if (fp4) {
+    if (g.peak_flops.fp4 <= 0)
+      throw InputError("GPU '" + g.name + "'", "peak_flops.fp4",
+                       "the dense FP4 tensor rate (compute capability " + std::to_string(g.compute_capability_x10 / 10) + "." +
+                           std::to_string(g.compute_capability_x10 % 10) + " runs " + m.name + "'s NVFP4 GEMMs as W4A4)",
+                       "nothing");
+    peak_flops_per_gpu_ = g.peak_flops.fp4;
+  }
   bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency;
   link_bytes_per_s_ = g.interconnect_bytes_per_s;
   prefill_eff_ = o.calibration.prefill_flops_efficiency;
@@ -310,17 +333,19 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     // moe_sum reads a token's top-k expert outputs and writes their sum (h each).
     elementwise_bytes_per_token_ += static_cast<double>(moe_layers_per_gpu_) * act_bytes_per_elem_ *
                                     static_cast<double>(top_k_ + 1) * h;
-    if (gemm == DType::fp8 || gemm == DType::int8) {
+    if (gemm == DType::fp8 || gemm == DType::int8 || fp4) {
       // W8A8 with dynamic activation scales: each GEMM input is quantized per token by its
       // own kernel first (vLLM Fp8LinearOp.apply -> ops.scaled_fp8_quant; fused_moe
       // quantizes the expert input and the intermediate: vllm/model_executor/layers/
       // quantization/utils/w8a8_utils.py, fused_moe/fused_moe.py). Dense layer: QKV, O,
       // gate-up, down = 4 kernels; an MoE layer adds the routed experts' 2. Each reads the
-      // 16-bit input and writes 1 byte per element.
+      // 16-bit input and writes 1 byte per element; W4A4 (scaled_fp4_quant) half a byte
+      // and an e4m3 scale per 16.
+      const double quantized_bytes_per_elem = fp4 ? 0.5 + 1.0 / 16 : 1;
       const auto moe_layers = static_cast<double>(moe_layers_per_gpu_);
       kernels_per_step_ += 4 * layers + 2 * moe_layers;
       const auto q = static_cast<double>(m.q_dim());
-      elementwise_bytes_per_token_ += (act_bytes_per_elem_ + 1) * (layers * (2 * h + q / tp + inter / tp) +
+      elementwise_bytes_per_token_ += (act_bytes_per_elem_ + quantized_bytes_per_elem) * (layers * (2 * h + q / tp + inter / tp) +
                                                                    moe_layers * (h + inter / tp));
     }
   }

@@ -98,6 +98,14 @@ struct QuantSpec {
   int64_t scale_bits = 0;      // bits of one scale
   int64_t zero_bits = 0;       // bits of one zero point (asymmetric schemes)
   std::optional<DType> compute;  // W8A8: the GEMM dtype (fp8/int8); empty = weight-only
+  //! W4A4: the activations are quantized to FP4 too (NVFP4 with input scales: ModelOpt
+  //! NVFP4, compressed-tensors W4A4), so the GEMMs run at the FP4 tensor rate where the
+  //! GPU has the kernel (compute capability 10.0 and above, roofline.cpp) and weight-only
+  //! in 16-bit math elsewhere (vLLM's Marlin FP4). False: weight-only everywhere (MXFP4).
+  bool fp4_activations = false;
+  //! Bits of the per-tensor scales a quantized matrix stores besides its group scales
+  //! (NVFP4: weight_scale_2 and input_scale, fp32 each = 64); 0: none.
+  int64_t tensor_scale_bits = 0;
   //! The quant_method vLLM derives from the checkpoint (fp8, awq, gptq, compressed-tensors,
   //! modelopt, modelopt_fp4, mxfp4, bitsandbytes, fbgemm_fp8): a --quantization must agree.
   std::string engine_method;

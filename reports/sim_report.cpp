@@ -242,6 +242,7 @@ nlohmann::json sim_json(const SimReport& r) {
                       {"source", c.source},
                       {"accuracy", c.accuracy_for(r.moe, r.gpu)},
                       {"unmeasured_on_gpu", c.accuracy_for(r.moe, r.gpu).empty()}};
+  j["scale_out_note"] = r.scale_out_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.scale_out_note);
   j["error_bars"] = error_bars_json(r);
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
@@ -346,6 +347,11 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                    "latencies from the send",
                                    count(*r.sim.max_concurrency))
                      : std::string("no concurrency limit"));
+  }
+  // Beside the layout it qualifies: which collectives pay the scale-out link.
+  if (!r.scale_out_note.empty()) {
+    const auto at = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "calibration"; });
+    rows.emplace(at, "scale-out", r.scale_out_note);
   }
   if (r.sim.warmup_requests > 0)
     rows.emplace_back("warm-up", fmt::format("the first {} finished requests left out of every figure above",

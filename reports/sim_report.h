@@ -30,6 +30,9 @@ struct SimReport {
   int64_t max_num_batched_tokens = 0;
   int64_t max_num_seqs = 0;    //!< the engine's limit as run (0: options.max_num_seqs)
   std::string scheduler_why;   //!< "auto: vLLM 0.19 (V1) always chunks prefills", "--scheduler chunked"
+  //! Which collectives leave the GPU's scale-up domain and the link they pay (planner
+  //! scale_out_note, as `plan` prints it); empty: the replica fits one domain.
+  std::string scale_out_note;
   std::optional<cluster::MaxRate> max_rate;
   cluster::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "reports/table.h"
@@ -84,6 +85,14 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
     a.push_back("Unmeasured: no measured error of the time model covers " + gpus + "; the latency and max-rate figures on " +
                 (r.unmeasured_gpus.size() == 1 ? "it" : "them") + " are the model's alone.");
   }
+  // Options whose replica spans several scale-up domains: which collectives pay the NIC
+  // (planner scale_out_note, as `plan` prints it), once per distinct layout.
+  std::vector<std::string> scale_out;
+  for (const size::Deployment& o : r.options)
+    if (!o.pruned && o.plan_valid && !o.plan.scale_out_note.empty() &&
+        std::find(scale_out.begin(), scale_out.end(), o.plan.scale_out_note) == scale_out.end())
+      scale_out.push_back(o.plan.scale_out_note);
+  for (const std::string& note : scale_out) a.push_back("Scale-out: " + note + ".");
   a.push_back(fmt::format("Max rate per replica: the highest Poisson-scaled arrival rate whose simulated p99 TTFT and p99 "
                           "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
                           "seed {} (the same requests for every option).",

@@ -96,6 +96,8 @@ nlohmann::json size_json(const SizeResult& r) {
                         {"binding_detail", o.eval.binding_detail},
                         {"changes_quality", o.changes_quality},
                         {"quality", o.quality},
+                        {"scale_out_note", o.plan_valid && !o.plan.scale_out_note.empty() ? nlohmann::json(o.plan.scale_out_note)
+                                                                                          : nlohmann::json(nullptr)},
                         {"pruned", o.pruned ? nlohmann::json(*o.pruned) : nlohmann::json(nullptr)}};
     if (!o.pruned) {
       j["at_max_rate"] = load_json(o.eval.at_max);

@@ -156,3 +156,86 @@ TEST_CASE("GB10: the plan asks for what vLLM's start-up log shows, and refuses w
   o.engine = Engine::sglang;
   CHECK_THROWS_WITH_AS(memory_budget(m, g, o), doctest::Contains("unified_memory"), InputError);
 }
+
+TEST_CASE("NVFP4 runs W4A4 at the FP4 tensor rate from compute capability 10.0, weight-only (Marlin) below") {
+  // vLLM's NVFP4 GEMM (cutlass_scaled_fp4_mm) runs where cutlass_scaled_mm_supports_fp4:
+  // capability >= 100 (csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu: sm100a for 10.x,
+  // sm120a for 12.x); below it prepare_fp4_layer_for_marlin repacks the weights for the
+  // Marlin kernel, 16-bit math (quantization/utils/marlin_utils_fp4.py).
+  // One GEMM by hand, Llama-3.1-8B's gate projection at 4096 prefill tokens:
+  // 2 x 4096 x 4096 x 14336 = 481,036,337,152 FLOPs; at 70 % of B200's dense FP4
+  // 9 PFLOP/s (HGX B200: 18 PF sparse per GPU) 76.355 us, at its bf16 2.25 PFLOP/s 305.42 us.
+  constexpr double kGateFlops = 2.0 * 4096 * 4096 * 14336;
+  CHECK(kGateFlops == 481036337152.0);
+  CHECK(kGateFlops / (9e15 * 0.7) == doctest::Approx(76.355e-6).epsilon(1e-4));
+  CHECK(kGateFlops / (2.25e15 * 0.7) == doctest::Approx(305.42e-6).epsilon(1e-4));
+  const ModelConfig m = io::load_model("llama-3.1-8b");
+  ServingOptions o;
+  o.quantization = WeightQuant::modelopt_fp4;
+  o.quantization_given = true;
+  const GpuSpec b200 = io::load_gpu("b200");
+  REQUIRE(b200.compute_capability_x10 == 100);
+  // The whole prefill step's FLOPs at the same rates (roofline: FLOPs / (peak x 0.70)).
+  const StepTime fp4 = StepTimeModel(m, b200, o).prefill(4096);
+  CHECK(fp4.compute_s == doctest::Approx(fp4.flops / (9e15 * 0.7)));
+  const StepTime bf16 = StepTimeModel(m, b200, ServingOptions{}).prefill(4096);
+  CHECK(fp4.compute_s == doctest::Approx(bf16.compute_s / 4));  // 2.25 / 9
+  // RTX 5090 (12.0): its FP4 rate, 1,676 TFLOP/s dense.
+  const StepTime rtx = StepTimeModel(m, io::load_gpu("rtx-5090"), o).prefill(4096);
+  CHECK(rtx.compute_s == doctest::Approx(rtx.flops / (1676e12 * 0.7)));
+  // H200 (9.0): Marlin, the bf16 rate 989.4 TFLOP/s.
+  const StepTime h200 = StepTimeModel(m, io::load_gpu("h200"), o).prefill(4096);
+  CHECK(h200.compute_s == doctest::Approx(h200.flops / (989.4e12 * 0.7)));
+  // MI355X's file has an FP4 rate but no CUDA compute capability: vLLM's FP4 GEMM is a
+  // CUDA kernel, so its bf16 rate (2,516.6 TFLOP/s).
+  const StepTime mi = StepTimeModel(m, io::load_gpu("mi355x"), o).prefill(4096);
+  CHECK(mi.compute_s == doctest::Approx(mi.flops / (2516.6e12 * 0.7)));
+  // A Blackwell file without the FP4 rate is refused, naming the key, not run at bf16.
+  GpuSpec no_rate = b200;
+  no_rate.peak_flops.fp4 = 0;
+  CHECK_THROWS_WITH_AS(StepTimeModel(m, no_rate, o), doctest::Contains("peak_flops.fp4"), InputError);
+  CHECK_NOTHROW(StepTimeModel(m, no_rate, ServingOptions{}));  // bf16 weights need no FP4 rate
+  // W4A4 quantizes each GEMM input first (scaled_fp4_quant), 4 kernels per dense layer:
+  // 10 x 32 + 3 = 323 kernels on H200 (Marlin, 16-bit inputs), 323 + 4 x 32 = 451 on B200.
+  o.calibration.gemm_flops_efficiency = 0.7;
+  o.calibration.gemm_bandwidth_efficiency = 0.8;
+  o.calibration.kernel_floor_s = 1e-6;
+  CHECK(StepTimeModel(m, io::load_gpu("h200"), o).decode(8, 1000).overhead_s == doctest::Approx(323e-6));
+  CHECK(StepTimeModel(m, b200, o).decode(8, 1000).overhead_s == doctest::Approx(451e-6));
+}
+
+TEST_CASE("MXFP4 experts (gpt-oss) are weight-only on every GPU: vLLM's default backends keep 16-bit activations") {
+  // vllm-project/vllm@007d50058a06dec0f82472d63c819244d460c40d
+  // vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend: on SM100 with
+  // FlashInfer, SM100_FI_MXFP4_BF16 ("For faster performance on SM100, consider setting
+  // VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1"), i.e. mxfp4_w4a16; Hopper: Triton or Marlin;
+  // 12.x: Marlin. So B200 runs gpt-oss at its bf16 rate although its file has an FP4 one.
+  const ModelConfig m = io::load_model("gpt-oss-20b");
+  REQUIRE(m.weight_quant.method == "mxfp4");
+  CHECK_FALSE(m.weight_quant.fp4_activations);
+  const GpuSpec b200 = io::load_gpu("b200");
+  const double t = StepTimeModel(m, b200, ServingOptions{}).prefill(4096).compute_s;
+  // The FP4 rate plays no part: without it the time is the same; with twice the bf16
+  // rate it halves.
+  GpuSpec no_fp4 = b200;
+  no_fp4.peak_flops.fp4 = 0;
+  CHECK(StepTimeModel(m, no_fp4, ServingOptions{}).prefill(4096).compute_s == doctest::Approx(t));
+  GpuSpec twice = b200;
+  twice.peak_flops.bf16 *= 2;
+  CHECK(StepTimeModel(m, twice, ServingOptions{}).prefill(4096).compute_s == doctest::Approx(t / 2));
+}
+
+TEST_CASE("an NVFP4 and an MXFP4 matrix's bytes, worked by hand") {
+  // Llama-3.1-8B's gate projection, 14,336 x 4,096 = 58,720,256 weights.
+  constexpr int64_t kWeights = 14336LL * 4096;
+  // NVFP4 (ModelOpt): e2m1 4 bits = 29,360,128 B; one e4m3 scale per 16 = 3,670,016 B;
+  // fp32 weight_scale_2 and input_scale = 8 B: 33,030,152 B (4.5 bits a weight, + 64 bits).
+  CHECK(quantized_bytes(quant_spec(WeightQuant::modelopt_fp4), kWeights, 14336, 2) == 33030152);
+  // MXFP4 (gpt-oss, config.json quant_method mxfp4): e2m1 4 bits, one e8m0 scale per 32:
+  // 29,360,128 + 1,835,008 = 31,195,136 B (4.25 bits).
+  QuantSpec mx;
+  mx.method = "mxfp4", mx.bits = 4, mx.group = 32, mx.scale_bits = 8;
+  CHECK(quantized_bytes(mx, kWeights, 14336, 2) == 31195136);
+  // bf16: 117,440,512 B, 3.56x the NVFP4 matrix.
+  CHECK(quantized_bytes(QuantSpec{}, kWeights, 14336, 2) == 117440512);
+}
