@@ -51,21 +51,21 @@ std::string headline(const OverTimePlan& p) {
 
 std::vector<std::string> assumptions(const OverTimePlan& p) {
   return {
-      fmt::format("A month is {:g} h; the curve's cycle ({:g} h) repeats through it; month m's rates are the curve's "
-                  "x (1 + growth)^m.",
+      fmt::format("A month is {:g} h; the curve's cycle ({:g} h) repeats through it; the rates of month m (1, 2, ...) "
+                  "are the curve's x (1 + growth)^(m - 1).",
                   size::kHoursPerMonth, p.options.curve.cycle_h()),
-      "Each period needs ceil(rate / max rate per replica) replicas, the max rate the search simulated for the "
-      "option (no simulation per period).",
-      "Servers bought serve the base from delivery (after the lead time); every replica beyond them, and all of them "
-      "before delivery, is rented on demand at the GPU catalog's price per GPU-hour.",
+      std::string("Each period needs ceil(rate / max rate per replica) replicas, the max rate the search simulated "
+                  "for the option (no simulation per period)."),
+      std::string("Servers bought serve the base from delivery (after the lead time); every replica beyond them, and "
+                  "all of them before delivery, is rented on demand at the GPU catalog's price per GPU-hour."),
       fmt::format("Owned cost per month: capex / ({:g} years x 12) from delivery (the value left at the horizon's end "
                   "is not counted), support and space as in the Buy figures, and energy (hosts at full power, bought "
                   "GPUs at idle power plus board power while busy) x PUE {:g} x ${:g}/kWh.",
                   p.site.amortization_years, p.site.pue, p.site.electricity_usd_per_kwh),
-      "Cash: capex paid in the month of delivery. Break-even: the first month whose cumulative cash is at most "
-      "renting everything's.",
-      "Each model's option is the one whose cheapest owned/rented split costs least over the horizon; everything "
-      "owned buys servers for the horizon's peak of that option, everything rented buys none."};
+      std::string("Cash: capex paid in the month of delivery. Break-even: the first month whose cumulative cash is at "
+                  "most renting everything's."),
+      std::string("Each model's option is the one whose cheapest owned/rented split costs least over the horizon; "
+                  "everything owned buys servers for the horizon's peak of that option, everything rented buys none.")};
 }
 
 nlohmann::json month_json(const MonthCost& m) {
