@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "io/demand_io.h"
 #include "io/hardware_io.h"
 
 namespace kvplan::cli {
@@ -21,7 +22,12 @@ void add_buy_options(po::options_description& desc) {
       ("network-fraction", s(), "with --buy: network and installation, fraction of hardware price (default 0.10)")
       ("support-fraction-per-year", s(), "with --buy: support per year, fraction of hardware price (default 0.05)")
       ("rack-usd-per-month", s(), "with --buy: space per rack and month (default 0: owned)")
-      ("servers", s(), "with --buy: purchase files (your quotes) overriding configs/servers per GPU, comma-separated");
+      ("servers", s(), "with --buy: purchase files (your quotes) overriding configs/servers per GPU, comma-separated")
+      ("demand", s(), "plan the fleet over months from FILE.csv (hour,model,requests_per_s): servers bought for the "
+                      "base, GPUs rented for the peaks (site options as --buy's)")
+      ("horizon-months", s(), "with --demand: months planned (default 12)")
+      ("growth-per-month", s(), "with --demand: demand growth per month, compounded (default 0; 0.05 = +5 %)")
+      ("purchase-lead-months", s(), "with --demand: months from order to servers serving, rented meanwhile (default 0)");
 }
 
 BuyRequest parse_buy_options(const po::variables_map& vm) {
@@ -65,14 +71,33 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
   } else if (req.buy) {
     req.objective = size::Objective::tco;
   }
-  if (site_given && !req.buy)
-    throw InputError("command line", "--buy", "--buy (or --objective tco|capex) with the site options", "site options alone");
+  if (vm.count("demand")) {
+    size::DemandOptions d;
+    d.curve = io::load_demand(vm["demand"].as<std::string>());
+    if (vm.count("horizon-months"))
+      d.horizon_months = parse_int_option(vm["horizon-months"].as<std::string>(), "--horizon-months");
+    if (vm.count("growth-per-month"))
+      d.growth_per_month = parse_num_option(vm["growth-per-month"].as<std::string>(), "--growth-per-month", -0.99, 10);
+    if (vm.count("purchase-lead-months"))
+      d.purchase_lead_months =
+          parse_int_option(vm["purchase-lead-months"].as<std::string>(), "--purchase-lead-months", 0);
+    size::validate(d);
+    req.demand = std::move(d);
+  } else {
+    for (const char* name : {"horizon-months", "growth-per-month", "purchase-lead-months"})
+      if (vm.count(name))
+        throw InputError("command line", std::string("--") + name, "--demand FILE.csv as well",
+                         std::string("--") + name + " alone");
+  }
+  if (site_given && !req.buy && !req.demand)
+    throw InputError("command line", "--buy", "--buy, --demand or --objective tco|capex with the site options",
+                     "site options alone");
   return req;
 }
 
 void set_buy_options(const BuyRequest& req, const std::vector<GpuSpec>& gpus, size::SizeOptions& opt) {
   opt.objective = req.objective;
-  if (!req.buy) return;
+  if (!req.buy && !req.demand) return;
   size::BuyOptions buy;
   buy.site = req.site;
   buy.servers = req.servers;
@@ -82,7 +107,11 @@ void set_buy_options(const BuyRequest& req, const std::vector<GpuSpec>& gpus, si
     if (!given)
       if (auto s = io::find_server(g.name)) buy.servers.push_back(std::move(*s));
   }
-  opt.buy = std::move(buy);
+  if (req.demand) {
+    opt.demand = req.demand;
+    opt.demand->buy = buy;
+  }
+  if (req.buy) opt.buy = std::move(buy);
 }
 
 }  // namespace kvplan::cli

@@ -2,6 +2,7 @@
 // search's options with the purchase catalog; the search prices and ranks (size/tco.h).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "cli/cli.h"
@@ -15,14 +16,16 @@ struct BuyRequest {
   size::Objective objective = size::Objective::rent;
   size::SiteOptions site;
   std::vector<ServerSpec> servers;   //!< --servers files; they override configs/servers per GPU
+  std::optional<size::DemandOptions> demand;  //!< --demand and its horizon, growth and lead time
 };
 
-//! Adds --buy, --objective and the site options.
+//! Adds --buy, --objective, the site options and --demand with its horizon options.
 void add_buy_options(po::options_description& desc);
 //! Reads them; a bad or negative value is an InputError naming the option.
 BuyRequest parse_buy_options(const po::variables_map& vm);
-//! The search's objective and, when buy figures were asked for, its purchase data: the
-//! --servers files, else configs/servers, for each GPU searched that has one.
+//! The search's objective, and the purchase data (the --servers files, else configs/servers,
+//! for each GPU searched that has one) of the buy figures (--buy or a tco/capex objective)
+//! and of the demand plan (--demand).
 void set_buy_options(const BuyRequest& req, const std::vector<GpuSpec>& gpus, size::SizeOptions& opt);
 
 }  // namespace kvplan::cli

@@ -20,7 +20,7 @@ namespace kvplan::reports {
 //! CSV: the buy figures' rows when there are some, else the aggregated options' (the CSV
 //! holds aggregated options only).
 std::string size_output_text(const size::SizeResult& r, TextFormat f, size_t max_rows);
-//! kvplan.size/1 with the additive "buy" and "disaggregated" keys.
+//! kvplan.size/1 with the additive "buy", "over_time" and "disaggregated" keys.
 nlohmann::json size_output_json(const size::SizeResult& r);
 //! The HTML purchase report with the Buy and disaggregated sections before its assumptions.
 std::string size_output_html(const size::SizeResult& r);

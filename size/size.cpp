@@ -750,6 +750,7 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
     rank(res, buy, opt.objective);
     if (opt.buy) res.buy = std::move(buy);
   }
+  if (opt.demand) res.over_time = plan_over_time(res, *opt.demand);
   const auto t1 = std::chrono::steady_clock::now();
   if (simulate) measure_spread(res, space, w, opt, threads, rent_picks);
   if (simulate) measure_confidence(res, space, w, opt, threads);

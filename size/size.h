@@ -27,6 +27,7 @@
 #include "planner/types.h"
 #include "sim/sim.h"
 #include "planner/workload.h"
+#include "size/over_time.h"
 #include "size/tco.h"
 
 namespace kvplan::size {
@@ -241,6 +242,8 @@ struct SizeResult {
   //! The disaggregated layouts (SizeOptions::disagg given), judged against the cheapest
   //! option to rent of each model.
   std::shared_ptr<const DisaggSearchResult> disagg;
+  //! The fleet over months (SizeOptions::demand given): size/over_time.h.
+  std::optional<OverTimePlan> over_time;
   double wall_s = 0;                //!< not part of any deterministic output
 };
 
@@ -277,6 +280,10 @@ struct SizeOptions {
   //! Also search disaggregated prefill/decode layouts (run_disagg_search) against the
   //! options ranked by rent, before another objective re-ranks them.
   std::shared_ptr<const DisaggSearchOptions> disagg;
+  //! Plan the fleet over months from a demand curve (SizeResult::over_time), from the
+  //! max rates of the options evaluated. It leaves the search as it is: bounded unless
+  //! `exhaustive` or `buy`.
+  std::optional<DemandOptions> demand;
   //! Called after each candidate (from worker threads, serialized): done, total.
   std::function<void(int64_t, int64_t)> on_progress;
 };

@@ -1,0 +1,241 @@
+#include "size/over_time.h"
+
+#include "size/size.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace kvplan::size {
+
+namespace {
+
+constexpr double kMonthsPerYear = 12;
+
+void require(bool ok, const std::string& option, const std::string& expected, double got) {
+  if (!ok) throw InputError("command line", option, expected, fmt::format("{}", got));
+}
+
+int64_t replicas_needed(double rate_per_s, double max_rate_per_s) {
+  if (!(rate_per_s > 0)) return 0;
+  return static_cast<int64_t>(std::ceil(rate_per_s / max_rate_per_s));
+}
+
+//! Replicas `servers` servers hold (whole replicas only).
+int64_t owned_replicas(const ServerLayout& one, int64_t servers) {
+  return one.replicas_per_server > 0 ? servers * one.replicas_per_server : servers / one.servers_per_replica;
+}
+
+}  // namespace
+
+void validate(const DemandOptions& d) {
+  require(d.horizon_months >= 1 && d.horizon_months <= 600, "--horizon-months", "months in [1, 600]",
+          static_cast<double>(d.horizon_months));
+  require(std::isfinite(d.growth_per_month) && d.growth_per_month > -1 && d.growth_per_month <= 10,
+          "--growth-per-month", "a fraction in (-1, 10]", d.growth_per_month);
+  require(d.purchase_lead_months >= 0 && d.purchase_lead_months <= 600, "--purchase-lead-months",
+          "months in [0, 600]", static_cast<double>(d.purchase_lead_months));
+  if (d.curve.hours.empty() || d.curve.models.empty())
+    throw InputError(d.curve.file, "", "at least one period and model", "none");
+  if (d.curve.cycle_h() > kHoursPerMonth)
+    throw InputError(d.curve.file, "hour", fmt::format("a cycle of at most a month ({} h)", kHoursPerMonth),
+                     fmt::format("{} h", d.curve.cycle_h()));
+}
+
+MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                 const DemandOptions& d, const SiteOptions& site, int64_t servers) {
+  if (!(in.max_rate_per_replica_per_s > 0)) throw std::invalid_argument("mix_cost: max rate per replica must be > 0");
+  MixCost c;
+  c.servers = servers;
+  BuyFigures owned;
+  if (servers > 0) {
+    if (!in.server) throw std::invalid_argument("mix_cost: servers bought without purchase data");
+    const ServerLayout one = layout(1, in.shape, *in.server);
+    if (one.infeasible) throw std::invalid_argument("mix_cost: " + *one.infeasible);
+    c.replicas = owned_replicas(one, servers);
+    if (c.replicas < 1) throw std::invalid_argument("mix_cost: the servers hold no whole replica");
+    BuyInputs b;
+    b.replicas = c.replicas;
+    b.tp = in.shape.tp;
+    b.dp = in.shape.dp;
+    b.pp = in.shape.pp;
+    owned = buy_figures(b, *in.server, site);
+    if (owned.infeasible) throw std::invalid_argument("mix_cost: " + *owned.infeasible);
+    c.gpus_bought = owned.layout.gpus_bought;
+    c.capex_usd = owned.capex_usd;
+  }
+  const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
+  const double hours_per_period = curve.period_h * kHoursPerMonth / curve.cycle_h();
+  const double fixed_usd_per_month = (owned.support_usd_per_year + owned.space_usd_per_year) / kMonthsPerYear;
+  const double capex_usd_per_month = owned.capex_usd / (site.amortization_years * kMonthsPerYear);
+  for (int64_t m = 0; m < d.horizon_months; ++m) {
+    MonthCost mc;
+    mc.month = m + 1;
+    mc.growth_factor = std::pow(1 + d.growth_per_month, static_cast<double>(m));
+    mc.owned_serving = servers > 0 && m >= d.purchase_lead_months;
+    const int64_t serving = mc.owned_serving ? c.replicas : 0;
+    double busy_replica_hours = 0, all_rented_gpu_hours = 0;
+    for (const double base : demand.requests_per_s) {
+      const double rate = base * mc.growth_factor;
+      const int64_t need = replicas_needed(rate, in.max_rate_per_replica_per_s);
+      mc.replicas_peak = std::max(mc.replicas_peak, need);
+      const int64_t rented = std::max<int64_t>(0, need - serving);
+      mc.rented_gpu_hours += static_cast<double>(rented) * gpr * hours_per_period;
+      all_rented_gpu_hours += static_cast<double>(need) * gpr * hours_per_period;
+      // Owned replicas take the load first, each up to its max rate.
+      const double owned_load = std::min(rate, static_cast<double>(serving) * in.max_rate_per_replica_per_s);
+      busy_replica_hours += owned_load / in.max_rate_per_replica_per_s * in.busy_fraction_at_max * hours_per_period;
+    }
+    mc.rented_usd = mc.rented_gpu_hours * in.price_per_gpu_hour_usd;
+    mc.all_rented_usd = all_rented_gpu_hours * in.price_per_gpu_hour_usd;
+    double capex_paid = 0;
+    if (mc.owned_serving) {
+      const ServerSpec& s = *in.server;
+      const double idle_wh = (static_cast<double>(c.servers) * s.server_power_w +
+                              static_cast<double>(c.gpus_bought) * s.gpu_idle_power_w) * kHoursPerMonth;
+      const double busy_wh = (s.gpu_board_power_w - s.gpu_idle_power_w) * gpr * busy_replica_hours;
+      mc.energy_usd = (idle_wh + busy_wh) / 1000.0 * site.pue * site.electricity_usd_per_kwh;
+      mc.owned_usd = capex_usd_per_month + fixed_usd_per_month + mc.energy_usd;
+      if (m == d.purchase_lead_months) capex_paid = owned.capex_usd;
+    }
+    mc.cost_usd = mc.owned_usd + mc.rented_usd;
+    mc.cash_usd = capex_paid + (mc.owned_serving ? fixed_usd_per_month + mc.energy_usd : 0.0) + mc.rented_usd;
+    c.total_usd += mc.cost_usd;
+    c.cash_usd += mc.cash_usd;
+    c.rented_gpu_hours += mc.rented_gpu_hours;
+    c.months.push_back(mc);
+  }
+  return c;
+}
+
+namespace {
+
+ModelPlan plan_option(const Deployment& o, const DemandCurve::Series& demand, const DemandOptions& d,
+                      const BuyOptions& buy) {
+  MixInputs in;
+  in.max_rate_per_replica_per_s = o.eval.max_rate_per_s;
+  in.shape = o.candidate.options;
+  in.busy_fraction_at_max = o.eval.at_max.busy_fraction > 0 ? std::min(1.0, o.eval.at_max.busy_fraction) : 1.0;
+  in.price_per_gpu_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.gpus_total);
+  const auto it = std::find_if(buy.servers.begin(), buy.servers.end(), [&](const ServerSpec& s) { return s.gpu == o.gpu; });
+  if (it != buy.servers.end()) in.server = *it;
+  ModelPlan p = plan_model(in, demand, d, buy.site);
+  p.model = o.model;
+  p.candidate = o.candidate.index;
+  p.gpu = o.gpu;
+  return p;
+}
+
+}  // namespace
+
+ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, const DemandOptions& d,
+                     const SiteOptions& site) {
+  ModelPlan p;
+  MixInputs in = given;
+  std::optional<ServerLayout> one;
+  if (in.server) {
+    BuyInputs b;
+    b.tp = in.shape.tp;
+    b.dp = in.shape.dp;
+    b.pp = in.shape.pp;
+    b.replicas = 1;
+    const BuyFigures f = buy_figures(b, *in.server, site);
+    if (f.infeasible) {
+      in.server.reset();  // cannot be built as laid out (size/tco.h): rented only
+    } else {
+      one = f.layout;
+      p.servers_per_rack = f.servers_per_rack;
+      p.server_form = in.server->form;
+    }
+  }
+  p.max_rate_per_replica_per_s = in.max_rate_per_replica_per_s;
+  p.gpus_per_replica = in.shape.gpus_per_replica();
+  p.price_per_gpu_hour_usd = in.price_per_gpu_hour_usd;
+  for (size_t i = 0; i < d.curve.hours.size(); ++i)
+    p.periods.push_back({d.curve.hours[i], demand.requests_per_s[i],
+                         replicas_needed(demand.requests_per_s[i], in.max_rate_per_replica_per_s)});
+  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0);
+  for (const auto& m : p.all_rented.months) p.replicas_peak = std::max(p.replicas_peak, m.replicas_peak);
+  p.gpu_hours_needed = p.all_rented.rented_gpu_hours;
+  p.replicas_mean = p.gpu_hours_needed / static_cast<double>(p.gpus_per_replica) /
+                    (static_cast<double>(d.horizon_months) * kHoursPerMonth);
+  p.best = p.all_rented;
+  if (one && p.replicas_peak > 0) {
+    // Servers in steps that hold whole replicas, up to those the horizon's peak needs.
+    const int64_t step = one->replicas_per_server > 0 ? 1 : one->servers_per_replica;
+    const int64_t peak_servers = layout(p.replicas_peak, in.shape, *in.server).servers;
+    for (int64_t s = step; s <= peak_servers; s += step) {
+      MixCost c = mix_cost(in, demand, d.curve, d, site, s);
+      if (c.total_usd < p.best.total_usd) p.best = c;
+      if (s + step > peak_servers) p.all_owned = std::move(c);
+    }
+  }
+  if (p.best.servers > 0) {
+    double mix = 0, rent = 0;
+    for (size_t k = 0; k < p.best.months.size(); ++k) {
+      mix += p.best.months[k].cash_usd;
+      rent += p.all_rented.months[k].cash_usd;
+      if (static_cast<int64_t>(k) >= d.purchase_lead_months && mix <= rent) {
+        p.break_even_month = static_cast<int64_t>(k) + 1;
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d) {
+  const BuyOptions& buy = d.buy;
+  validate(d);
+  validate(buy.site);
+  OverTimePlan out;
+  out.options = d;
+  out.site = buy.site;
+  std::vector<std::string> searched;
+  for (const auto& o : r.options)
+    if (std::find(searched.begin(), searched.end(), o.model) == searched.end()) searched.push_back(o.model);
+  const auto series = [&](const std::string& model) -> const DemandCurve::Series* {
+    for (const auto& s : d.curve.models)
+      if (s.model == model) return &s;
+    return nullptr;
+  };
+  for (const auto& s : d.curve.models)
+    if (std::find(searched.begin(), searched.end(), s.model) == searched.end())
+      throw InputError(d.curve.file, "model", fmt::format("models searched ({})", fmt::join(searched, ", ")),
+                       "'" + s.model + "'");
+  out.cost_by_month_usd.assign(static_cast<size_t>(d.horizon_months), 0.0);
+  out.cash_by_month_usd.assign(static_cast<size_t>(d.horizon_months), 0.0);
+  double all_owned = 0;
+  bool all_owned_known = true;
+  for (const auto& model : searched) {
+    const DemandCurve::Series* demand = series(model);
+    if (demand == nullptr)
+      throw InputError(d.curve.file, "model", "a curve for every model searched", "none for '" + model + "'");
+    std::optional<ModelPlan> best;
+    for (const auto& o : r.options) {
+      if (o.model != model || !o.meets_slo || !o.cost_per_hour_usd || o.gpus_total < 1 || !(o.eval.max_rate_per_s > 0))
+        continue;
+      ModelPlan p = plan_option(o, *demand, d, buy);
+      if (!best || p.best.total_usd < best->best.total_usd) best = std::move(p);
+    }
+    if (!best) {
+      out.models_without_plan.push_back(model);
+      continue;
+    }
+    out.total_usd += best->best.total_usd;
+    out.all_rented_total_usd += best->all_rented.total_usd;
+    if (best->all_owned) all_owned += best->all_owned->total_usd;
+    else if (best->replicas_peak > 0) all_owned_known = false;
+    for (size_t k = 0; k < best->best.months.size(); ++k) {
+      out.cost_by_month_usd[k] += best->best.months[k].cost_usd;
+      out.cash_by_month_usd[k] += best->best.months[k].cash_usd;
+    }
+    out.models.push_back(std::move(*best));
+  }
+  if (all_owned_known && !out.models.empty()) out.all_owned_total_usd = all_owned;
+  return out;
+}
+
+}  // namespace kvplan::size

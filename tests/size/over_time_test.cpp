@@ -1,0 +1,196 @@
+// size/over_time.h: the plan over months worked by hand on two periods and one model
+// (the owned/rented split from the prices), the lead time, growth and break-even, and
+// the model checks of plan_over_time.
+#include <doctest/doctest.h>
+
+#include "size/over_time.h"
+#include "size/size.h"
+
+using namespace kvplan;
+using namespace kvplan::size;
+
+namespace {
+
+// One GPU per server so servers = replicas; $12,000 a server, amortized over one year:
+// $1,000 a month. Host 1,000 W, GPU idle 100 W, board 500 W, PUE 1, $0.10/kWh, no
+// network, support or space.
+ServerSpec one_gpu_server() {
+  ServerSpec s;
+  s.gpu = "g";
+  s.form = "1-GPU box";
+  s.gpu_price_usd = 12000;
+  s.gpu_board_power_w = 500;
+  s.gpu_idle_power_w = 100;
+  s.gpus_per_server = 1;
+  s.server_price_usd = 0;
+  s.server_power_w = 1000;
+  s.server_rack_units = 2;
+  return s;
+}
+
+SiteOptions site() {
+  SiteOptions s;
+  s.electricity_usd_per_kwh = 0.10;
+  s.pue = 1;
+  s.amortization_years = 1;
+  s.network_fraction = 0;
+  s.support_fraction_per_year = 0;
+  return s;
+}
+
+// Two 12-hour periods: 10 and 30 requests/s; one replica sustains 10/s, busy 80 % of the
+// time at that rate; rent $2 per GPU-hour.
+DemandOptions two_periods(int64_t months) {
+  DemandOptions d;
+  d.curve.file = "two.csv";
+  d.curve.period_h = 12;
+  d.curve.hours = {0, 12};
+  d.curve.models = {{"m", {10, 30}}};
+  d.horizon_months = months;
+  return d;
+}
+
+MixInputs inputs() {
+  MixInputs in;
+  in.max_rate_per_replica_per_s = 10;
+  in.busy_fraction_at_max = 0.8;
+  in.price_per_gpu_hour_usd = 2;
+  in.server = one_gpu_server();
+  return in;
+}
+
+}  // namespace
+
+// By hand. A 730-hour month holds 730 / 24 cycles, so each 12-hour period lasts 365 h a
+// month; the periods need ceil(10/10) = 1 and ceil(30/10) = 3 replicas. Renting one
+// replica through one period costs 365 x $2 = $730 a month.
+//   S = 0: (1 + 3) x $730 = $2,920.
+//   One owned server costs $12,000 / 12 = $1,000 a month plus energy: idle (1,000 W host
+//   + 100 W GPU) x 730 h = 803 kWh, and (500 - 100) W x 0.8 busy x the replica-hours it
+//   serves at its max rate.
+//   S = 1: serves 10/s in both periods: 2 x 365 h x 0.8 = 584 busy h -> 233.6 kWh.
+//          Energy (803 + 233.6) x $0.10 = $103.66; rent (0 + 2) x $730 = $1,460;
+//          total $1,000 + $103.66 + $1,460 = $2,563.66.
+//   S = 2: idle 1,606 kWh; busy (1 + 2) x 365 x 0.8 = 876 h -> 350.4 kWh: $195.64;
+//          rent 1 x $730: $2,000 + $195.64 + $730 = $2,925.64.
+//   S = 3: idle 2,409 kWh; busy (1 + 3) x 292 = 1,168 h -> 467.2 kWh: $287.62; no rent:
+//          $3,287.62.
+// The cheapest is one server (the base), renting the peak: an owned server costs $1,103.66
+// or more a month, above the $730 the peak-only period's rent costs and below the $1,460
+// of renting a replica around the clock.
+TEST_CASE("owned base, rented peaks: the split worked by hand from the prices") {
+  const DemandOptions d = two_periods(1);
+  const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
+  REQUIRE(p.periods.size() == 2);
+  CHECK(p.periods[0].replicas == 1);
+  CHECK(p.periods[1].replicas == 3);
+  CHECK(p.replicas_peak == 3);
+  CHECK(p.replicas_mean == doctest::Approx(2.0));  // (1 + 3) / 2 over equal periods
+  CHECK(p.gpu_hours_needed == doctest::Approx(4 * 365.0));
+  CHECK(p.all_rented.total_usd == doctest::Approx(2920.0));
+  CHECK(p.best.servers == 1);
+  CHECK(p.best.replicas == 1);
+  CHECK(p.best.capex_usd == doctest::Approx(12000.0));
+  CHECK(p.best.rented_gpu_hours == doctest::Approx(2 * 365.0));
+  REQUIRE(p.best.months.size() == 1);
+  CHECK(p.best.months[0].energy_usd == doctest::Approx(103.66));
+  CHECK(p.best.total_usd == doctest::Approx(2563.66));
+  REQUIRE(p.all_owned);
+  CHECK(p.all_owned->servers == 3);
+  CHECK(p.all_owned->total_usd == doctest::Approx(3287.62));
+  CHECK(mix_cost(inputs(), d.curve.models[0], d.curve, d, site(), 2).total_usd == doctest::Approx(2925.64));
+  // One month cannot repay $12,000 of capex: 12,000 + 103.66 + 1,460 > 2,920.
+  CHECK_FALSE(p.break_even_month);
+}
+
+// Over 12 months the cumulative cash of one server bought is 12,000 + k x (103.66 +
+// 1,460) against k x 2,920 rented: equal at k = 12,000 / 1,356.34 = 8.85, so month 9.
+TEST_CASE("break-even: the first month whose cumulative cash is at most renting everything's") {
+  const DemandOptions d = two_periods(12);
+  const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
+  CHECK(p.best.servers == 1);
+  CHECK(p.best.total_usd == doctest::Approx(12 * 2563.66));
+  CHECK(p.best.months[0].cash_usd == doctest::Approx(12000 + 103.66 + 1460));
+  CHECK(p.best.months[1].cash_usd == doctest::Approx(103.66 + 1460));
+  CHECK(p.break_even_month == 9);
+}
+
+// Lead time 1 of 2 months: month 1 rents everything ($2,920), month 2 is the owned
+// month above. S = 1: 2,920 + 2,563.66 = 5,483.66; S = 0: 5,840; S = 2: 5,845.64;
+// S = 3: 6,207.62. Capex is paid in month 2, on delivery.
+TEST_CASE("purchase lead time: everything rented until the servers arrive") {
+  DemandOptions d = two_periods(2);
+  d.purchase_lead_months = 1;
+  const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
+  CHECK(p.best.servers == 1);
+  CHECK_FALSE(p.best.months[0].owned_serving);
+  CHECK(p.best.months[0].rented_usd == doctest::Approx(2920.0));
+  CHECK(p.best.months[0].cash_usd == doctest::Approx(2920.0));
+  CHECK(p.best.months[1].owned_serving);
+  CHECK(p.best.months[1].cash_usd == doctest::Approx(12000 + 103.66 + 1460));
+  CHECK(p.best.total_usd == doctest::Approx(5483.66));
+  CHECK(p.all_owned->total_usd == doctest::Approx(6207.62));
+}
+
+// Growth 100 % a month: month 2's rates are 20 and 60/s, 2 and 6 replicas. Rented only
+// (no purchase data): month 1 (1 + 3) x $730 = $2,920, month 2 (2 + 6) x $730 = $5,840.
+TEST_CASE("growth compounds by month; without purchase data everything is rented") {
+  DemandOptions d = two_periods(2);
+  d.growth_per_month = 1.0;
+  MixInputs in = inputs();
+  in.server.reset();
+  const ModelPlan p = plan_model(in, d.curve.models[0], d, site());
+  CHECK(p.replicas_peak == 6);
+  CHECK(p.best.months[1].growth_factor == doctest::Approx(2.0));
+  CHECK(p.best.months[1].replicas_peak == 6);
+  CHECK(p.best.total_usd == doctest::Approx(2920.0 + 5840.0));
+  CHECK(p.best.servers == 0);
+  CHECK_FALSE(p.all_owned);
+  CHECK_FALSE(p.server_form);
+}
+
+// A rate of 0 needs no replica (not the one replicas_for's floor gives a search).
+TEST_CASE("an idle period needs no replica") {
+  DemandOptions d = two_periods(1);
+  d.curve.models = {{"m", {0, 30}}};
+  const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
+  CHECK(p.periods[0].replicas == 0);
+  // S = 0: 3 x $730 = $2,190. One owned server (serving period 2 only) costs
+  // $1,000 + (803 + 400 x 0.8 x 365 / 1000 = 116.8) x $0.10 = $1,091.98 against $730 of
+  // rent it saves: none is bought.
+  CHECK(p.best.servers == 0);
+  CHECK(p.best.total_usd == doctest::Approx(2190.0));
+}
+
+TEST_CASE("plan_over_time: every model searched needs a curve, and every curve a model searched") {
+  SizeResult r;
+  Deployment o;
+  o.model = "m";
+  o.gpu = "g";
+  o.meets_slo = true;
+  o.gpus_total = 1;
+  o.cost_per_hour_usd = 2;
+  o.eval.max_rate_per_s = 10;
+  o.eval.at_max.busy_fraction = 0.8;
+  r.options = {o};
+  DemandOptions d = two_periods(1);
+  d.buy.site = site();
+  d.buy.servers = {one_gpu_server()};
+  const OverTimePlan p = plan_over_time(r, d);
+  REQUIRE(p.models.size() == 1);
+  CHECK(p.models[0].best.servers == 1);
+  CHECK(p.total_usd == doctest::Approx(2563.66));
+  CHECK(p.all_rented_total_usd == doctest::Approx(2920.0));
+  REQUIRE(p.all_owned_total_usd);
+  CHECK(*p.all_owned_total_usd == doctest::Approx(3287.62));
+  REQUIRE(p.cost_by_month_usd.size() == 1);
+  CHECK(p.cash_by_month_usd[0] == doctest::Approx(12000 + 103.66 + 1460));
+
+  d.curve.models[0].model = "other";
+  CHECK_THROWS_AS(plan_over_time(r, d), InputError);
+  d.curve.models = {{"m", {10, 30}}, {"other", {1, 1}}};
+  CHECK_THROWS_AS(plan_over_time(r, d), InputError);
+  d.curve = two_periods(1).curve;
+  d.horizon_months = 0;
+  CHECK_THROWS_AS(plan_over_time(r, d), InputError);
+}
