@@ -145,6 +145,7 @@ class DisaggRun {
         link_free_s_(static_cast<size_t>(layout_.prefill.instances), 0.0) {
     for (int64_t i = 0; i < layout_.prefill.instances; ++i) {
       SimOptions o = opt;
+      o.api_server_queue = false;  // the request overhead is counted once, by the router (finish())
       o.on_step = nullptr;
       o.num_blocks = layout_.prefill.num_blocks;
       o.on_request = [this, k = static_cast<size_t>(i), mml = prefill.max_model_len()](const RequestEvent& ev) {
@@ -154,6 +155,7 @@ class DisaggRun {
     }
     for (int64_t i = 0; i < layout_.decode.instances; ++i) {
       SimOptions o = opt;
+      o.api_server_queue = false;
       o.num_blocks = layout_.decode.num_blocks;
       const auto k = static_cast<size_t>(i);
       o.on_step = nullptr;

@@ -25,6 +25,7 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
       request_overhead_s_(sim.opts.calibration.request_overhead_s),
       output_overhead_s_(sim.opts.calibration.output_overhead_s),
       output_overhead_per_seq_s_(sim.opts.calibration.output_overhead_per_seq_s),
+      api_queue_(opt.api_server_queue),
       async_scheduling_(sim.opts.async_scheduling.value_or(sim.defaults.async_scheduling) &&
                         opt.scheduler == Scheduler::chunked) {
   if (request_count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
@@ -71,13 +72,16 @@ void Engine::schedule() {
   // the engine takes the newcomers at once.
   const bool ahead = async_scheduling_ && now_ == step_end_s_;
   let_in(ahead ? step_start_s_ : now_);
-  if (idle()) let_in(now_);
+  if (idle() && !inbox_.empty()) let_in(now_ = std::max(now_, inbox_.front().seen_s));
   if (opt_.check_invariants) check();
   if (idle()) return;
   const double dt = compose_step();
   if (!(dt > 0)) {
     if (!inbox_.empty()) {
-      let_in(now_);  // nothing could run ahead of them: compose again with them
+      // Nothing could run ahead of them: compose again with them, once the API server
+      // has handed the first one over.
+      now_ = std::max(now_, inbox_.front().seen_s);
+      let_in(now_);
       return;
     }
     stalled_ = true;  // until a submit or a release
@@ -91,8 +95,8 @@ void Engine::schedule() {
 void Engine::let_in(double cutoff_s) {
   size_t kept = 0;
   for (size_t i = 0; i < inbox_.size(); ++i) {
-    if (inbox_[i].first.arrival_s <= cutoff_s) {
-      arrive(inbox_[i].first, inbox_[i].second);
+    if (inbox_[i].seen_s <= cutoff_s) {
+      arrive(inbox_[i].request, inbox_[i].preloaded, inbox_[i].seen_s);
     } else {
       inbox_[kept++] = inbox_[i];
     }
@@ -223,7 +227,7 @@ void Engine::register_blocks(EngineRequest& r) {
 
 // ------------------------------------------------------------------------- a request's life
 
-void Engine::arrive(const GeneratedRequest& g, int64_t preloaded) {
+void Engine::arrive(const GeneratedRequest& g, int64_t preloaded, double seen_s) {
   tally_.arrival(g.arrival_s);
   ++tally_.counts.events;
   const int32_t s = alloc_slot();
@@ -233,6 +237,7 @@ void Engine::arrive(const GeneratedRequest& g, int64_t preloaded) {
   r.epoch = epoch + 1;
   r.id = g.index;
   r.arrival_s = g.arrival_s;
+  r.seen_s = seen_s;
   r.prompt = std::max<int64_t>(g.prompt_tokens, 1);
   r.output = std::max<int64_t>(g.output_tokens, 1);
   r.content = PromptContent{g.group_key, g.prompt_key, g.shared_tokens};
@@ -358,11 +363,13 @@ void Engine::finish(int32_t slot) {
   f.prompt_tokens = r.prompt;
   f.output_tokens = r.output;
   f.finish_s = now_;
-  // Latencies run to the client's delivery of the first and the last token; the
-  // per-request time outside the engine loop (HTTP, tokenization) adds to both.
-  f.ttft_s = r.first_token_s - r.arrival_s + request_overhead_s_;
-  f.e2e_s = delivered_s_ - r.arrival_s + request_overhead_s_;
-  f.queued_s = r.scheduled_s - r.arrival_s;
+  // Latencies run from the client's send to its delivery of the first and the last
+  // token. Without the API server's queue the per-request time outside the engine loop
+  // (HTTP, tokenization) is a delay that adds to both.
+  const double outside_s = api_queue_ ? 0 : request_overhead_s_;
+  f.ttft_s = r.first_token_s - r.arrival_s + outside_s;
+  f.e2e_s = delivered_s_ - r.arrival_s + outside_s;
+  f.queued_s = r.scheduled_s - r.seen_s;
   if (r.output > 1) f.tpot_s = (delivered_s_ - r.first_token_s) / static_cast<double>(r.output - 1);
   tally_.finish(f, request_count_, workload_.slo);
   if (opt_.on_finish) opt_.on_finish(f);
@@ -405,18 +412,27 @@ void Engine::deliver_outputs(int64_t decoders) {
   // produced a token (Scheduler.update_from_output) and sends them over ZMQ to the API
   // server process, whose output handler (AsyncLLM._run_output_handler ->
   // OutputProcessor.process_outputs: detokenize, build RequestOutput, wake the stream)
-  // takes one step's outputs after the other while the engine runs the next step: a
-  // single-server queue. A step with no sampled token (only partial prefill chunks)
-  // sends nothing to deliver.
+  // takes one step's outputs after the other while the engine runs the next step. It is
+  // a task on the API server's one asyncio loop, beside the requests' input processing
+  // (AsyncLLM.add_request -> process_inputs, tokenization; SimOptions::api_server_queue):
+  // the loop switches tasks at each await, so a step's outputs are processed between
+  // two requests' inputs, not behind the whole backlog of a burst, and the time they take
+  // delays the requests still waiting for the server. A step with no sampled token (only
+  // partial prefill chunks) sends nothing to deliver.
   int64_t outputs = decoders;
   for (int32_t s : step_prefills_) {
     const EngineRequest& r = at(s);
     outputs += r.cached + r.chunk >= r.prompt + r.generated ? 1 : 0;
   }
   if (outputs == 0) return;
-  delivered_s_ = std::max(now_, output_free_s_) + output_overhead_s_ +
-                 output_overhead_per_seq_s_ * static_cast<double>(outputs);
+  const double busy_s = output_overhead_s_ + output_overhead_per_seq_s_ * static_cast<double>(outputs);
+  delivered_s_ = std::max(now_, output_free_s_) + busy_s;
   output_free_s_ = delivered_s_;
+  if (!api_queue_ || !(busy_s > 0) || api_free_s_ <= now_) return;
+  // Inputs not yet handed over move back by the outputs' time (from the newest: the
+  // inbox is in handover order).
+  api_free_s_ += busy_s;
+  for (auto it = inbox_.rbegin(); it != inbox_.rend() && it->seen_s > now_; ++it) it->seen_s += busy_s;
 }
 
 void Engine::retire_decoders() {

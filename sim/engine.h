@@ -56,7 +56,8 @@ enum class RequestState : uint8_t { free, waiting, prefilling, decoding, swapped
 //! A request inside the engine, in a reusable slot.
 struct EngineRequest {
   int64_t id = 0;
-  double arrival_s = 0;
+  double arrival_s = 0;    // the client sent it
+  double seen_s = 0;       // the API server handed it to the engine
   int64_t prompt = 0;
   int64_t output = 0;      // after the max_model_len cap
   int64_t generated = 0;   // output tokens produced
@@ -92,16 +93,22 @@ class Engine {
 
   // ---- the drive interface (EngineInstance; inline for the lone run's loop)
   void submit(const GeneratedRequest& g, int64_t preloaded) {
+    // The API server takes the requests one after the other (SimOptions::api_server_queue):
+    // the engine sees this one when the server has served it.
+    double seen_s = g.arrival_s;
+    if (api_queue_) api_free_s_ = seen_s = std::max(g.arrival_s, api_free_s_) + request_overhead_s_;
     // An engine with nothing to do waits for this request: its next scheduling point is
-    // the request's arrival.
-    if (!step_running_ && (stalled_ || (idle() && inbox_.empty())) && now_ < g.arrival_s) now_ = g.arrival_s;
+    // when it sees the request.
+    if (!step_running_ && (stalled_ || (idle() && inbox_.empty())) && now_ < seen_s) now_ = seen_s;
     stalled_ = false;
-    inbox_.emplace_back(g, preloaded);
+    inbox_.push_back(Inbound{g, preloaded, seen_s});
     ++submitted_;
   }
   double next_step_s() const {
     if (step_running_) return now_ + step_s_;
     if (stalled_ || (idle() && inbox_.empty())) return std::numeric_limits<double>::infinity();
+    // Idle with every submitted request still at the API server: the first one out.
+    if (idle()) return std::max(now_, inbox_.front().seen_s);
     return now_;
   }
   bool step_running() const { return step_running_; }
@@ -169,7 +176,7 @@ class Engine {
   void register_blocks(EngineRequest& r);
 
   // ---- a request's life
-  void arrive(const GeneratedRequest& g, int64_t preloaded);
+  void arrive(const GeneratedRequest& g, int64_t preloaded, double seen_s);
   //! Whether a request can never run here (vLLM's refusals at arrival); caps its output
   //! at max_model_len.
   bool refuse(EngineRequest& r);
@@ -233,7 +240,12 @@ class Engine {
   int64_t held_blocks_ = 0;
   std::vector<int64_t> releases_;  // released during the running step: freed at its end
   int64_t request_count_;
-  std::vector<std::pair<GeneratedRequest, int64_t>> inbox_;  // submitted, to enter at the next scheduling point
+  struct Inbound {
+    GeneratedRequest request;
+    int64_t preloaded;
+    double seen_s;  // when the API server hands it to the engine (nondecreasing in the inbox)
+  };
+  std::vector<Inbound> inbox_;  // submitted, to enter at the next scheduling point
   int64_t submitted_ = 0;
   BlockPool pool_;
   int64_t max_seqs_, token_budget_;
@@ -241,6 +253,8 @@ class Engine {
   int64_t watermark_blocks_;  // continuous (V0) admission reserve
   double request_overhead_s_;
   double output_overhead_s_, output_overhead_per_seq_s_;
+  bool api_queue_;
+  double api_free_s_ = 0;     // when the API server has handed over the last request it took
   double output_free_s_ = 0;  // when the output processor has delivered the last step it took
   bool async_scheduling_;
   double step_start_s_ = -1, step_end_s_ = -1;  // of the last step that ran

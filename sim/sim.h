@@ -12,9 +12,10 @@
 // exact percentiles).
 //
 // Event order (the one documented order; ties broken by sequence number):
-//  1. At a scheduling point at time t, every request with arrival_s <= t enters the
-//     waiting queue in arrival order (ties: generation order); requests that can never
-//     run are rejected there.
+//  1. At a scheduling point at time t, every request the API server has handed over by
+//     t (SimOptions::api_server_queue: one after the other, request_overhead_s each,
+//     from arrival_s) enters the waiting queue in arrival order (ties: generation
+//     order); requests that can never run are rejected there.
 //  2. The scheduler composes the step (scheduler-specific, see Scheduler), allocating KV
 //     blocks: first the blocks running decoders need (in the order their needs fell due,
 //     ties by sequence), preempting the newest running request when the pool is empty,
@@ -178,6 +179,12 @@ struct SimOptions {
   //! The first this many finished requests are left out of the metrics (warm-up); they
   //! load the engine as any other.
   int64_t warmup_requests = 0;
+  //! The engine's API server is one process (vLLM's AsyncLLM, SGLang's TokenizerManager):
+  //! each request's Calibration::request_overhead_s is service time on it, first come
+  //! first served, before the engine sees the request, and each step's output processing
+  //! runs on the same process. Off: the overhead is a fixed delay added to the latencies
+  //! (the disaggregated driver, whose router counts it once per request).
+  bool api_server_queue = true;
   std::function<void(const StepSample&)> on_step;       //!< called after each step
   std::function<void(const RequestEvent&)> on_request;  //!< called at each request event
   std::function<void(const FinishedRequest&)> on_finish;  //!< called as each request finishes

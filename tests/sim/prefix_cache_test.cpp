@@ -118,6 +118,15 @@ ServingOptions host_overheads() {
   return o;
 }
 
+//! The request overhead as a fixed delay beside the engine instead of service time on
+//! the API server (SimOptions::api_server_queue off, as the disaggregated driver runs
+//! its instances): requests due together reach the engine together.
+kvplan::sim::SimOptions delayed(Scheduler s) {
+  kvplan::sim::SimOptions so = kvplan::sim::test::with(s);
+  so.api_server_queue = false;
+  return so;
+}
+
 Workload alone(int64_t n, int64_t prompt, int64_t output) {
   Workload w = users(1, 1, 0, prompt, output, n, 1.0);
   w.shared_prefix = SharedPrefix{};
@@ -164,8 +173,8 @@ TEST_CASE("two requests whose first tokens come out of the same step share its d
   // processing) later than one request alone would see (33.5 ms, as above).
   const ModelConfig m = llama3_8b();
   const Simulator sim(m, instant_h100(), host_overheads());
-  const SimResult one = sim.run(kvplan::sim::test::burst(1, 100, 1), kvplan::sim::test::with(Scheduler::chunked));
-  const SimResult two = sim.run(kvplan::sim::test::burst(2, 100, 1), kvplan::sim::test::with(Scheduler::chunked));
+  const SimResult one = sim.run(kvplan::sim::test::burst(1, 100, 1), delayed(Scheduler::chunked));
+  const SimResult two = sim.run(kvplan::sim::test::burst(2, 100, 1), delayed(Scheduler::chunked));
   CHECK(one.ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
   CHECK(two.steps == 1);
   CHECK(two.ttft_s.p50 == doctest::Approx(0.034).epsilon(1e-9));
@@ -204,14 +213,64 @@ TEST_CASE("with async scheduling a request that arrives during a step waits one 
   Workload w = kvplan::sim::test::burst(2, 100, 4);
   w.trace = rows;
   ServingOptions o = host_overheads();
-  const SimResult sync = Simulator(llama3_8b(), instant_h100(), o).run(w, kvplan::sim::test::with(Scheduler::chunked));
+  const SimResult sync = Simulator(llama3_8b(), instant_h100(), o).run(w, delayed(Scheduler::chunked));
   o.async_scheduling = true;
-  const SimResult async = Simulator(llama3_8b(), instant_h100(), o).run(w, kvplan::sim::test::with(Scheduler::chunked));
+  const SimResult async = Simulator(llama3_8b(), instant_h100(), o).run(w, delayed(Scheduler::chunked));
   CHECK(sync.ttft_s.mean == doctest::Approx(0.03725).epsilon(1e-9));
   CHECK(async.ttft_s.mean == doctest::Approx(0.04275).epsilon(1e-9));
   // An idle engine has nothing composed ahead: one request alone is not delayed.
   const SimResult one = Simulator(llama3_8b(), instant_h100(), o).run(alone(1, 4096, 3), kvplan::sim::test::with(Scheduler::chunked));
   CHECK(one.ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
+}
+
+TEST_CASE("the API server takes a burst's requests one after the other; a lone request is the same either way") {
+  // One process serves every request's input (vLLM AsyncLLM.add_request -> process_inputs)
+  // first come first served, 20 ms each (host_overheads' request overhead), before the
+  // engine sees it. Three 100-token prompts of one output token sent at t = 0, steps of
+  // 10 ms (no per-sequence term here), no output time: the engine sees them at 20, 40
+  // and 60 ms, finds itself idle each time (a step ends 10 ms after each handover), and
+  // their tokens come out at 30, 50 and 70 ms: TTFT 30, 50, 70 ms, mean 50 ms, three
+  // steps of one prefill each. With the overhead as a delay beside the engine all three
+  // prefill in one step (10 ms) and each has TTFT 20 + 10 = 30 ms.
+  const ModelConfig m = llama3_8b();
+  ServingOptions o = host_overheads();
+  o.calibration.step_overhead_per_seq_s = 0;
+  o.calibration.output_overhead_s = 0;
+  o.calibration.output_overhead_per_seq_s = 0;
+  const Simulator sim(m, instant_h100(), o);
+  const SimResult q = sim.run(kvplan::sim::test::burst(3, 100, 1), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(q.steps == 3);
+  CHECK(q.ttft_s.mean == doctest::Approx(0.050).epsilon(1e-9));
+  CHECK(q.e2e_s.mean == doctest::Approx(0.050).epsilon(1e-9));
+  CHECK(q.batch_max == 1);
+  const SimResult d = sim.run(kvplan::sim::test::burst(3, 100, 1), delayed(Scheduler::chunked));
+  CHECK(d.steps == 1);
+  CHECK(d.ttft_s.mean == doctest::Approx(0.030).epsilon(1e-9));
+  // One request alone at idle: TTFT = request overhead + prefill + delivery in both
+  // forms (33.5 ms with host_overheads, worked above).
+  const Simulator full(m, instant_h100(), host_overheads());
+  CHECK(full.run(alone(1, 4096, 3), kvplan::sim::test::with(Scheduler::chunked)).ttft_s.mean ==
+        doctest::Approx(0.0335).epsilon(1e-9));
+  CHECK(full.run(alone(1, 4096, 3), delayed(Scheduler::chunked)).ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
+}
+
+TEST_CASE("a step's output processing runs between two requests' inputs and delays the ones still waiting") {
+  // As above with 2 ms of output processing per step: request 1 reaches the engine at
+  // 20 ms, its step ends at 30 and its token is delivered at 32 ms (TTFT 32). Those 2 ms
+  // run on the API server between request 2's input (due out at 40 ms) and what follows,
+  // so request 2 reaches the engine at 42 ms: step 42-52, delivered 54 (TTFT 54); request
+  // 3 then at 62 + 2 = 64 ms: step 64-74, delivered 76 (TTFT 76). Mean (32 + 54 + 76) / 3
+  // = 54 ms. The outputs are not queued behind the burst's inputs (those would deliver
+  // nothing before 60 ms): the output handler yields between chunks
+  // (AsyncLLM._run_output_handler, `await asyncio.sleep(0)`).
+  ServingOptions o = host_overheads();
+  o.calibration.step_overhead_per_seq_s = 0;
+  o.calibration.output_overhead_per_seq_s = 0;
+  const Simulator sim(llama3_8b(), instant_h100(), o);
+  const SimResult q = sim.run(kvplan::sim::test::burst(3, 100, 1), kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(q.steps == 3);
+  CHECK(q.ttft_s.mean == doctest::Approx(0.054).epsilon(1e-9));
+  CHECK(q.busy_s == doctest::Approx(0.030).epsilon(1e-9));
 }
 
 TEST_CASE("staged fixed-rate arrivals start each stage at its beginning") {
