@@ -202,6 +202,16 @@ constexpr Family kFamilies[] = {
   {"deepseek_v3", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
   {"deepseek_v32", "DeepseekV32ForCausalLM", false, 2, false, false, false, Hybrid::none},
   {"kimi_k2", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // HF Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's MLA and MoE layout.
+  {"glm4_moe_lite", "Glm4MoeLiteForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // GLM-5 (GlmMoeDsaConfig): DeepSeek-V3.2's MLA with the sparse-attention indexer.
+  {"glm_moe_dsa", "GlmMoeDsaForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // HF Glm4MoeConfig (GLM-4.5/4.6/4.7): GQA with partial RoPE, MoE after
+  // first_k_dense_replace dense layers, one shared expert; q/k norms only with use_qk_norm.
+  {"glm4_moe", "Glm4MoeForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // MiniMax-M2 (modeling_minimax_m2.py): GQA, RMSNorm over all q and k heads, 256 experts
+  // in every layer, no shared expert.
+  {"minimax_m2", "MiniMaxM2ForCausalLM", false, 2, false, false, true, Hybrid::none},
   {"gpt_oss", "GptOssForCausalLM", false, 2, false, false, false, Hybrid::none},
   {"falcon", "FalconForCausalLM", true, 1, true, false, false, Hybrid::none},
   {"jamba", "JambaForCausalLM", false, 2, false, false, false, Hybrid::jamba},
@@ -391,7 +401,8 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m) {
       if (t == "sliding_attention" || t == "chunked_attention") {
         if (!window) throw InputError(file, "sliding_window", "a window size in tokens (layer_types has sliding layers)", "nothing");
         w[i] = *window;
-      } else if (t != "full_attention" && !(t == "linear_attention" && m.model_type == "qwen3_next")) {
+      } else if (t != "full_attention" && !(t == "linear_attention" && m.model_type == "qwen3_next") &&
+                 !(t == "deepseek_sparse_attention" && m.index_head_dim > 0)) {  // GLM-5: every layer indexed MLA
         throw InputError(file, "layer_types", "sliding_attention or full_attention for each layer", "'" + t + "'");
       }
     }
@@ -828,6 +839,9 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.linear_bias = plain;
   m.norms_per_layer = fam ? fam->norms : 2;
   m.qk_norm = fam ? fam->qk_norm : false;
+  // Glm4MoeAttention: RMSNorm(head_dim) on q and k only with use_qk_norm (Llama-4's
+  // use_qk_norm is a weightless L2 norm, no parameters).
+  if (fam && std::string(fam->model_type) == "glm4_moe") m.qk_norm = r.b("use_qk_norm").value_or(false);
   const bool attn_bias = r.b("attention_bias").value_or(false);
   m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
   m.o_bias = attn_bias;
@@ -872,11 +886,23 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
     m.qk_rope_head_dim = r.req("qk_rope_head_dim");
     m.qk_nope_head_dim = r.req("qk_nope_head_dim");
     m.v_head_dim = r.req("v_head_dim");
-    if (fam && std::string(fam->model_type) == "deepseek_v32") {
+    if (fam && (std::string(fam->model_type) == "deepseek_v32" || std::string(fam->model_type) == "glm_moe_dsa")) {
       m.index_head_dim = r.req("index_head_dim");
       m.index_heads = r.req("index_n_heads");
       r.use({"index_topk"});
     }
+  }
+  if (fam && std::string(fam->model_type) == "minimax_m2" && has(n, "attn_type_list")) {
+    // MiniMax's attn_type_list (modeling_minimax_m2.py, as MiniMax-Text-01): 1 = softmax
+    // attention, 0 = lightning (linear) attention; M2 has softmax attention in every layer.
+    r.use({"attn_type_list"});
+    const YAML::Node types = n["attn_type_list"];
+    if (!types.IsSequence() || static_cast<int64_t>(types.size()) != m.num_layers)
+      throw InputError(file, "attn_type_list", "a list of " + std::to_string(m.num_layers) + " layer types", "");
+    for (const auto& t : types)
+      if (!t.IsScalar() || t.Scalar() != "1")
+        throw InputError(file, "attn_type_list", "1 (softmax attention) in every layer; kvplan cannot place lightning attention (0)",
+                         "'" + (t.IsScalar() ? t.Scalar() : std::string("a non-scalar")) + "'");
   }
   m.layer_window = layer_windows(r, m);
   if (fam) apply_hybrid(r, m, fam->hybrid);
