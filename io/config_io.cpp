@@ -192,6 +192,10 @@ constexpr Family kFamilies[] = {
   {"qwen3", "Qwen3ForCausalLM", false, 2, false, false, true, Hybrid::none},
   {"qwen3_moe", "Qwen3MoeForCausalLM", false, 2, false, false, true, Hybrid::none},
   {"qwen3_next", "Qwen3NextForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
+  // Qwen3.5 / 3.6 (vllm/model_executor/models/qwen3_5.py: Qwen3-Next's decoder layer; a
+  // dense MLP in every layer for qwen3_5_text, Qwen3-Next's sparse MoE for qwen3_5_moe_text).
+  {"qwen3_5_text", "Qwen3_5ForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
+  {"qwen3_5_moe_text", "Qwen3_5MoeForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
   {"gemma", "GemmaForCausalLM", true, 2, false, false, false, Hybrid::none},
   {"gemma2", "Gemma2ForCausalLM", true, 4, false, false, false, Hybrid::none},
   {"gemma3_text", "Gemma3ForCausalLM", true, 4, false, false, true, Hybrid::none},
@@ -203,6 +207,16 @@ constexpr Family kFamilies[] = {
   {"deepseek_v3", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
   {"deepseek_v32", "DeepseekV32ForCausalLM", false, 2, false, false, false, Hybrid::none},
   {"kimi_k2", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // HF Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's MLA and MoE layout.
+  {"glm4_moe_lite", "Glm4MoeLiteForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // GLM-5 (GlmMoeDsaConfig): DeepSeek-V3.2's MLA with the sparse-attention indexer.
+  {"glm_moe_dsa", "GlmMoeDsaForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // HF Glm4MoeConfig (GLM-4.5/4.6/4.7): GQA with partial RoPE, MoE after
+  // first_k_dense_replace dense layers, one shared expert; q/k norms only with use_qk_norm.
+  {"glm4_moe", "Glm4MoeForCausalLM", false, 2, false, false, false, Hybrid::none},
+  // MiniMax-M2 (modeling_minimax_m2.py): GQA, RMSNorm over all q and k heads, 256 experts
+  // in every layer, no shared expert.
+  {"minimax_m2", "MiniMaxM2ForCausalLM", false, 2, false, false, true, Hybrid::none},
   {"gpt_oss", "GptOssForCausalLM", false, 2, false, false, false, Hybrid::none},
   {"falcon", "FalconForCausalLM", true, 1, true, false, false, Hybrid::none},
   {"jamba", "JambaForCausalLM", false, 2, false, false, false, Hybrid::jamba},
@@ -222,7 +236,8 @@ struct Wrapper {
 constexpr Wrapper kWrappers[] = {
   {"llama4", "text_config", false}, {"gemma3", "text_config", false}, {"mistral3", "text_config", false},
   {"llava", "text_config", false}, {"qwen2_5_vl", "text_config", true}, {"qwen2_vl", "text_config", true},
-  {"qwen3_vl", "text_config", false}, {"qwen3_vl_moe", "text_config", false}, {"internvl_chat", "llm_config", false},
+  {"qwen3_vl", "text_config", false}, {"qwen3_vl_moe", "text_config", false}, {"qwen3_5", "text_config", false},
+  {"qwen3_5_moe", "text_config", false}, {"kimi_k25", "text_config", false}, {"internvl_chat", "llm_config", false},
   {"deepseek_vl_v2", "language_config", false},
 };
 // Text model_types the wrappers nest, read as the family named second.
@@ -376,7 +391,7 @@ struct Reader {
 };
 
 // Per-layer sliding windows from layer_types, or the model family's known pattern.
-std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m) {
+std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, bool linear_layers) {
   const YAML::Node& n = r.n;
   const std::string& file = r.file;
   const bool use_sw = r.b("use_sliding_window").value_or(true);
@@ -392,7 +407,8 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m) {
       if (t == "sliding_attention" || t == "chunked_attention") {
         if (!window) throw InputError(file, "sliding_window", "a window size in tokens (layer_types has sliding layers)", "nothing");
         w[i] = *window;
-      } else if (t != "full_attention" && !(t == "linear_attention" && m.model_type == "qwen3_next")) {
+      } else if (t != "full_attention" && !(t == "linear_attention" && linear_layers) &&
+                 !(t == "deepseek_sparse_attention" && m.index_head_dim > 0)) {  // GLM-5: every layer indexed MLA
         throw InputError(file, "layer_types", "sliding_attention or full_attention for each layer", "'" + t + "'");
       }
     }
@@ -606,11 +622,18 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
 int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_hidden, std::string& note) {
   // Qwen2-VL's vision_config names the ViT width embed_dim and the merger's output
   // hidden_size (= the language model's): embed_dim first.
-  const int64_t d = opt_int(v, "embed_dim", file).value_or(opt_int(v, "hidden_size", file).value_or(0));
-  const int64_t layers = opt_int(v, "num_hidden_layers", file).value_or(opt_int(v, "depth", file).value_or(0));
+  // Kimi-K2.5's MoonViT names them vt_hidden_size, vt_num_hidden_layers and
+  // vt_intermediate_size, its patch merger merge_kernel_size [2, 2].
+  const int64_t d = opt_int(v, "embed_dim", file)
+                        .value_or(opt_int(v, "hidden_size", file).value_or(opt_int(v, "vt_hidden_size", file).value_or(0)));
+  const int64_t layers =
+      opt_int(v, "num_hidden_layers", file)
+          .value_or(opt_int(v, "depth", file).value_or(opt_int(v, "vt_num_hidden_layers", file).value_or(0)));
   if (d == 0 || layers == 0)
     throw InputError(file, "vision_config", "hidden_size (or embed_dim) and num_hidden_layers (or depth)", "nothing");
-  const int64_t width = opt_int(v, "intermediate_size", file).value_or(opt_int(v, "mlp_ratio", file).value_or(4) * d);
+  const int64_t width = opt_int(v, "intermediate_size", file)
+                            .value_or(opt_int(v, "vt_intermediate_size", file)
+                                          .value_or(opt_int(v, "mlp_ratio", file).value_or(4) * d));
   const int64_t patch = opt_int(v, "patch_size", file).value_or(14);
   const int64_t channels = opt_int(v, "num_channels", file).value_or(opt_int(v, "in_channels", file).value_or(3));
   const int64_t temporal = opt_int(v, "temporal_patch_size", file).value_or(1);
@@ -620,7 +643,12 @@ int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_
   p += channels * patch * patch * temporal * d + d;
   if (const auto img = opt_int(v, "image_size", file)) p += (*img / patch) * (*img / patch) * d;
   const int64_t out = opt_int(v, "out_hidden_size", file).value_or(text_hidden);
-  if (const auto merge = opt_int(v, "spatial_merge_size", file)) {
+  std::optional<int64_t> merge = opt_int(v, "spatial_merge_size", file);
+  if (const YAML::Node k = v["merge_kernel_size"]; !merge && k.IsDefined() && k.IsSequence() && k.size() == 2 &&
+                                                  k[0].IsScalar() && k[0].Scalar() == k[1].Scalar())
+    merge = k[0].as<int64_t>();
+  if (merge && *merge < 1) throw InputError(file, "vision_config.merge_kernel_size", "a positive patch-merge size", std::to_string(*merge));
+  if (merge) {
     const int64_t in = d * *merge * *merge;
     p += in * in + in + in * out + out + 2 * d;
   } else {
@@ -715,8 +743,17 @@ void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
       m.linear_key_head_dim = r.req("linear_key_head_dim");
       m.linear_value_head_dim = r.req("linear_value_head_dim");
       m.linear_conv_kernel = r.i("linear_conv_kernel_dim").value_or(4);
-      m.attn_output_gate = true;
+      m.attn_output_gate = r.b("attn_output_gate").value_or(true);
       m.shared_expert_gate = true;
+      // vLLM's Qwen3_5ForConditionalGenerationConfig (vllm/model_executor/models/config.py,
+      // MODELS_CONFIG_MAP: Qwen3_5ForConditionalGeneration and its MoE twin only) sets
+      // mamba_ssm_cache_dtype from the text config's mamba_ssm_dtype: the delta-rule state
+      // is held in it, the conv state in the model dtype. The text-only architectures keep
+      // the model dtype.
+      r.use({"mamba_ssm_dtype", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings"});
+      if (has(r.n, "mamba_ssm_dtype") &&
+          (m.architecture == "Qwen3_5ForConditionalGeneration" || m.architecture == "Qwen3_5MoeForConditionalGeneration"))
+        m.ssm_state_dtype = parse_dtype_key(r.n, "mamba_ssm_dtype", file, m.torch_dtype);
       r.use({"layer_types", "decoder_sparse_step", "mlp_only_layers", "shared_expert_intermediate_size"});
       const YAML::Node types = r.n["layer_types"];
       for (size_t l = 0; l < L; ++l) {
@@ -790,7 +827,10 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
                      std::to_string(m.num_layers));
   m.num_heads = r.req("num_attention_heads");
   m.vocab_size = r.req("vocab_size");
-  m.intermediate_size = r.req("intermediate_size");
+  // Qwen3_5MoeTextConfig has no intermediate_size: every layer is sparse (qwen3_5.py builds a
+  // Qwen3NextSparseMoeBlock in each, whatever mlp_only_layers says).
+  const bool all_sparse = fam && std::string(fam->model_type) == "qwen3_5_moe_text";
+  m.intermediate_size = all_sparse && !has(n, "intermediate_size") ? 0 : r.req("intermediate_size");
   m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
   if (fam && std::string(fam->model_type) == "falcon") {
     // HF FalconConfig: multi_query (default true) = one K/V head unless
@@ -837,6 +877,9 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.linear_bias = plain;
   m.norms_per_layer = fam ? fam->norms : 2;
   m.qk_norm = fam ? fam->qk_norm : false;
+  // Glm4MoeAttention: RMSNorm(head_dim) on q and k only with use_qk_norm (Llama-4's
+  // use_qk_norm is a weightless L2 norm, no parameters).
+  if (fam && std::string(fam->model_type) == "glm4_moe") m.qk_norm = r.b("use_qk_norm").value_or(false);
   const bool attn_bias = r.b("attention_bias").value_or(false);
   m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
   m.o_bias = attn_bias;
@@ -870,6 +913,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
         m.layer_ffn.push_back(dense ? Ffn::dense : Ffn::moe);
       }
     }
+    if (all_sparse) m.layer_ffn.clear();
     if (has(n, "moe_layer_freq") && n["moe_layer_freq"].IsScalar() && n["moe_layer_freq"].Scalar() != "1" &&
         !(fam && fam->hybrid == Hybrid::mimo_v2))
       throw InputError(file, "moe_layer_freq", "1 (a MoE block in every layer after first_k_dense_replace)",
@@ -881,13 +925,25 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
     m.qk_rope_head_dim = r.req("qk_rope_head_dim");
     m.qk_nope_head_dim = r.req("qk_nope_head_dim");
     m.v_head_dim = r.req("v_head_dim");
-    if (fam && std::string(fam->model_type) == "deepseek_v32") {
+    if (fam && (std::string(fam->model_type) == "deepseek_v32" || std::string(fam->model_type) == "glm_moe_dsa")) {
       m.index_head_dim = r.req("index_head_dim");
       m.index_heads = r.req("index_n_heads");
       r.use({"index_topk"});
     }
   }
-  m.layer_window = layer_windows(r, m);
+  if (fam && std::string(fam->model_type) == "minimax_m2" && has(n, "attn_type_list")) {
+    // MiniMax's attn_type_list (modeling_minimax_m2.py, as MiniMax-Text-01): 1 = softmax
+    // attention, 0 = lightning (linear) attention; M2 has softmax attention in every layer.
+    r.use({"attn_type_list"});
+    const YAML::Node types = n["attn_type_list"];
+    if (!types.IsSequence() || static_cast<int64_t>(types.size()) != m.num_layers)
+      throw InputError(file, "attn_type_list", "a list of " + std::to_string(m.num_layers) + " layer types", "");
+    for (const auto& t : types)
+      if (!t.IsScalar() || t.Scalar() != "1")
+        throw InputError(file, "attn_type_list", "1 (softmax attention) in every layer; kvplan cannot place lightning attention (0)",
+                         "'" + (t.IsScalar() ? t.Scalar() : std::string("a non-scalar")) + "'");
+  }
+  m.layer_window = layer_windows(r, m, fam && fam->hybrid == Hybrid::qwen3_next);
   if (fam) apply_hybrid(r, m, fam->hybrid);
   if (fam && std::string(fam->model_type) == "gpt_oss") m.o_bias = m.qkv_bias;
 

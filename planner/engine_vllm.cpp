@@ -454,11 +454,28 @@ std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const Ser
     return blocks + "\n" + "Maximum concurrency for " + std::to_string(len) + " tokens per request: " + buf;
   }
   // V1: 0.8-0.9 divide tokens by max_model_len (PR #13596); later releases divide the
-  // pool's blocks by the blocks one request needs (get_max_concurrency_for_kv_cache_config).
+  // pool's num_blocks by the blocks one max_model_len request takes from every KV cache
+  // group, summed (get_max_concurrency_for_kv_cache_config, vllm/v1/core/kv_cache_utils.py):
+  // a full-attention group cdiv(len, block) (FullAttentionSpec.max_memory_usage_bytes), a
+  // sliding one cdiv(min(window - 1 + max_num_batched_tokens, len), block) + 1
+  // (SlidingWindowSpec). Groups as vllm_tokens_for_budget forms them; the logged size is
+  // num_blocks // groups x block, so num_blocks is rebuilt from it (vLLM's may hold up to
+  // groups - 1 blocks more).
+  const StageSpan s = pp_stages(m, 1).front();
+  int64_t sliding = 0, window = 0;
+  for (int64_t l = s.first; l < s.last && !m.layer_window.empty(); ++l)
+    if (const int64_t w = m.layer_window[static_cast<size_t>(l)]; w > 0) ++sliding, window = w;
+  const int64_t full = s.layers() - sliding;
+  const int64_t group = sliding == 0 || full == 0 ? s.layers() : std::min(sliding, full);
+  const int64_t sliding_groups = sliding > 0 ? ceil_div(sliding, group) : 0;
+  const int64_t full_groups = full > 0 ? ceil_div(full, group) : 0;
+  const int64_t batched = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
+  const int64_t request_blocks =
+      full_groups * ceil_div(len, bs) + sliding_groups * (ceil_div(std::min(window - 1 + batched, len), bs) + 1);
   const double concurrency =
       rel.concurrency_per_token
           ? static_cast<double>(kv_tokens) / static_cast<double>(len)
-          : static_cast<double>(pool_blocks) / static_cast<double>(ceil_div(len, bs));
+          : static_cast<double>(pool_blocks * (sliding_groups + full_groups)) / static_cast<double>(request_blocks);
   std::snprintf(buf, sizeof buf, "%.2fx", concurrency);
   return "GPU KV cache size: " + with_thousands(kv_tokens) + " tokens\n" +
          "Maximum concurrency for " + with_thousands(len) + " tokens per request: " + buf;

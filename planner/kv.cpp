@@ -98,27 +98,39 @@ bool uniform(const ModelConfig& m) {
   return m.layer_window.empty() && m.layer_mixer.empty() && m.layer_kv_shared.empty();
 }
 
-// Elements of one state layer's fixed state on one GPU.
-int64_t state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
+// Elements of one state layer's fixed state on one GPU: the conv window and the
+// recurrent (SSM / delta-rule) state.
+struct StateElems {
+  int64_t conv = 0, ssm = 0;
+};
+StateElems state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
   using detail::ceil_div;
   switch (m.mixer(layer)) {
     case Mixer::mamba1:
-      return ceil_div(m.mamba_inner, tp) * (m.mamba_conv_kernel - 1) + ceil_div(m.mamba_inner, tp) * m.mamba_state;
+      return {ceil_div(m.mamba_inner, tp) * (m.mamba_conv_kernel - 1), ceil_div(m.mamba_inner, tp) * m.mamba_state};
     case Mixer::mamba2: {
       const int64_t groups = m.mamba_groups % tp == 0 ? m.mamba_groups : tp;  // extra_groups_for_head_shards
       const int64_t conv_dim = m.mamba_inner + 2 * groups * m.mamba_state;
-      return ceil_div(conv_dim, tp) * (m.mamba_conv_kernel - 1) +
-             ceil_div(m.mamba_heads, tp) * m.mamba_head_dim * m.mamba_state;
+      return {ceil_div(conv_dim, tp) * (m.mamba_conv_kernel - 1), ceil_div(m.mamba_heads, tp) * m.mamba_head_dim * m.mamba_state};
     }
     case Mixer::linear_attention: {
       const int64_t conv_dim = 2 * m.linear_key_heads * m.linear_key_head_dim + m.linear_value_heads * m.linear_value_head_dim;
-      return ceil_div(conv_dim, tp) * (m.linear_conv_kernel - 1) +
-             ceil_div(m.linear_value_heads, tp) * m.linear_value_head_dim * m.linear_key_head_dim;
+      return {ceil_div(conv_dim, tp) * (m.linear_conv_kernel - 1),
+              ceil_div(m.linear_value_heads, tp) * m.linear_value_head_dim * m.linear_key_head_dim};
     }
     case Mixer::attention:
-    case Mixer::none: return 0;
+    case Mixer::none: return {};
   }
-  return 0;
+  return {};
+}
+
+// Bits of one state layer's state on one GPU: conv in the model dtype, the recurrent
+// state in its own dtype where the checkpoint fixes one.
+double state_bits(const ModelConfig& m, const ServingOptions& o, int64_t layer, int64_t tp) {
+  const StateElems e = state_elems(m, layer, tp);
+  const auto act = static_cast<double>(dtype_bits(o.activation_dtype(m)));
+  const double ssm = m.ssm_state_dtype ? static_cast<double>(dtype_bits(*m.ssm_state_dtype)) : act;
+  return static_cast<double>(e.conv) * act + static_cast<double>(e.ssm) * ssm;
 }
 
 // Bits one layer stores for `tokens` tokens (exact integers, group rounding included).
@@ -254,14 +266,12 @@ int64_t kv_bytes_per_request(const ModelConfig& m, const ServingOptions& o, int6
 
 int64_t state_bytes_per_request(const ModelConfig& m, const ServingOptions& o) {
   if (!m.has_state_layers()) return 0;
-  const auto bits = static_cast<double>(dtype_bits(o.activation_dtype(m)));
-  return to_bytes(over_layers(m, o, true, [&](int64_t l) { return static_cast<double>(state_elems(m, l, 1)) * bits; }));
+  return to_bytes(over_layers(m, o, true, [&](int64_t l) { return state_bits(m, o, l, 1); }));
 }
 
 int64_t state_bytes_per_request_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   if (!m.has_state_layers()) return 0;
-  const auto bits = static_cast<double>(dtype_bits(o.activation_dtype(m)));
-  return to_bytes(over_layers(m, o, false, [&](int64_t l) { return static_cast<double>(state_elems(m, l, o.tp)) * bits; }));
+  return to_bytes(over_layers(m, o, false, [&](int64_t l) { return state_bits(m, o, l, o.tp); }));
 }
 
 int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
@@ -272,10 +282,9 @@ int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
 // the state of its state layers.
 int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t tokens) {
   const Scheme s = scheme_of(m, o);
-  const auto state_bits = static_cast<double>(dtype_bits(o.activation_dtype(m)));
   return to_bytes(over_layers(m, o, false, [&](int64_t l) {
     return layer_bits(s, channels(m, l, o.tp), kept_tokens(m, l, tokens, o.block_size), true) +
-           static_cast<double>(state_elems(m, l, o.tp)) * state_bits;
+           state_bits(m, o, l, o.tp);
   }));
 }
 

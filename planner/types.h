@@ -182,6 +182,10 @@ struct ModelConfig {
   int64_t mamba_heads = 0, mamba_head_dim = 0, mamba_groups = 1;  // mamba2
   int64_t mamba_dt_rank = 0;       // mamba1
   bool mamba_conv_bias = true, mamba_proj_bias = false, mamba_dt_norms = false;
+  //! The recurrent (SSM / delta-rule) state's dtype where the checkpoint fixes it (vLLM's
+  //! mamba_ssm_cache_dtype from Qwen3.5's mamba_ssm_dtype); unset: the model dtype. The
+  //! conv state always takes the model dtype.
+  std::optional<DType> ssm_state_dtype;
 
   // Linear attention: Gated DeltaNet (Qwen3-Next).
   int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;

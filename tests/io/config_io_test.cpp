@@ -203,9 +203,9 @@ TEST_CASE("an unregistered family with a standard decoder's keys only is read as
 
 TEST_CASE("an unregistered family with a key outside the vocabulary exits 2 naming it, never a number") {
   const std::string e = error_of(std::string(kMinimal) +
-                                 "model_type: minimax_m2\narchitectures: [MiniMaxM2ForCausalLM]\nnum_local_experts: 8\n");
-  CHECK(e.find("key 'num_local_experts'") != std::string::npos);
-  CHECK(e.find("'MiniMaxM2ForCausalLM' (model_type 'minimax_m2'), with keys kvplan cannot place: num_local_experts") !=
+                                 "model_type: ernie4_5_moe\narchitectures: [Ernie4_5_MoeForCausalLM]\nmoe_num_experts: 64\n");
+  CHECK(e.find("key 'moe_num_experts'") != std::string::npos);
+  CHECK(e.find("'Ernie4_5_MoeForCausalLM' (model_type 'ernie4_5_moe'), with keys kvplan cannot place: moe_num_experts") !=
         std::string::npos);
   CHECK(e.find("a supported architecture") != std::string::npos);
   // A sliding window without layer_types: which layers slide is the family's code.

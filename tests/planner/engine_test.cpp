@@ -290,6 +290,35 @@ TEST_CASE("engine vllm: the two start-up lines read like vLLM's") {
         "Maximum concurrency for 8,192 tokens per request: 30.55x");
 }
 
+TEST_CASE("engine vllm: Maximum concurrency sums the blocks a request takes from every KV cache group") {
+  // get_max_concurrency_for_kv_cache_config (vllm/v1/core/kv_cache_utils.py): num_blocks /
+  // sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes), a full group taking
+  // cdiv(max_model_len, 16) blocks (FullAttentionSpec), a sliding one
+  // cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), 16) + 1 (SlidingWindowSpec);
+  // num_blocks = the logged tokens / 16 x the number of groups.
+  // Gemma-2-27B log (vLLM 0.19, H100, max_model_len 8192; tests/data/engine_logs/vllm.yaml,
+  // llm-d-planner google-gemma-2-27b-it--h100-80gb--tp1pp1dp1--8192.log): "GPU KV cache size:
+  // 58,672 tokens", "Maximum concurrency for 8,192 tokens per request: 7.16x". 23 sliding
+  // (4096) + 23 full layers = 2 groups of 23: 3,667 x 2 = 7,334 blocks over 512 + (512 + 1).
+  CHECK(detail::vllm_startup_lines(io::load_model("gemma-2-27b"), h100(), vllm_h100(1, 8192, 0.95), 58672) ==
+        "GPU KV cache size: 58,672 tokens\n"
+        "Maximum concurrency for 8,192 tokens per request: 7.16x");
+  // Gemma-3-27B on an L40S at 32,768 (max_num_batched_tokens 2048, vllm serve's default below
+  // 70 GiB): 52 sliding (1024) + 10 global layers = 6 + 1 groups of 10; 21,632 tokens =
+  // 1,352 x 7 = 9,464 blocks; a request 2,048 + 6 x (cdiv(1,023 + 2,048, 16) + 1) = 2,048 +
+  // 6 x 193 = 3,206 blocks: 9,464 / 3,206 = 2.95x (blocks over one group's 2,048 gave 0.66x).
+  CHECK(detail::vllm_startup_lines(io::load_model("gemma-3-27b"), io::load_gpu("l40s"), vllm_h100(1, 32768, 0.9),
+                                   21632) ==
+        "GPU KV cache size: 21,632 tokens\n"
+        "Maximum concurrency for 32,768 tokens per request: 2.95x");
+  // gpt-oss-120b on one H100 at 131,072 (max_num_batched_tokens 8192): 18 sliding (128) + 18
+  // full = 2 groups; 99,952 tokens = 6,247 x 2 = 12,494 blocks; a request 8,192 +
+  // (cdiv(127 + 8,192, 16) + 1) = 8,192 + 521 = 8,713: 1.43x (0.76x before).
+  CHECK(detail::vllm_startup_lines(io::load_model("gpt-oss-120b"), h100(), vllm_h100(1, 131072, 0.9), 99952) ==
+        "GPU KV cache size: 99,952 tokens\n"
+        "Maximum concurrency for 131,072 tokens per request: 1.43x");
+}
+
 TEST_CASE("engine vllm: MLA page size and PP stages against a logged pool") {
   // vllm-project/vllm PR #20665 (DeepSeek-V2-Lite, PP 2 x TP 2 on L4s, vLLM 0.9.2):
   // "Available KV cache memory: 12.13 GiB" (ranks 0-1), "11.33 GiB" (ranks 2-3),
