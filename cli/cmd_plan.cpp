@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "io/config_io.h"
+#include "planner/speculative.h"
 #include "planner/support.h"
 #include "reports/plan_report.h"
 
@@ -85,7 +86,8 @@ int cmd_plan(const Args& args) {
             std::string what_if = what_if_reason(m, used).value_or("");
             rows.push_back({m.name, g.name, used, p,
                             what_if.empty() ? engine_startup_lines(planned, g, used, p.memory, p.capacity) : "",
-                            std::move(what_if), o1, planned.num_kv_heads, engine_display_name(used)});
+                            std::move(what_if), o1, planned.num_kv_heads, engine_display_name(used), std::nullopt});
+            if (used.spec) rows.back().spec = make_spec_plan(planned, g, used, p);
           }
         }
       }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/spec_options.h"
 #include "io/config_io.h"
 #include "planner/planner.h"
 
@@ -160,6 +161,7 @@ void add_serving_options(po::options_description& desc) {
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
       ("data-parallel-size,dp", s(), "MoE: data-parallel attention ranks of --tp GPUs each, sharing the MoE layers (list ok)")
       ("num-redundant-experts", s(), "MoE with --ep: EPLB's extra expert slots per layer (0)");
+  add_spec_options(desc);
 }
 
 void add_output_options(po::options_description& desc) {
@@ -188,6 +190,7 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     if (v != "on" && v != "off") throw InputError("--async-scheduling", "", "on or off", "'" + v + "'");
     base.async_scheduling = v == "on";
   }
+  base.spec = parse_spec_options(vm);
 
   std::vector<ServingOptions> rows{base};
   // Each option multiplies the rows by its list; the first option varies slowest.
@@ -294,7 +297,7 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
     return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.quantization_given, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
                     o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
-                    o.redundant_experts);
+                    o.redundant_experts, o.spec);
   };
   return key(a) == key(b);
 }

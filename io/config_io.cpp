@@ -857,6 +857,9 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   }
   m.tie_word_embeddings = r.b("tie_word_embeddings").value_or(fam ? fam->tie_default : false);
   m.max_position_embeddings = r.i("max_position_embeddings").value_or(0);
+  // Speculative decoding's extra layers: DeepSeek-V3's MTP module, an EAGLE-3 head's vocabulary.
+  m.num_nextn_predict_layers = r.i("num_nextn_predict_layers", 0).value_or(0);
+  m.draft_vocab_size = r.i("draft_vocab_size").value_or(0);
   const std::string dtype_key = has(n, "dtype") ? "dtype" : "torch_dtype";
   if (has(n, dtype_key)) m.torch_dtype = parse_dtype_key(n, dtype_key, file, m.torch_dtype);
   if (const YAML::Node rs = n["rope_scaling"]; rs.IsDefined() && !rs.IsNull()) {

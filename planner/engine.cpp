@@ -18,6 +18,7 @@
 #include "planner/checked.h"
 #include "planner/engine_common.h"
 #include "planner/engine_detail.h"
+#include "planner/speculative.h"
 #include "planner/units.h"
 
 namespace kvplan {
@@ -80,6 +81,7 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
   // Vision / audio towers load beside the language model on every engine; their bytes
   // are reported on their own line and leave the KV pool.
   b.tower_bytes = tower_bytes_per_gpu(m, o);
+  detail::apply_spec_memory(m, o, b);  // a speculative draft's weights (planner/speculative.h)
   if (o.engine != Engine::ideal && b.kv_budget_bytes > 0)
     b.kv_budget_bytes = std::max<int64_t>(0, b.kv_budget_bytes - b.tower_bytes);
   if (o.engine == Engine::ideal || b.kv_budget_bytes == 0) {
@@ -192,10 +194,13 @@ Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBud
     return c;
   }
   const int64_t block = kv_block_bytes_per_gpu(m, o);
-  c.max_kv_tokens = detail::engine_max_kv_tokens(m, o, b);
+  // A speculative draft's KV layers share the pool (planner/speculative.h).
+  MemoryBudget target = b;
+  target.kv_budget_bytes = detail::target_kv_budget(m, o, b.kv_budget_bytes);
+  c.max_kv_tokens = detail::engine_max_kv_tokens(m, o, target);
   // Engines count their pool their own way (vLLM: pages per layer group; SGLang: token
   // cells); requests then hold whole blocks of that pool.
-  c.num_blocks = o.engine == Engine::ideal ? (block > 0 ? b.kv_budget_bytes / block : 0)
+  c.num_blocks = o.engine == Engine::ideal ? (block > 0 ? target.kv_budget_bytes / block : 0)
                                            : c.max_kv_tokens / o.block_size;
   const int64_t per_request = kv_blocks_per_request(m, o, context_tokens);
   c.max_concurrent_requests = per_request > 0 ? c.num_blocks / per_request : 0;

@@ -17,6 +17,7 @@
 #include "planner/checked.h"
 #include "planner/engine_common.h"
 #include "planner/engine_detail.h"
+#include "planner/speculative.h"
 
 namespace kvplan::detail {
 
@@ -74,7 +75,7 @@ double sglang_default_mem_fraction(const GpuSpec& g, const ServingOptions& o) {
   const auto chunk = static_cast<double>(d.chunked_prefill_size);
   const double graph_bs = d.cuda_graph_max_bs;
   double reserved = 512 + std::max(chunk, 2048.0) * 1.5 + graph_bs * 2 +
-                    static_cast<double>(o.tp * o.dp * o.pp) / 8 * gib;
+                    static_cast<double>(o.tp * o.dp * o.pp) / 8 * gib + sglang_spec_reserved_mib(o);
   if (gpu_mib > 60 * gib) reserved = std::max(reserved, 10 * gib);
   return std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
 }

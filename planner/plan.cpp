@@ -2,6 +2,7 @@
 
 #include "planner/checked.h"
 #include "planner/planner.h"
+#include "planner/speculative.h"
 
 namespace kvplan {
 
@@ -103,6 +104,7 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     require(*o.max_model_len >= 1, where, "--max-model-len", "an integer >= 1", str(*o.max_model_len));
     check_context(m, o, *o.max_model_len, where);
   }
+  validate_spec(m, o, where);
   const int64_t group = o.kv_group;
   require(group >= 0, where, "--kv-group", "an integer >= 1", str(group));
   if (o.kv_quant == KvQuant::kivi && dtype_bits(o.kv_dtype(m)) < 16) {
@@ -195,6 +197,9 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
                                        static_cast<double>(batch) * st.kv_traffic().prefill_pairs(0, context_tokens),
                                        0, 0);
   p.fits = p.capacity.max_concurrent_requests >= batch;
+  const int64_t derived = derived_max_model_len(m);
+  p.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : context_tokens);
+  if (o.kv_cache) p.contiguous_max_requests = capacity(m, o, p.memory, p.max_model_len).max_concurrent_requests;
   return p;
 }
 

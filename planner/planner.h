@@ -394,6 +394,11 @@ struct Plan {
   std::optional<SharedPrefixCapacity> shared_prefix;  // --shared-prefix-tokens
   std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
   std::string scale_out_note;          // which collectives leave the scale-up domain (scale_out_note)
+  //! What paging bought: the longest request the engine admits (--max-model-len, else the
+  //! derived maximum) and the requests the same pool holds when each reserves that many
+  //! tokens up front, as engines allocated before PagedAttention (docs/speculative.md).
+  int64_t max_model_len = 0;
+  int64_t contiguous_max_requests = 0;
 };
 
 //! Everything above for one configuration. Throws InputError on impossible options.

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -213,6 +214,13 @@ struct ModelConfig {
   double rope_factor = 1;
   int64_t rope_original_max_position_embeddings = 0;
 
+  //! Multi-token-prediction layers the checkpoint ships beside the main ones (DeepSeek-V3's
+  //! num_nextn_predict_layers: 1): not counted in the model's parameters; speculative
+  //! decoding with method mtp loads them (planner/speculative.h).
+  int64_t num_nextn_predict_layers = 0;
+  //! An EAGLE-3 head's own LM-head rows (its config's draft_vocab_size); 0 = vocab_size.
+  int64_t draft_vocab_size = 0;
+
   std::optional<int64_t> published_params;
   std::string source;
 
@@ -363,6 +371,8 @@ struct Calibration {
   }
 };
 
+struct SpecDecode;  // planner/speculative.h
+
 //! What the engine is asked to do; names follow vLLM's flags.
 struct ServingOptions {
   int64_t tp = 1;
@@ -408,6 +418,8 @@ struct ServingOptions {
   //! (sim/engine.cpp). Empty = the engine release's default (EngineBatchDefaults): on for
   //! vLLM V1 from 0.14, which turned it on by default (PR #27614), off otherwise.
   std::optional<bool> async_scheduling;
+  //! Speculative decoding (--speculative-config, planner/speculative.h); null = off.
+  std::shared_ptr<const SpecDecode> spec;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

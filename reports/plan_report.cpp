@@ -1,4 +1,5 @@
 #include "reports/plan_report.h"
+#include "reports/spec_report.h"
 
 #include <fmt/format.h>
 
@@ -93,6 +94,8 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
                                                              {"max_concurrent_requests",
                                                               p.shared_prefix->max_concurrent_requests}}
                                             : nlohmann::json(nullptr)}}},
+        {"paging", paging_json(p)},
+        {"speculative", r.spec ? spec_json(*r.spec) : nlohmann::json(nullptr)},
         {"flops",
          {{"prefill", p.prefill.total()},
           {"decode_step", p.decode_step.total()},
@@ -244,6 +247,7 @@ std::string plan_detail(const PlanRow& r) {
     s += fmt::format("  blocks per GPU; tokens and requests for the replica: {} data-parallel attention ranks, each "
                      "holding its own requests' KV\n",
                      o.dp);
+  s += paging_text(p);
   s += "FLOPs (2 per multiply-add)      prefill      decode step   generate (cache)  generate (naive)\n";
   const auto frow = [&](const char* what, double FlopBreakdown::*f) {
     s += fmt::format("  {:<26} {:>12}  {:>12}  {:>16}  {:>16}\n", what, flops(p.prefill.*f), flops(p.decode_step.*f),
@@ -271,6 +275,7 @@ std::string plan_detail(const PlanRow& r) {
   step("prefill", p.prefill_time);
   step("decode step", p.decode_time);
   if (!p.scale_out_note.empty()) s += "  note: " + p.scale_out_note + "\n";
+  if (r.spec) s += spec_text(*r.spec);
   return s;
 }
 

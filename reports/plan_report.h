@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planner/planner.h"
+#include "planner/speculative.h"
 #include "reports/table.h"
 
 namespace kvplan::reports {
@@ -21,6 +22,7 @@ struct PlanRow {
   ServingOptions requested;  // as given, before engine defaults (rows with equal ones are duplicates)
   int64_t kv_heads = 0;      // KV heads planned (the model's, or --kv-heads)
   std::string engine_name;   // "vLLM 0.10": as its project names it, with the release chosen
+  std::optional<SpecPlan> spec;  // speculative decoding, when asked for
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);

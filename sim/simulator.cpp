@@ -155,6 +155,12 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   if (!o.kv_cache)
     throw InputError("serving options", "--no-kv-cache",
                      "a KV cache (the simulator models vLLM's paged KV pool)", "--no-kv-cache");
+  // A speculative step yields a random number of tokens per sequence; the lock-step decode
+  // bookkeeping (sim/engine.h) does not model it yet: refused rather than run plainly.
+  if (o.spec)
+    throw InputError("serving options", "--speculative-config",
+                     "no speculative decoding in simulate or size yet (kvplan plan models it: docs/speculative.md)",
+                     "speculative decoding");
   Impl& s = *impl_;
   s.model = std::make_shared<const ModelConfig>(apply_what_if(m, o));
   s.opts = o;
