@@ -45,7 +45,6 @@ constexpr std::string_view kServer = "the API server's address, names, logging o
 constexpr std::string_view kLoading = "where and how the weights and tokenizer are loaded, not their size";
 constexpr std::string_view kOutput = "how outputs are parsed or formatted (tools, reasoning, templates)";
 constexpr std::string_view kTrust = "whether custom model code may run";
-constexpr std::string_view kSpec = "speculative decoding is not modelled yet";
 constexpr std::string_view kLora = "LoRA adapters' memory and kernels are not modelled yet";
 constexpr std::string_view kMm = "multimodal inputs are not modelled yet (kvplan plans text requests)";
 constexpr std::string_view kDisagg = "KV transfer between engines: use `kvplan simulate --disagg`";
@@ -128,7 +127,7 @@ constexpr std::array kVllmFlags{
     Flag{"enable-prompt-tokens-details", "", Kind::note_flag, "", kOutput},
     Flag{"guided-decoding-backend", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
     Flag{"config", "", Kind::refuse, "", "a YAML file of flags is not read yet: paste its flags on the command line"},
-    Flag{"speculative-config", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-config", "", Kind::map, "speculative-config", ""},
     Flag{"kv-cache-memory-bytes", "", Kind::refuse, "", "a KV pool given in bytes is not modelled yet (use --gpu-memory-utilization)"},
     Flag{"cpu-offload-gb", "", Kind::refuse, "", "weights offloaded to host memory are not modelled yet"},
     Flag{"kv-offloading-size", "", Kind::refuse, "", "a host-memory KV tier is not modelled yet"},
@@ -183,8 +182,11 @@ constexpr std::array kSglangFlags{
     Flag{"cuda-graph-max-bs", "", Kind::special, "", ""},
     Flag{"max-total-tokens", "", Kind::refuse, "", "a KV pool given in tokens is not modelled yet (use --mem-fraction-static)"},
     Flag{"load-balance-method", "", Kind::refuse, "", "the data-parallel router: kvplan models SGLang's default, round_robin"},
-    Flag{"speculative-algorithm", "", Kind::refuse, "", kSpec},
-    Flag{"speculative-draft-model-path", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-algorithm", "", Kind::map, "speculative-algorithm", ""},
+    Flag{"speculative-num-steps", "", Kind::map, "speculative-num-steps", ""},
+    Flag{"speculative-eagle-topk", "", Kind::map, "speculative-eagle-topk", ""},
+    Flag{"speculative-num-draft-tokens", "", Kind::map, "speculative-num-draft-tokens", ""},
+    Flag{"speculative-draft-model-path", "", Kind::map, "speculative-draft-model-path", ""},
     Flag{"enable-lora", "", Kind::refuse_flag, "", kLora},
     Flag{"lora-paths", "", Kind::refuse, "", kLora},
     Flag{"disaggregation-mode", "", Kind::refuse, "", kDisagg},
@@ -413,7 +415,10 @@ bool command_takes(const std::string& command, const std::string& option) {
       "tensor-parallel-size", "pipeline-parallel-size", "dtype", "quantization", "kv-cache-dtype", "block-size",
       "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
       "enable-prefix-caching", "async-scheduling", "expert-parallel-size", "enable-expert-parallel",
-      "data-parallel-size", "num-redundant-experts", "model"};
+      "data-parallel-size", "num-redundant-experts", "model",
+      // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
+      "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
+      "speculative-num-draft-tokens", "speculative-draft-model-path"};
   return std::find(kServing.begin(), kServing.end(), option) != kServing.end();
 }
 

@@ -116,6 +116,25 @@ TEST_CASE("the other spellings of a server command give the same plan") {
   CHECK(trt.out == trt_options.out);
 }
 
+TEST_CASE("speculative decoding flags of a server command plan as kvplan's own") {
+  // vLLM's --speculative-config JSON and SGLang's --speculative-algorithm / --speculative-num-steps
+  // are kvplan's flags of the same names (cli/spec_options.cpp); the acceptance stays a kvplan option.
+  const std::string common = "plan --gpu h100-sxm --format json --acceptance-rate 0.7";
+  const std::string ngram = R"('{"method":"ngram","num_speculative_tokens":3}')";
+  const auto vllm = run_kvplan(common + " -- vllm serve " + kLlama8bConfig + " --speculative-config " + ngram);
+  const auto vllm_options =
+      run_kvplan(common + " --model " + kLlama8bConfig + " --engine vllm --speculative-config " + ngram);
+  REQUIRE_MESSAGE(vllm.code == 0, vllm.err);
+  CHECK(vllm.out == vllm_options.out);
+  CHECK(nlohmann::json::parse(vllm.out)["rows"][0]["speculative"].is_object());
+  const auto sglang = run_kvplan(common + " -- python -m sglang.launch_server --model-path " + kLlama8bConfig +
+                                 " --speculative-algorithm NGRAM --speculative-num-steps 3");
+  const auto sglang_options = run_kvplan(common + " --model " + kLlama8bConfig +
+                                         " --engine sglang --speculative-algorithm NGRAM --speculative-num-steps 3");
+  REQUIRE_MESSAGE(sglang.code == 0, sglang.err);
+  CHECK(sglang.out == sglang_options.out);
+}
+
 TEST_CASE("a server command keeps the release chosen with --engine and refuses another engine") {
   const auto r = run_kvplan("plan --gpu h100-sxm --format json --engine vllm@0.10 -- vllm serve " + kLlama8bConfig);
   REQUIRE_MESSAGE(r.code == 0, r.err);
