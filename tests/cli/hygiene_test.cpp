@@ -119,7 +119,7 @@ const char* const kSlo = "slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.1}\n";
 
 }  // namespace
 
-TEST_CASE("digit grouping: 4,096 in a list is refused, never split; 4_096 and a single-valued 1,000 are accepted") {
+TEST_CASE("digit grouping: 4,096 in a list is refused, never split: 4_096 and a single-valued 1,000 are accepted") {
   Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --context 4,096");
   CHECK(r.code == 2);
   CHECK(r.out.empty());
@@ -308,7 +308,7 @@ TEST_CASE("CSV is for machines: raw numbers, units in the column names (plan, si
   check_raw_csv(r.out);
 }
 
-TEST_CASE("traces: a UTF-8 byte-order mark is accepted; arrivals at one instant are a burst, not 1 request/s") {
+TEST_CASE("traces: a UTF-8 byte-order mark is accepted: arrivals at one instant are a burst, not 1 request/s") {
   const std::string rows = "arrival_s,prompt_tokens,output_tokens\n3.0,100,10\n3.0,200,20\n3.0,300,30\n";
   const fs::path bom = write("bom.csv", "\xEF\xBB\xBF" + rows);
   const fs::path wf = write("burst.yaml", "name: burst\narrival: {process: trace}\n"

@@ -145,7 +145,7 @@ TEST_CASE("a server command keeps the release chosen with --engine and refuses a
   CHECK(bad.err.find("--engine") != std::string::npos);
 }
 
-TEST_CASE("data parallelism of a dense model is replicas; of a MoE model, kvplan's --dp") {
+TEST_CASE("data parallelism of a dense model is replicas: of a MoE model, kvplan's --dp") {
   // A dense model's vLLM DP ranks are whole engines: simulate runs them as --replicas.
   const auto r = run_kvplan(
       "simulate --gpu h100-sxm --workload chat --requests 200 --format json -- vllm serve " + kLlama8bConfig +

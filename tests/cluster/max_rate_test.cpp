@@ -73,7 +73,7 @@ TEST_CASE("an SLO no rate can meet is reported as not found") {
   CHECK(mr.max_rate_per_s == 0.0);
 }
 
-TEST_CASE("a workload without an SLO simulates, with no verdict; the max-rate search needs one") {
+TEST_CASE("a workload without an SLO simulates, with no verdict: the max-rate search needs one") {
   const Simulator sim(llama3_8b(), h100(), serving());
   Workload w = poisson(1000, 10.0, 600, 20);
   w.slo = Slo{};

@@ -218,7 +218,7 @@ TEST_CASE("a geometry key the family does not place is refused, naming the keys"
   CHECK(e.find("keys it cannot place: hybrid_override_pattern, ssm_state_size") != std::string::npos);
 }
 
-TEST_CASE("Falcon's multi_query means one K/V head; Gemma ties embeddings when the key is absent") {
+TEST_CASE("Falcon's multi_query means one K/V head: Gemma ties embeddings when the key is absent") {
   // HF FalconConfig: multi_query defaults to true (one shared K/V head).
   const ModelConfig f = io::parse_model(std::string(kMinimal) + "model_type: falcon\nmulti_query: true\n", "f.yaml");
   CHECK(f.num_kv_heads == 1);
@@ -313,7 +313,7 @@ TEST_CASE("a hybrid's FLOPs count each layer's own mixer, and attention pairs on
   CHECK(f.attn_scores == 128);
 }
 
-TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs; GPTQ 8-bit with groups of 64 is weight-only") {
+TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs: GPTQ 8-bit with groups of 64 is weight-only") {
   // fp8 with 128x128 blocks: 8 bits per weight + one fp32 scale per 16,384 weights.
   // The MLP of kMinimal (3 x 64 x 128 = 24,576 weights, whole layer quantized):
   //   24,576 B + ceil(24,576 / 16,384) = 2 scales x 4 B = 24,584 B.
@@ -346,10 +346,11 @@ TEST_CASE("block-FP8 checkpoints run W8A8 GEMMs; GPTQ 8-bit with groups of 64 is
   CHECK(quantization_refusal(io::parse_model(kMinimal, "u.yaml"), marlin).has_value());
   // A ModelOpt NVFP4 export whose config.json has no quantization_config (it is in
   // hf_quant_config.json): --quantization modelopt_fp4 sizes the MLP of kMinimal at
-  // 24,576 x 4 bits / 8 = 12,288 B + 24,576 / 16 e4m3 scales = 1,536 B -> 13,824 B.
+  // 24,576 x 4 bits / 8 = 12,288 B + 24,576 / 16 e4m3 scales = 1,536 B + the two fp32
+  // per-tensor scales (weight_scale_2, input_scale) = 8 B -> 13,832 B.
   ServingOptions fp4;
   fp4.quantization = WeightQuant::modelopt_fp4;
-  CHECK(quantized_bytes(weight_quant_of(io::parse_model(kMinimal, "u.yaml"), fp4), 24576, 0, 2) == 13824);
+  CHECK(quantized_bytes(weight_quant_of(io::parse_model(kMinimal, "u.yaml"), fp4), 24576, 0, 2) == 13832);
 }
 
 TEST_CASE("an ignore list naming each layer's projections keeps those parts 16-bit, not the layers") {

@@ -139,7 +139,7 @@ TEST_CASE("Mixtral and Qwen3-MoE under EP: experts per GPU, attention per DP ran
   CHECK(weight_bytes_per_gpu(q, layout(4, 1, 2)) == weight_bytes_per_gpu(q, layout(4, 1, 1)));
 }
 
-TEST_CASE("DP attention: each rank holds its own requests' KV; the MLA latent is whole on every GPU") {
+TEST_CASE("DP attention: each rank holds its own requests' KV: the MLA latent is whole on every GPU") {
   const ModelConfig m = io::load_model("deepseek-v3");
   // MLA caches kv_lora_rank + rope = 576 elements per layer per token, bf16: 61 · 576 · 2 =
   // 70,272 B on every GPU, whether TP 8 replicates it (vLLM's MLAAttentionSpec is not split

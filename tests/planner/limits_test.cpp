@@ -34,7 +34,7 @@ TEST_CASE("the derived maximum length follows vLLM's _get_and_verify_max_len for
   CHECK(derived_max_model_len(io::load_model("llama-3.1-70b")) == 131072);
 }
 
-TEST_CASE("contexts beyond the model's length are refused; real engines refuse a longer --max-model-len") {
+TEST_CASE("contexts beyond the model's length are refused: real engines refuse a longer --max-model-len") {
   const ModelConfig m = io::load_model("llama-2-7b");  // max_position_embeddings 4096
   ServingOptions o;
   CHECK_NOTHROW(check_context(m, o, 4096, "test"));

@@ -156,7 +156,7 @@ TEST_CASE("DeepSeek-V3's MTP module from its config, by hand") {
   CHECK(detail::target_kv_budget(m, o, 62000000) == 61000000);
 }
 
-TEST_CASE("vLLM: the draft's weights leave the KV budget; SGLang: its default fraction reserves 2 GiB more") {
+TEST_CASE("vLLM: the draft's weights leave the KV budget: SGLang: its default fraction reserves 2 GiB more") {
   const ModelConfig m = test::llama3_8b();
   const GpuSpec g = test::h100();
   ServingOptions o;

@@ -50,7 +50,7 @@ TEST_CASE("GPUs: memory in GiB and GB, bandwidth in GB/s, dense TFLOP/s, price")
         "GB = 1e9 bytes, GiB = 2^30 bytes; memory as CUDA reports it\n");
 }
 
-TEST_CASE("GPUs as CSV: bytes, bytes/s and FLOP/s as plain numbers; no price is empty") {
+TEST_CASE("GPUs as CSV: bytes, bytes/s and FLOP/s as plain numbers: no price is empty") {
   GpuSpec g = test::h100();
   g.peak_flops.fp8 = 0;  // no fp8 tensor cores: an empty field
   CHECK(reports::gpus_text({g}, reports::TextFormat::csv) ==

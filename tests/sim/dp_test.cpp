@@ -10,7 +10,7 @@
 using namespace kvplan;
 using namespace kvplan::sim;
 
-TEST_CASE("--dp: each rank runs max_num_seqs sequences; the pool is dp ranks of blocks, reported per GPU") {
+TEST_CASE("--dp: each rank runs max_num_seqs sequences: the pool is dp ranks of blocks, reported per GPU") {
   // Qwen3-30B-A3B (128 experts) on H100, TP 1 x DP 2 x EP 2, 4 sequences a rank: a burst
   // of 40 requests runs 2 x 4 = 8 at once, never more.
   const ModelConfig m = io::load_model("qwen3-30b-a3b");

@@ -135,7 +135,7 @@ Workload alone(int64_t n, int64_t prompt, int64_t output) {
 
 }  // namespace
 
-TEST_CASE("one request at idle: TTFT = request overhead + prefill step + its delivery; TPOT = the decode step") {
+TEST_CASE("one request at idle: TTFT = request overhead + prefill step + its delivery: TPOT = the decode step") {
   // Round numbers (instant_h100, host_overheads): the prefill step of the 4,096-token
   // prompt is 10 + 1 x 1 = 11 ms (planner/roofline.cpp: step_overhead_s +
   // step_overhead_per_seq_s x (0 decoders + 1 prefilling)), each decode step of the one
@@ -223,7 +223,7 @@ TEST_CASE("with async scheduling a request that arrives during a step waits one 
   CHECK(one.ttft_s.mean == doctest::Approx(0.0335).epsilon(1e-9));
 }
 
-TEST_CASE("the API server takes a burst's requests one after the other; a lone request is the same either way") {
+TEST_CASE("the API server takes a burst's requests one after the other: a lone request is the same either way") {
   // One process serves every request's input (vLLM AsyncLLM.add_request -> process_inputs)
   // first come first served, 20 ms each (host_overheads' request overhead), before the
   // engine sees it. Three 100-token prompts of one output token sent at t = 0, steps of
@@ -289,7 +289,7 @@ TEST_CASE("staged fixed-rate arrivals start each stage at its beginning") {
   CHECK(w.base_rate_per_s() == doctest::Approx(4.0 / 1.5));
 }
 
-TEST_CASE("vLLM V0 keeps 1 % of the pool free when admitting; V1 does not") {
+TEST_CASE("vLLM V0 keeps 1 % of the pool free when admitting: V1 does not") {
   // Pool of 100 blocks: V0's watermark is int(0.01 x 100) = 1 block. Prompts of 960 and
   // 640 tokens need 60 and 40 blocks (16 tokens each) and arrive together. V0 admits the
   // first, then would leave 100 - 60 - 40 = 0 < 1 free: the second waits for the first to

@@ -60,7 +60,7 @@ TEST_CASE("size --demand --format json: replicas, rented GPU-hours and totals fo
   CHECK(m.at("total_usd").get<double>() <= m.at("all_owned_total_usd").get<double>());
 }
 
-TEST_CASE("size --demand: the text names the plan; a curve for a model not searched exits 2") {
+TEST_CASE("size --demand: the text names the plan: a curve for a model not searched exits 2") {
   Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() + " --top 1");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("Over time (owned base, rented peaks):") != std::string::npos);

@@ -134,7 +134,7 @@ TEST_CASE("purchase lead time: everything rented until the servers arrive") {
 
 // Growth 100 % a month: month 2's rates are 20 and 60/s, 2 and 6 replicas. Rented only
 // (no purchase data): month 1 (1 + 3) x $730 = $2,920, month 2 (2 + 6) x $730 = $5,840.
-TEST_CASE("growth compounds by month; without purchase data everything is rented") {
+TEST_CASE("growth compounds by month: without purchase data everything is rented") {
   DemandOptions d = two_periods(2);
   d.growth_per_month = 1.0;
   MixInputs in = inputs();

@@ -102,7 +102,7 @@ TEST_CASE("the search's ceiling from the planner equals the one read from a buil
     }
 }
 
-TEST_CASE("a prefix-cached workload gets no prefill floor; chunked and static schedulers no finite ceiling") {
+TEST_CASE("a prefix-cached workload gets no prefill floor: chunked and static schedulers no finite ceiling") {
   const sim::Simulator s(test::llama3_8b(), test::h100(), ServingOptions{});
   size::ProbeRequests p = size::probe_requests(size_test::fixed_lengths(1000, ArrivalProcess::fixed), 0, 1000);
   CHECK(std::isinf(size::rate_ceiling(s, sim::Scheduler::chunked, p).max_rate_per_s));

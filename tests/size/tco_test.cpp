@@ -44,7 +44,7 @@ ServingOptions shape(int64_t tp, int64_t pp, int64_t dp = 1) { return kvplan::te
 
 }  // namespace
 
-TEST_CASE("layout: replicas pack whole into servers; TP stays on one fabric, PP splits at stage boundaries") {
+TEST_CASE("layout: replicas pack whole into servers: TP stays on one fabric, PP splits at stage boundaries") {
   // 3 replicas of TP 2 on 8-GPU servers: floor(8/2) = 4 replicas per server -> 1 server;
   // 6 GPUs used; a baseboard is bought whole (8), PCIe slots are not (6).
   ServerLayout l = layout(3, shape(2, 1), hgx());
