@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "io/config_io.h"
+#include "io/csv.h"
 #include "planner/types.h"
 
 namespace kvplan::io {
@@ -41,37 +42,7 @@ DemandCurve parse_demand(const std::string& text, const std::string& file) {
     int64_t line = 0;
   };
   std::vector<std::pair<std::string, std::vector<Row>>> by_model;  // first-appearance order
-  size_t pos = 0;
-  int64_t line_no = 0;
-  bool header = false;
-  // Spreadsheet programs save UTF-8 CSV with a byte-order mark; it is not part of the header.
-  constexpr std::string_view kBom = "\xEF\xBB\xBF";
-  if (std::string_view(text).substr(0, kBom.size()) == kBom) pos = kBom.size();
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (trim(line).empty()) continue;
-    const std::string where = fmt::format(" on line {}", line_no);
-    if (!header) {
-      std::string h;
-      for (char c : line)
-        if (c != ' ' && c != '\t') h += c;
-      if (h != "hour,model,requests_per_s")
-        throw InputError(file, "", "a header line 'hour,model,requests_per_s'", "'" + std::string(line) + "'" + where);
-      header = true;
-      continue;
-    }
-    std::vector<std::string_view> f;
-    for (size_t start = 0;;) {
-      const size_t comma = line.find(',', start);
-      f.push_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
+  for_each_csv_row(text, file, "hour,model,requests_per_s", [&](const auto& f, int64_t line_no, const std::string& where) {
     if (f.size() != 3) throw InputError(file, "", "3 comma-separated columns", fmt::format("{}{}", f.size(), where));
     Row r;
     r.line = line_no;
@@ -89,7 +60,7 @@ DemandCurve parse_demand(const std::string& text, const std::string& file) {
                                                    std::string(trim(f[0])), earlier.line),
                          "a second one" + where);
     it->second.push_back(r);
-  }
+  });
   if (by_model.empty()) throw InputError(file, "", "at least one row after the header", "none");
 
   DemandCurve c;

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "io/config_io.h"
+#include "io/csv.h"
 #include "io/yaml_util.h"
 
 namespace kvplan::io {
@@ -123,43 +124,9 @@ fs::path resolve_trace(const std::string& trace, const std::string& workload_fil
 
 std::vector<TraceRow> parse_trace(const std::string& text, const std::string& file) {
   std::vector<TraceRow> rows;
-  size_t pos = 0;
-  int64_t line_no = 0;
-  bool header = false;
-  // Spreadsheet programs save UTF-8 CSV with a byte-order mark; it is not part of the header.
-  constexpr std::string_view kBom = "\xEF\xBB\xBF";
-  if (std::string_view(text).substr(0, kBom.size()) == kBom) pos = kBom.size();
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    const std::string where = " on line " + std::to_string(line_no);
-    if (!header) {
-      std::string h;
-      for (char c : line)
-        if (c != ' ' && c != '\t') h += c;
-      if (h != "arrival_s,prompt_tokens,output_tokens")
-        throw InputError(file, "", "a header line 'arrival_s,prompt_tokens,output_tokens'",
-                         "'" + std::string(line) + "'" + where);
-      header = true;
-      continue;
-    }
-    std::string_view f[3];
-    size_t start = 0;
-    int n = 0;
-    for (;;) {
-      const size_t comma = line.find(',', start);
-      if (n < 3) f[n] = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-      ++n;
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
-    if (n != 3)
-      throw InputError(file, "", "3 comma-separated columns", std::to_string(n) + where);
+  for_each_csv_row(text, file, "arrival_s,prompt_tokens,output_tokens",
+                   [&](const auto& f, int64_t /*line_no*/, const std::string& where) {
+    if (f.size() != 3) throw InputError(file, "", "3 comma-separated columns", std::to_string(f.size()) + where);
     TraceRow r;
     if (!parse_field(f[0], r.arrival_s) || !std::isfinite(r.arrival_s) || r.arrival_s < 0)
       throw InputError(file, "arrival_s", "a finite number of seconds >= 0", "'" + std::string(f[0]) + "'" + where);
@@ -171,7 +138,7 @@ std::vector<TraceRow> parse_trace(const std::string& text, const std::string& fi
       throw InputError(file, "arrival_s", "arrival times in non-decreasing order",
                        "'" + std::string(f[0]) + "' after " + std::to_string(rows.back().arrival_s) + where);
     rows.push_back(r);
-  }
+  });
   if (rows.empty()) throw InputError(file, "", "at least one request after the header", "none");
   const double first_s = rows.front().arrival_s;
   for (auto& r : rows) r.arrival_s -= first_s;
