@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ python3 libeigen3-dev libfmt-dev libyaml-cpp-dev
       libboost-program-options-dev doctest-dev nlohmann-json3-dev
-      pkg-config libcpp-httplib-dev python3-dev pybind11-dev)
+      pkg-config libcpp-httplib-dev python3-dev python3-pip pybind11-dev)
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
