@@ -108,6 +108,7 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
 
 int64_t predicted_tokens(const LoggedStartup& s) {
   const ServingOptions o = with_engine_defaults(s.gpu, s.options);
+  validate(s.model, o, s.id);  // what the CLI refuses is refused here too
   const MemoryBudget b = memory_budget(s.model, s.gpu, o);
   return capacity(s.model, o, b, o.max_model_len.value_or(8192)).max_kv_tokens;
 }
