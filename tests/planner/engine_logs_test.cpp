@@ -302,7 +302,7 @@ TEST_CASE("engine versions: selection by release, latest by default, unknown ref
   CHECK(match_engine_version(Engine::vllm, "0.100").empty());
   CHECK(engine_versions(Engine::ideal).empty());
   CHECK(match_engine_version(Engine::trtllm, "1.2.1") == "1.2");  // trtllm.yaml's 1.2.1 start-up
-  CHECK(match_engine_version(Engine::trtllm, "1.1.0").empty());   // no 1.1 log: not modelled
+  CHECK(match_engine_version(Engine::trtllm, "1.1.0rc3") == "1.1");  // trtllm.yaml's DGX Spark start-up
   ServingOptions o;
   o.engine = Engine::vllm;
   o.engine_version = "0.3";
