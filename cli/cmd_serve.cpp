@@ -1,14 +1,19 @@
-// kvplan serve: the what-if page (web/index.html, compiled in) and the two JSON endpoints
-// it calls, /api/plan and /api/simulate, which run `kvplan plan` and `kvplan simulate`
-// in process on the page's controls (capture_output): the page shows the documents the CLI
-// prints for the same options and, for bad input, the CLI's exit-2 message. It reads no
-// file beyond the catalog: model, GPU and workload are catalog names, and no option that
-// names a file (a calibration, a time series, an output) is accepted.
+// kvplan serve: the what-if page (web/index.html, compiled in) and the JSON endpoints it
+// calls, /api/plan, /api/simulate and /api/size, which run `kvplan plan`, `simulate` and
+// `size` in process on the page's controls (capture_output): the page shows the documents
+// the CLI prints for the same options and, for bad input, the CLI's exit-2 message. It
+// reads no file beyond the catalog: model, GPU and workload are catalog names, and no
+// option that names a file (a calibration, a time series, an output) is accepted. The one
+// file written is size's HTML report, into a private temporary folder, read back and
+// removed.
 #include <httplib.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -30,6 +35,14 @@ const std::set<std::string> kServingKeys = {
 //! Beside them, plan's request shape and simulate's run and SLO.
 const std::set<std::string> kPlanKeys = {"context", "batch"};
 const std::set<std::string> kSimulateKeys = {"requests", "seed", "rate", "scheduler", "ttft-p99", "tpot-p99"};
+//! What the page's Size button sets beside model, GPU list and workload: the question
+//! (rate, SLO), the engine, and the search's evaluator. Size searches TP, weights and KV
+//! dtype itself, so the page's settings of those are not passed.
+const std::set<std::string> kSizeKeys = {"rate", "ttft-p99", "tpot-p99", "engine", "evaluator"};
+//! GPUs one click sizes at most: each adds a search of every TP x weights x KV candidate
+//! (24 for a dense model), simulated, and the page should answer in seconds. The CLI
+//! sizes any number.
+constexpr size_t kPageMaxGpus = 3;
 
 //! The catalog file of `name` (one of `kvplan models`, `kvplan gpus` or the workloads),
 //! never a path: the page may not make the server read other files.
@@ -72,10 +85,71 @@ void answer(const httplib::Request& req, httplib::Response& res, int (*command)(
   }
 }
 
+//! A folder of this process's own (mkdtemp), removed with what is in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string name = (std::filesystem::temp_directory_path() / "kvplan-serve-XXXXXX").string();
+    if (mkdtemp(name.data()) == nullptr) throw std::runtime_error("cannot create a temporary folder for the report");
+    path_ = name;
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+//! `kvplan size` on the request's parameters: {"size": its JSON document, "report": the
+//! HTML report (--report) of the same run}.
+void answer_size(const httplib::Request& req, httplib::Response& res) {
+  try {
+    Args args;
+    size_t gpus = 0;
+    for (const auto& [key, value] : req.params) {
+      if (key == "model") args.push_back("--model=" + catalog_file("models", value, key));
+      else if (key == "workload") args.push_back("--workload=" + catalog_file("workloads", value, key));
+      else if (key == "gpus") {
+        std::string files;
+        for (const auto& name : split_list(value, "--gpus")) {
+          files += (files.empty() ? "" : ",") + catalog_file("gpus", name, key);
+          ++gpus;
+        }
+        args.push_back("--gpus=" + files);
+      } else if (kSizeKeys.count(key)) args.push_back("--" + key + "=" + value);
+      else throw InputError("page", "--" + key, "an option the page's Size sets", "'" + key + "'");
+    }
+    if (gpus == 0 || gpus > kPageMaxGpus)
+      throw InputError("page", "--gpus",
+                       "1 to " + std::to_string(kPageMaxGpus) +
+                           " GPUs from the catalog (so that the page answers in seconds; `kvplan size` takes any number)",
+                       std::to_string(gpus));
+    const ScratchDir dir;
+    const std::filesystem::path report = dir.path() / "report.html";
+    args.push_back("--report=" + report.string());
+    args.emplace_back("--format=json");
+    const std::string doc = capture_output(cmd_size, args);
+    std::ifstream in(report, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read back the report " + report.string());
+    const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    res.set_content("{\"size\":" + doc + ",\"report\":" + nlohmann::json(html).dump() + "}", "application/json");
+  } catch (const InputError& e) {
+    reply_error(res, 400, std::string("kvplan: error: ") + e.what());
+  } catch (const std::exception& e) {
+    reply_error(res, 500, std::string("kvplan: internal error: ") + e.what());
+  }
+}
+
 }  // namespace
 
 int cmd_serve(const Args& args) {
-  po::options_description desc("kvplan serve: a what-if page in the browser (plan and simulate on its controls)");
+  po::options_description desc(
+      "kvplan serve: a what-if page in the browser (plan and simulate on its controls, size on a click)");
   desc.add_options()
       ("help,h", "this help")
       ("host", po::value<std::string>()->default_value("127.0.0.1"),
@@ -94,7 +168,8 @@ int cmd_serve(const Args& args) {
                                   {"gpus", io::catalog("gpus")},
                                   {"workloads", io::catalog("workloads")},
                                   {"engines", kEngineNames.choices()},
-                                  {"quantization", kWeightQuantNames.choices()}};
+                                  {"quantization", kWeightQuantNames.choices()},
+                                  {"size_max_gpus", kPageMaxGpus}};
 
   httplib::Server server;
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
@@ -109,6 +184,7 @@ int cmd_serve(const Args& args) {
   server.Get("/api/simulate", [](const httplib::Request& req, httplib::Response& res) {
     answer(req, res, cmd_simulate, kSimulateKeys, true);
   });
+  server.Get("/api/size", answer_size);
   const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound < 0)
     throw InputError("command line", "--port", "a port this process can listen on at " + host,

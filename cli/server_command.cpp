@@ -1,14 +1,21 @@
 #include "cli/server_command.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <regex>
+#include <sstream>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "io/config_io.h"
+#include "io/yaml_util.h"
 
 namespace kvplan::cli {
 
@@ -126,7 +133,7 @@ constexpr std::array kVllmFlags{
     Flag{"return-tokens-as-token-ids", "", Kind::note_flag, "", kOutput},
     Flag{"enable-prompt-tokens-details", "", Kind::note_flag, "", kOutput},
     Flag{"guided-decoding-backend", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
-    Flag{"config", "", Kind::refuse, "", "a YAML file of flags is not read yet: paste its flags on the command line"},
+    Flag{"config", "", Kind::special, "", ""},
     Flag{"speculative-config", "", Kind::map, "speculative-config", ""},
     Flag{"kv-cache-memory-bytes", "", Kind::refuse, "", "a KV pool given in bytes is not modelled yet (use --gpu-memory-utilization)"},
     Flag{"cpu-offload-gb", "", Kind::refuse, "", "weights offloaded to host memory are not modelled yet"},
@@ -233,7 +240,7 @@ constexpr std::array kTrtllmFlags{
     Flag{"max_beam_width", "", Kind::special, "", ""},
     Flag{"context_parallel_size", "cp_size", Kind::special, "", ""},
     Flag{"moe_cluster_parallel_size", "cluster_size", Kind::refuse, "", "expert cluster parallelism is not modelled yet"},
-    Flag{"config", "extra_llm_api_options", Kind::refuse, "", "the LLM API options YAML is not read yet: paste its settings as flags"},
+    Flag{"config", "extra_llm_api_options", Kind::special, "", ""},
     Flag{"revision", "", Kind::special, "", ""},
     Flag{"server_role", "", Kind::refuse, "", kDisagg},
     Flag{"disagg_cluster_uri", "", Kind::refuse, "", kDisagg},
@@ -296,27 +303,62 @@ std::pair<EngineCommand, size_t> which_engine(const Args& cmd) {
                    "'" + (cmd.empty() ? std::string() : cmd.front()) + "'");
 }
 
+const Flag* find_flag(const EngineCommand& ec, const std::string& name) {
+  for (size_t i = 0; i < ec.num_flags; ++i)
+    if (ec.flags[i].name == name || (!ec.flags[i].alias.empty() && ec.flags[i].alias == name)) return &ec.flags[i];
+  return nullptr;
+}
+
+//! One word of the server command and where it was written: on the command line (`file`
+//! empty) or in a config file, under the YAML key `key`; errors name the one or the other.
+struct Word {
+  std::string text;
+  std::string file;
+  std::string key;
+};
+
+[[noreturn]] void refuse_word(const Word& w, const std::string& shown, const std::string& expected,
+                              const std::string& got) {
+  if (w.file.empty()) throw InputError(kWhere, shown, expected, got);
+  throw InputError(w.file, w.key, expected, got);
+}
+
 //! The engine's flags as given: canonical name -> value ("" for a boolean; "no" for
 //! vLLM's --no-FLAG), the last occurrence winning as with argparse and click.
 struct Given {
   std::map<std::string, std::string> values;
   std::vector<const Flag*> order;  //!< first occurrence order, for the notes
   std::string model;
+  //! Canonical name -> "FILE: key" for a flag whose value a config file gave.
+  std::map<std::string, std::string> from_file;
+
+  //! The flag as messages name it: "--name", or "--name (FILE: key)" when a file set it.
+  std::string flag(const std::string& name) const {
+    const auto it = from_file.find(name);
+    return "--" + name + (it == from_file.end() ? "" : " (" + it->second + ")");
+  }
+  void set(const Flag* f, const std::string& value, const Word& w) {
+    const std::string key(f->name);
+    if (!values.count(key)) order.push_back(f);
+    values[key] = value;
+    if (w.file.empty()) from_file.erase(key);
+    else from_file[key] = w.file + ": " + w.key;
+  }
+  void erase(const std::string& name) {
+    values.erase(name);
+    from_file.erase(name);
+    order.erase(std::remove_if(order.begin(), order.end(), [&](const Flag* f) { return f->name == name; }), order.end());
+  }
 };
 
-Given read_flags(const Args& cmd, size_t first, const EngineCommand& ec) {
+Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand& ec) {
   Given g;
-  const auto find = [&](const std::string& name) -> const Flag* {
-    for (size_t i = 0; i < ec.num_flags; ++i)
-      if (ec.flags[i].name == name || (!ec.flags[i].alias.empty() && ec.flags[i].alias == name)) return &ec.flags[i];
-    return nullptr;
-  };
   for (size_t i = first; i < cmd.size(); ++i) {
-    const std::string& tok = cmd[i];
+    const Word& word = cmd[i];
+    const std::string& tok = word.text;
     if (tok.size() < 2 || tok[0] != '-') {
       if (!ec.positional_model || !g.model.empty())
-        throw InputError(kWhere, tok, "flags of " + ec.program + " (a bare word here is not one)",
-                         "an unexpected argument");
+        refuse_word(word, tok, "flags of " + ec.program + " (a bare word here is not one)", "an unexpected argument");
       g.model = tok;
       continue;
     }
@@ -331,29 +373,27 @@ Given read_flags(const Args& cmd, size_t first, const EngineCommand& ec) {
       name = "O";
     }
     if (ec.underscores_are_dashes) std::replace(name.begin(), name.end(), '_', '-');
-    const Flag* f = find(name);
+    const Flag* f = find_flag(ec, name);
     bool negated = false;
     if (!f && ec.no_prefix && name.rfind("no-", 0) == 0) {
-      f = find(name.substr(3));
+      f = find_flag(ec, name.substr(3));
       negated = f && !takes_value(f->kind);
       if (!negated) f = nullptr;
     }
     if (!f)
-      throw InputError(kWhere, tok, "a flag of " + ec.program + " (docs/server-command.md lists those kvplan reads)",
-                       "an unknown flag");
+      refuse_word(word, tok, "a flag of " + ec.program + " (docs/server-command.md lists those kvplan reads)",
+                  "an unknown flag");
     const std::string shown = std::string(tok[1] == '-' ? "--" : "-") + name;
     if (takes_value(f->kind)) {
       if (!value) {
-        if (i + 1 >= cmd.size() || cmd[i + 1].rfind("--", 0) == 0)
-          throw InputError(kWhere, shown, "a value after the flag", "nothing");
-        value = cmd[++i];
+        if (i + 1 >= cmd.size() || cmd[i + 1].text.rfind("--", 0) == 0)
+          refuse_word(word, shown, "a value after the flag", "nothing");
+        value = cmd[++i].text;
       }
     } else if (value) {
-      throw InputError(kWhere, shown, "the flag alone (it takes no value)", "'" + *value + "'");
+      refuse_word(word, shown, "the flag alone (it takes no value)", "'" + *value + "'");
     }
-    const std::string key(f->name);
-    if (!g.values.count(key)) g.order.push_back(f);
-    g.values[key] = negated ? "no" : value.value_or("");
+    g.set(f, negated ? "no" : value.value_or(""), word);
   }
   if (g.values.count("model-path") || g.values.count("model")) {
     const std::string key = g.values.count("model-path") ? "model-path" : "model";
@@ -362,6 +402,225 @@ Given read_flags(const Args& cmd, size_t first, const EngineCommand& ec) {
   }
   if (g.model.empty()) throw InputError(kWhere, "MODEL", "the model " + ec.program + " serves", "nothing");
   return g;
+}
+
+//! A plain YAML scalar as PyYAML's safe_load reads it (YAML 1.1), as far as the flags tell
+//! apart: booleans (true/yes/on, false/no/off, each in three cases) and null; a quoted
+//! scalar is always text.
+enum class Scalar { text, yes, no, null };
+Scalar scalar_kind(const YAML::Node& n) {
+  if (n.Tag() == "!") return Scalar::text;
+  static const std::array<std::string_view, 9> kYes{"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
+  static const std::array<std::string_view, 9> kNo{"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+  const std::string& v = n.Scalar();
+  if (std::find(kYes.begin(), kYes.end(), v) != kYes.end()) return Scalar::yes;
+  if (std::find(kNo.begin(), kNo.end(), v) != kNo.end()) return Scalar::no;
+  if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") return Scalar::null;
+  return Scalar::text;
+}
+
+//! A YAML value as the JSON Python's json.dumps writes of what safe_load read: integers
+//! and floats (YAML 1.1 needs a dot in a float) as numbers, the rest as above.
+nlohmann::json yaml_json(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = yaml_json(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& item : n) j.push_back(yaml_json(item));
+    return j;
+  }
+  switch (scalar_kind(n)) {
+    case Scalar::yes: return true;
+    case Scalar::no: return false;
+    case Scalar::null: return nullptr;
+    case Scalar::text: break;
+  }
+  const std::string& v = n.Scalar();
+  static const std::regex kInt("[-+]?(0|[1-9][0-9]*)");
+  static const std::regex kFloat("[-+]?([0-9][0-9]*)?\\.[0-9]*([eE][-+][0-9]+)?");
+  if (n.Tag() != "!" && std::regex_match(v, kInt)) return nlohmann::json::parse(v.front() == '+' ? v.substr(1) : v);
+  if (n.Tag() != "!" && std::regex_match(v, kFloat) && v.find_first_of("0123456789") != std::string::npos)
+    return std::stod(v);
+  return v;
+}
+
+//! The mapping of a config file, or InputError naming the file.
+YAML::Node read_config(const std::string& file, const std::string& flag) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(kWhere, flag, "a readable YAML file", "'" + file + "', which cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  return io::parse_yaml_mapping(text.str(), file);
+}
+
+//! vLLM's --config FILE (FlexibleArgumentParser._pull_args_from_config and
+//! load_config_file in vllm/utils/argparse_utils.py, vllm-project/vllm@00da11e37d1f):
+//! each key of the YAML mapping is a flag (underscores as dashes, like the command
+//! line's); true is --KEY, false --no-KEY, a list --KEY ITEM..., a mapping --KEY JSON,
+//! anything else --KEY VALUE. The words are inserted after `vllm serve [MODEL]`, before
+//! the rest of the command line, so that a flag given on the command line wins.
+std::vector<Word> with_vllm_config(const Args& cmd, size_t words, const EngineCommand& ec,
+                                   std::vector<std::string>& notes) {
+  std::vector<Word> out;
+  std::optional<size_t> at;
+  for (size_t i = 0; i < cmd.size(); ++i) {
+    if (cmd[i].rfind("--config=", 0) == 0)
+      throw InputError(kWhere, "--config", "--config FILE, with a space (the form vLLM's FlexibleArgumentParser reads)",
+                       "'" + cmd[i] + "'");
+    if (cmd[i] != "--config") continue;
+    if (at) throw InputError(kWhere, "--config", "one config file (vLLM reads at most one)", "two");
+    at = i;
+  }
+  if (!at) {
+    for (const auto& w : cmd) out.push_back({w, "", ""});
+    return out;
+  }
+  if (*at + 1 >= cmd.size()) throw InputError(kWhere, "--config", "a YAML file after the flag", "nothing");
+  const std::string& file = cmd[*at + 1];
+  const std::string ext = file.substr(file.find_last_of('.') == std::string::npos ? file.size() : file.find_last_of('.') + 1);
+  if (ext != "yaml" && ext != "yml")
+    throw InputError(kWhere, "--config", "a .yaml or .yml file (vLLM reads no other kind)", "'" + file + "'");
+  const YAML::Node root = read_config(file, "--config");
+  const bool positional = ec.positional_model && words < cmd.size() && words != *at && cmd[words].rfind('-', 0) != 0;
+
+  std::vector<Word> config;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    std::string name = key;
+    std::replace(name.begin(), name.end(), '_', '-');
+    const YAML::Node& v = kv.second;
+    if (name == "model" && positional) {
+      notes.push_back(file + ": model: the MODEL on the command line is the one vllm serve serves");
+      continue;
+    }
+    const Flag* f = find_flag(ec, name);
+    const bool boolean = f && !takes_value(f->kind);
+    const auto word = [&](std::string text) { config.push_back({std::move(text), file, key}); };
+    if (v.IsMap()) {
+      word("--" + key);
+      word(yaml_json(v).dump());
+    } else if (v.IsSequence()) {
+      if (v.size() == 0) continue;
+      if (!f || boolean || (f->kind != Kind::note && f->kind != Kind::refuse))
+        throw InputError(file, key, f ? "one value for --" + name : "a flag of " + ec.program, "a list");
+      std::string items;
+      for (const auto& item : v) items += (items.empty() ? "" : " ") + item.as<std::string>();
+      word("--" + key);
+      word(items);
+    } else {
+      const Scalar k = scalar_kind(v);
+      if (k == Scalar::null) throw InputError(file, key, "a value", "null");
+      if (f && !boolean && k != Scalar::text)
+        throw InputError(file, key, "a value for --" + name + " (it is not a boolean)", "'" + v.Scalar() + "'");
+      if (boolean && k == Scalar::text)
+        throw InputError(file, key, "true or false (--" + name + " is a boolean)", "'" + v.Scalar() + "'");
+      if (k == Scalar::yes) {
+        word("--" + key);
+      } else if (k == Scalar::no) {
+        word("--no-" + key);
+      } else {
+        word("--" + key);
+        word(v.Scalar());
+      }
+    }
+  }
+  const size_t head = words + (positional ? 1 : 0);
+  for (size_t i = 0; i < head; ++i) out.push_back({cmd[i], "", ""});
+  out.insert(out.end(), config.begin(), config.end());
+  for (size_t i = head; i < cmd.size(); ++i)
+    if (i != *at && i != *at + 1) out.push_back({cmd[i], "", ""});
+  return out;
+}
+
+//! TensorRT-LLM's LLM API options beside a flag of the same name: LlmArgs fields
+//! (tensorrt_llm/llmapi/llm_args.py) that trtllm-serve also takes as click options.
+constexpr std::array<std::string_view, 19> kTrtllmFlagOptions{
+    "tensor_parallel_size", "pipeline_parallel_size", "moe_expert_parallel_size", "moe_cluster_parallel_size",
+    "max_batch_size", "max_num_tokens", "max_seq_len", "enable_chunked_prefill", "backend", "max_beam_width",
+    "context_parallel_size", "revision", "trust_remote_code", "tokenizer", "gpus_per_node",
+    "num_postprocess_workers", "reasoning_parser", "fail_fast_on_attention_window_too_large",
+    "otlp_traces_endpoint"};
+
+//! A scalar option of an LLM API options file as a flag value: "" for true, nullopt for
+//! false (the flag absent), the text otherwise; `boolean` says which the option is.
+std::optional<std::string> llm_api_value(const YAML::Node& v, const std::string& file, const std::string& key,
+                                         bool boolean) {
+  if (!v.IsScalar()) throw InputError(file, key, boolean ? "true or false" : "one value", "a list or mapping");
+  const Scalar k = scalar_kind(v);
+  if (k == Scalar::null) throw InputError(file, key, "a value", "null");
+  if (boolean != (k != Scalar::text))
+    throw InputError(file, key, boolean ? "true or false" : "a value (the option is not a boolean)", "'" + v.Scalar() + "'");
+  if (k == Scalar::no) return std::nullopt;
+  return k == Scalar::yes ? std::string() : v.Scalar();
+}
+
+//! TensorRT-LLM's --config / --extra_llm_api_options FILE (tensorrt_llm/commands/serve.py,
+//! NVIDIA/TensorRT-LLM@00209af149e7: "a YAML file that overwrites the parameters specified
+//! by trtllm-serve"): yaml.safe_load, then update_llm_args_with_extra_dict
+//! (tensorrt_llm/llmapi/llm_args.py), `llm_args | options`: an option of the file wins
+//! over the flag of the same name, and a kv_cache_config in the file replaces the one the
+//! command line's --free_gpu_memory_fraction built, whole (a field it does not give takes
+//! KvCacheConfig's default: free_gpu_memory_fraction 0.9, kvplan's TensorRT-LLM default;
+//! enable_block_reuse true; dtype auto). kvplan options the file sets beyond the flags go
+//! into `options` (option, value, the flag messages name).
+void apply_llm_api_options(Given& g, const EngineCommand& ec, const std::string& file,
+                           std::vector<std::tuple<std::string, std::string, std::string>>& options,
+                           std::vector<std::string>& notes) {
+  const YAML::Node root = read_config(file, "--config");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    const std::string from = "--config (" + file + ": " + key + ")";
+    if (std::find(kTrtllmFlagOptions.begin(), kTrtllmFlagOptions.end(), key) != kTrtllmFlagOptions.end()) {
+      const Flag* f = find_flag(ec, key);
+      const auto value = llm_api_value(v, file, key, !takes_value(f->kind));
+      if (value) g.set(f, *value, {"", file, key});
+      else g.erase(key);
+    } else if (key == "model") {
+      g.model = *llm_api_value(v, file, key, false);
+      notes.push_back(file + ": model: the file's model is the one trtllm-serve serves (it overrides MODEL)");
+    } else if (key == "dtype") {
+      options.emplace_back("dtype", *llm_api_value(v, file, key, false), from);
+    } else if (key == "kv_cache_config") {
+      if (!v.IsMap()) throw InputError(file, key, "a mapping of KvCacheConfig fields", "a single value");
+      if (g.values.count("free_gpu_memory_fraction") && !v["free_gpu_memory_fraction"]) {
+        notes.push_back(g.flag("free_gpu_memory_fraction") + " is replaced: " + file +
+                        "'s kv_cache_config holds no free_gpu_memory_fraction, so TensorRT-LLM's default 0.9 applies");
+        g.erase("free_gpu_memory_fraction");
+      }
+      for (const auto& field : v) {
+        const std::string sub = field.first.as<std::string>();
+        const std::string path = key + "." + sub;
+        const std::string sub_from = "--config (" + file + ": " + path + ")";
+        if (sub == "free_gpu_memory_fraction") {
+          g.set(find_flag(ec, sub), *llm_api_value(field.second, file, path, false), {"", file, path});
+        } else if (sub == "enable_block_reuse") {
+          options.emplace_back("enable-prefix-caching", llm_api_value(field.second, file, path, true) ? "on" : "off",
+                               sub_from);
+        } else if (sub == "dtype") {
+          const std::string d = *llm_api_value(field.second, file, path, false);
+          if (d != "auto" && d != "fp8")
+            throw InputError(file, path, "auto or fp8 (the TensorRT-LLM caches kvplan models)", "'" + d + "'");
+          options.emplace_back("kv-cache-dtype", d, sub_from);
+        } else if (sub == "max_tokens") {
+          throw InputError(file, path, "LLM API options kvplan models (docs/server-command.md)",
+                           "a KV pool given in tokens, not modelled yet (use free_gpu_memory_fraction)");
+        } else if (sub == "host_cache_size") {
+          throw InputError(file, path, "LLM API options kvplan models (docs/server-command.md)",
+                           "a host-memory KV tier, not modelled yet");
+        } else {
+          throw InputError(file, path, "a KvCacheConfig field kvplan reads (docs/server-command.md lists them)",
+                           "an unknown field");
+        }
+      }
+    } else {
+      throw InputError(file, key, "an LLM API option kvplan reads (docs/server-command.md lists them)",
+                       "an unknown option");
+    }
+  }
 }
 
 //! vLLM's human-readable integers for --max-model-len (human_readable_int in
@@ -486,7 +745,7 @@ void dense_replicas(Translation& t, const std::string& flag, const std::string& 
 
 void translate_vllm(const Given& g, const ModelConfig& m, const std::string& version, Translation& t) {
   for (const auto& [name, value] : g.values) {
-    const std::string flag = "--" + name;
+    const std::string flag = g.flag(name);
     if (name == "model") continue;
     if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), t.program()), flag);
     else if (name == "max-model-len") t.set("max-model-len", vllm_length(value), flag);
@@ -539,7 +798,7 @@ void translate_sglang(const Given& g, const ModelConfig& m, Translation& t) {
   const int64_t tp = has("tp-size") ? parse_int_option(g.values.at("tp-size"), "--tp-size") : 1;
   const int64_t dp = has("dp-size") ? parse_int_option(g.values.at("dp-size"), "--dp-size") : 1;
   for (const auto& [name, value] : g.values) {
-    const std::string flag = "--" + name;
+    const std::string flag = g.flag(name);
     if (name == "model-path") continue;
     if (name == "kv-cache-dtype") t.set("kv-cache-dtype", kv_dtype(value, t.notes(), t.program()), flag);
     else if (name == "tp-size") {
@@ -585,7 +844,7 @@ void translate_sglang(const Given& g, const ModelConfig& m, Translation& t) {
 
 void translate_trtllm(const Given& g, Translation& t) {
   for (const auto& [name, value] : g.values) {
-    const std::string flag = "--" + name;
+    const std::string flag = g.flag(name);
     if (name == "enable_chunked_prefill") {
       if (t.command() == "simulate") t.set("enable-chunked-prefill", "", flag);
       else if (t.command() == "plan") t.note(flag, "chunking changes the schedule, not the memory");
@@ -624,7 +883,18 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
   const Args before(args.begin(), dash);
   const Args cmd(dash + 1, args.end());
   const auto [ec, words] = which_engine(cmd);
-  const Given given = read_flags(cmd, words, ec);
+  std::vector<std::string> file_notes;
+  std::vector<Word> all;
+  if (ec.engine == Engine::vllm) all = with_vllm_config(cmd, words, ec, file_notes);
+  else
+    for (const auto& w : cmd) all.push_back({w, "", ""});
+  Given given = read_flags(all, words, ec);
+  std::vector<std::tuple<std::string, std::string, std::string>> file_options;
+  if (ec.engine == Engine::trtllm && given.values.count("config")) {
+    const std::string file = given.values.at("config");
+    given.erase("config");
+    apply_llm_api_options(given, ec, file, file_options, file_notes);
+  }
   const std::string engine_name(to_string(ec.engine));
   // --engine vllm@0.10 before "--" chooses the release; another engine is a contradiction.
   std::string version;
@@ -640,7 +910,7 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
   t.set("model", given.model, "MODEL");
   if (!option_value(before, "engine")) t.set("engine", engine_name, ec.program);
   for (const Flag* f : given.order) {
-    const std::string flag = "--" + std::string(f->name);
+    const std::string flag = given.flag(std::string(f->name));
     const std::string& value = given.values.at(std::string(f->name));
     switch (f->kind) {
       case Kind::map: t.set(std::string(f->target), value, flag); break;
@@ -659,9 +929,11 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
       case Kind::special_flag: break;
     }
   }
+  for (const auto& [option, value, from] : file_options) t.set(option, value, from);
   if (ec.engine == Engine::vllm) translate_vllm(given, model, version, t);
   else if (ec.engine == Engine::sglang) translate_sglang(given, model, t);
   else translate_trtllm(given, t);
+  for (auto& n : file_notes) t.notes().push_back(ec.program + " " + n);
 
   ServerCommand out{before, std::move(t.notes())};
   for (const auto& [option, value] : t.options()) {

@@ -1,7 +1,9 @@
 """`kvplan serve` in a real headless Chromium: starts the server on a free port, loads the
 page, changes controls as a user does, and checks that the numbers the page shows equal
-the CLI's JSON for the same options (plan and simulate), that a bad input shows the
-CLI's exit-2 message, and prints how fast a control change answers for the plan outputs
+the CLI's JSON for the same options (plan and simulate), clicks Size and checks the sizing
+figures against `kvplan size --format json` and the report shown against the HTML report
+`kvplan size --report` writes for the same inputs, that a bad input shows the CLI's exit-2
+message (a control's and size's), and prints how fast a control change answers for the plan outputs
 (median of the changes made; checked against a budget only when one is given: the figure
 is a benchmark, bench/RESULTS.md). Keeps a screenshot as an artifact.
 
@@ -199,6 +201,35 @@ def main():
                     "--requests", "300"]
         compare("sim", shown(page, "sim"), cli_json("simulate", *sim_args))
 
+        # Size, one click away: the search the CLI runs for the page's model, GPU list (one
+        # GPU chosen), workload and engine; the figures are the CLI's JSON, the report the
+        # HTML the CLI writes with --report (its table and charts) for the same inputs.
+        page.js("(() => { for (const o of document.querySelector('[name=\"gpus\"]').options) "
+                "o.selected = o.value === 'l40s'; })()")
+        size_args = ["--model", "llama-3-8b", "--engine", "vllm", "--workload", "chat", "--gpus", "l40s",
+                     "--evaluator", "sim"]
+        started = time.time()
+        page.js("document.getElementById('size-button').click()")
+        page.wait("document.body.dataset.size === 'ready' || document.body.dataset.size === 'error'", "the sizing", 400)
+        size_s = time.time() - started
+        if page.js("document.body.dataset.size") != "ready":
+            fail("the sizing failed: " + page.js("document.getElementById('error').textContent"))
+        report = os.path.join(work, "size.html")
+        size_doc = cli_json("size", *size_args, "--report", report)
+        if not size_doc["recommendations"]:
+            fail("the CLI's size recommends nothing for the test's inputs: choose inputs with an answer")
+        rec = size_doc["options"][size_doc["recommendations"][0]["rank"] - 1]
+        compare("size", shown(page, "size"), {"workload": size_doc["workload"], "search": size_doc["search"], "rec": rec})
+        with open(report, encoding="utf-8") as f:
+            cli_report = f.read()
+        if page.js("document.getElementById('size-report').srcdoc") != cli_report:
+            fail("the report on the page is not the one `kvplan size --report` writes for the same inputs")
+        charts = page.js("document.getElementById('size-report').contentDocument.querySelectorAll('svg').length")
+        rows = page.js("document.getElementById('size-report').contentDocument.querySelectorAll('table tr').length")
+        if not charts or not rows:
+            fail(f"the report on the page shows {charts} charts and {rows} table rows")
+        print(f"serve_browser_test: size answers in {size_s:.1f} s ({size_doc['search']['candidates']} candidates, "
+              f"{size_doc['search']['evaluated']} simulated; {charts} charts)")
         # A bad input: the page shows the CLI's exit-2 message, word for word.
         change(page, "planGen", "context", "10000000")
         code, _, err = cli("plan", *[a if a != "8192" else "10000000" for a in plan_args], "--format", "json")
@@ -226,10 +257,39 @@ def main():
                 fail(f"a control change answers in {median_ms:.1f} ms (median), beyond {PLAN_BUDGET_MS} ms")
             page.js("window.kvplanTimings.plan = []")
 
-        shot = page.call("Page.captureScreenshot", {"format": "png"})["data"]
+        # README's question ("The same question, asked where you already work"), set on the
+        # page's controls: the page shows what `kvplan plan` prints for it, and the
+        # README's 239 requests (its 1,958,320-token pool / 8,192 tokens, rounded down).
+        for name, value in (("model", "llama-3.1-8b"), ("gpu", "h100-sxm"), ("tensor-parallel-size", "2"),
+                            ("kv-cache-dtype", "fp8"), ("context", "8192"), ("batch", "1"),
+                            ("max-model-len", "16000"), ("enable-prefix-caching", "on")):
+            change(page, "planGen", name, value)
+        if page.js("document.body.dataset.plan") != "ready":
+            fail("the README's plan failed: " + page.js("document.getElementById('error').textContent"))
+        readme = cli_json("plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--engine",
+                          "vllm", "--tp", "2", "--max-model-len", "16000", "--kv-cache-dtype", "fp8",
+                          "--enable-prefix-caching", "on")["rows"][0]
+        on_page = shown(page, "plan")
+        compare("plan", on_page, readme)
+        if on_page["capacity.max_concurrent_requests"] != 1958320 // 8192:
+            fail(f"the README's question shows {on_page['capacity.max_concurrent_requests']} requests, the README 239")
+
+        shot = page.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
         os.makedirs(os.path.dirname(os.path.abspath(SHOT)), exist_ok=True)
         with open(SHOT, "wb") as f:
             f.write(base64.b64decode(shot))
+        # Last (after the screenshot, which shows the sizing): a bad value of size's question
+        # shows the CLI's exit-2 message. Set without a change event, so only Size runs on it.
+        page.js("document.querySelector('[name=\"tpot-p99\"]').value = '50 parsecs'")
+        page.js("document.getElementById('size-button').click()")
+        page.wait("document.body.dataset.size === 'error' || document.body.dataset.size === 'ready'", "the sizing error")
+        code, _, err = cli("size", *size_args, "--tpot-p99", "50 parsecs", "--format", "json")
+        if code != 2:
+            fail(f"the CLI's size exits {code} for --tpot-p99 '50 parsecs', expected 2")
+        box = page.js("document.getElementById('error').textContent")
+        if box != err.strip():
+            fail(f"the page shows {box!r} for size, the CLI prints {err.strip()!r}")
+
         if page.console:
             fail(f"the page logged errors: {page.console}")
         print(f"serve_browser_test: PASS (screenshot {SHOT})")

@@ -254,3 +254,82 @@ TEST_CASE("size and simulate take the question on the command line") {
   }
   CHECK(sa == sb);
 }
+
+TEST_CASE("vllm serve --config FILE.yaml plans as its flags on the command line, which win over the file") {
+  // vLLM's load_config_file (vllm/utils/argparse_utils.py, vllm-project/vllm@00da11e37d1f):
+  // each key is a flag, dashes or underscores; true is --KEY, false --no-KEY, a mapping
+  // --KEY JSON; the file's flags go after `vllm serve MODEL` and before the rest of the
+  // command line, so a flag given there wins.
+  const fs::path dir = fs::path(KVPLAN_TEST_TMP_DIR) / "engine-configs";
+  fs::create_directories(dir);
+  const fs::path file = dir / "vllm.yaml";
+  std::ofstream(file) << "# a vllm serve config\n"
+                         "tensor-parallel-size: 2\nmax_model_len: 16k\nkv-cache-dtype: fp8\n"
+                         "gpu-memory-utilization: 0.85\nenable-prefix-caching: false\nmax-num-seqs: 128\n"
+                         "enforce-eager: true\nport: 8001\n"
+                         "compilation-config:\n  cudagraph_capture_sizes: [1, 2, 4]\n";
+  const std::string common = "plan --gpu h100-sxm --context 8192 --batch 32 --format json -- vllm serve " + kLlama8bConfig;
+  const auto from_file = run_kvplan(common + " --config " + file.string());
+  const auto flags = run_kvplan(common + " --tensor-parallel-size 2 --max-model-len 16k --kv-cache-dtype fp8"
+                                         " --gpu-memory-utilization 0.85 --no-enable-prefix-caching --max-num-seqs 128"
+                                         " --enforce-eager --port 8001");
+  REQUIRE_MESSAGE(from_file.code == 0, from_file.err);
+  REQUIRE_MESSAGE(flags.code == 0, flags.err);
+  CHECK(from_file.out == flags.out);
+  // The notes name the file and key of a flag the file set.
+  CHECK_MESSAGE(from_file.err.find("--port (" + file.string() + ": port)") != std::string::npos, from_file.err);
+  CHECK_MESSAGE(from_file.err.find("--compilation-config (" + file.string() + ": compilation-config)") !=
+                    std::string::npos,
+                from_file.err);
+
+  // The command line wins, before or after --config: TP 4 and the 8192-token limit.
+  for (const std::string& order : {" --config " + file.string() + " --tensor-parallel-size 4 --max-model-len 8192",
+                                   " --tensor-parallel-size 4 --max-model-len 8192 --config " + file.string()}) {
+    const auto over = run_kvplan(common + order);
+    REQUIRE_MESSAGE(over.code == 0, over.err);
+    const auto row = nlohmann::json::parse(over.out)["rows"][0];
+    CHECK(row["tp"] == 4);
+    const auto same = run_kvplan(common + " --tensor-parallel-size 4 --max-model-len 8192 --kv-cache-dtype fp8"
+                                          " --gpu-memory-utilization 0.85 --no-enable-prefix-caching --max-num-seqs 128");
+    REQUIRE_MESSAGE(same.code == 0, same.err);
+    CHECK(over.out == same.out);
+  }
+}
+
+TEST_CASE("trtllm-serve --extra_llm_api_options FILE.yaml overrides the flags, as TensorRT-LLM merges them") {
+  // tensorrt_llm/commands/serve.py (NVIDIA/TensorRT-LLM@00209af149e7): the YAML "overwrites
+  // the parameters specified by trtllm-serve" (update_llm_args_with_extra_dict:
+  // llm_args | file). KvCacheConfig (tensorrt_llm/llmapi/llm_args.py): free_gpu_memory_fraction
+  // is kvplan's --gpu-memory-utilization, enable_block_reuse its prefix caching, dtype the
+  // KV cache dtype; the top-level dtype is the model's.
+  const fs::path dir = fs::path(KVPLAN_TEST_TMP_DIR) / "engine-configs";
+  fs::create_directories(dir);
+  const fs::path file = dir / "trtllm.yaml";
+  std::ofstream(file) << "tensor_parallel_size: 2\nmax_batch_size: 64\nmax_num_tokens: 4096\ndtype: bfloat16\n"
+                         "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n  enable_block_reuse: false\n  dtype: fp8\n";
+  const std::string common = "plan --gpu h100-sxm --context 8192 --batch 32 --format json";
+  const auto options = run_kvplan(common + " --model " + kLlama8bConfig +
+                                  " --engine trtllm --tp 2 --max-num-seqs 64 --max-num-batched-tokens 4096 --dtype bf16"
+                                  " --gpu-memory-utilization 0.8 --enable-prefix-caching off --kv-cache-dtype fp8");
+  REQUIRE_MESSAGE(options.code == 0, options.err);
+  // The file's max_batch_size 64 wins over the flag's 32, either spelling of the option.
+  for (const char* flag : {" --extra_llm_api_options ", " --config="}) {
+    const auto pasted = run_kvplan(common + " -- trtllm-serve " + kLlama8bConfig + " --max_batch_size 32" + flag +
+                                   file.string());
+    REQUIRE_MESSAGE(pasted.code == 0, pasted.err);
+    CHECK(pasted.out == options.out);
+  }
+
+  // A kv_cache_config without free_gpu_memory_fraction replaces the command line's 0.7
+  // whole: TensorRT-LLM's default 0.9 applies, which is kvplan's TensorRT-LLM default.
+  const fs::path reuse = dir / "trtllm-reuse.yaml";
+  std::ofstream(reuse) << "kv_cache_config:\n  enable_block_reuse: true\n";
+  const auto replaced = run_kvplan(common + " -- trtllm-serve " + kLlama8bConfig +
+                                   " --free_gpu_memory_fraction 0.7 --config " + reuse.string());
+  const auto default_fraction = run_kvplan(common + " --model " + kLlama8bConfig + " --engine trtllm");
+  const auto fraction_07 = run_kvplan(common + " --model " + kLlama8bConfig + " --engine trtllm --gpu-memory-utilization 0.7");
+  REQUIRE_MESSAGE(replaced.code == 0, replaced.err);
+  CHECK(replaced.out == default_fraction.out);
+  CHECK(replaced.out != fraction_07.out);
+  CHECK_MESSAGE(replaced.err.find("kv_cache_config holds no free_gpu_memory_fraction") != std::string::npos, replaced.err);
+}
