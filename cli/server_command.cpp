@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -447,14 +445,9 @@ nlohmann::json yaml_json(const YAML::Node& n) {
   return v;
 }
 
-//! The mapping of a config file, or InputError naming the file.
-YAML::Node read_config(const std::string& file, const std::string& flag) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(kWhere, flag, "a readable YAML file", "'" + file + "', which cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
-  return io::parse_yaml_mapping(text.str(), file);
-}
+//! The mapping of a config file, or InputError naming the file (io::read_file refuses a
+//! missing, special or oversized file before parsing).
+YAML::Node read_config(const std::string& file) { return io::parse_yaml_mapping(io::read_file(file), file); }
 
 //! vLLM's --config FILE (FlexibleArgumentParser._pull_args_from_config and
 //! load_config_file in vllm/utils/argparse_utils.py, vllm-project/vllm@00da11e37d1f):
@@ -483,7 +476,7 @@ std::vector<Word> with_vllm_config(const Args& cmd, size_t words, const EngineCo
   const std::string ext = file.substr(file.find_last_of('.') == std::string::npos ? file.size() : file.find_last_of('.') + 1);
   if (ext != "yaml" && ext != "yml")
     throw InputError(kWhere, "--config", "a .yaml or .yml file (vLLM reads no other kind)", "'" + file + "'");
-  const YAML::Node root = read_config(file, "--config");
+  const YAML::Node root = read_config(file);
   const bool positional = ec.positional_model && words < cmd.size() && words != *at && cmd[words].rfind('-', 0) != 0;
 
   std::vector<Word> config;
@@ -569,7 +562,7 @@ std::optional<std::string> llm_api_value(const YAML::Node& v, const std::string&
 void apply_llm_api_options(Given& g, const EngineCommand& ec, const std::string& file,
                            std::vector<std::tuple<std::string, std::string, std::string>>& options,
                            std::vector<std::string>& notes) {
-  const YAML::Node root = read_config(file, "--config");
+  const YAML::Node root = read_config(file);
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
