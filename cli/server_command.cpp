@@ -7,7 +7,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -417,6 +416,37 @@ Scalar scalar_kind(const YAML::Node& n) {
   return Scalar::text;
 }
 
+//! The digits of `v` from `i` on; `i` is left after the last.
+size_t skip_digits(std::string_view v, size_t i) {
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  return i;
+}
+
+//! PyYAML's int as vLLM's yaml.safe_load resolves it, [-+]?(0|[1-9][0-9]*), scanned by
+//! hand: <regex> under GCC 12 -O2 with sanitizers fails -Werror (a false maybe-uninitialized).
+bool is_yaml_int(std::string_view v) {
+  size_t i = (!v.empty() && (v[0] == '-' || v[0] == '+')) ? 1 : 0;
+  if (i == v.size()) return false;
+  if (v[i] == '0') return i + 1 == v.size();
+  return skip_digits(v, i) == v.size();
+}
+
+//! [-+]?([0-9]+)?\.[0-9]*([eE][-+][0-9]+)? with at least one digit: PyYAML's float with a
+//! point (1e5 without one stays a string there, and here).
+bool is_yaml_float(std::string_view v) {
+  size_t i = (!v.empty() && (v[0] == '-' || v[0] == '+')) ? 1 : 0;
+  const size_t int_end = skip_digits(v, i);
+  if (int_end == v.size() || v[int_end] != '.') return false;
+  const size_t frac_end = skip_digits(v, int_end + 1);
+  if (int_end == i && frac_end == int_end + 1) return false;
+  if (frac_end == v.size()) return true;
+  if (v[frac_end] != 'e' && v[frac_end] != 'E') return false;
+  const size_t sign = frac_end + 1;
+  if (sign >= v.size() || (v[sign] != '-' && v[sign] != '+')) return false;
+  const size_t exp_end = skip_digits(v, sign + 1);
+  return exp_end > sign + 1 && exp_end == v.size();
+}
+
 //! A YAML value as the JSON Python's json.dumps writes of what safe_load read: integers
 //! and floats (YAML 1.1 needs a dot in a float) as numbers, the rest as above.
 nlohmann::json yaml_json(const YAML::Node& n) {
@@ -437,11 +467,8 @@ nlohmann::json yaml_json(const YAML::Node& n) {
     case Scalar::text: break;
   }
   const std::string& v = n.Scalar();
-  static const std::regex kInt("[-+]?(0|[1-9][0-9]*)");
-  static const std::regex kFloat("[-+]?([0-9][0-9]*)?\\.[0-9]*([eE][-+][0-9]+)?");
-  if (n.Tag() != "!" && std::regex_match(v, kInt)) return nlohmann::json::parse(v.front() == '+' ? v.substr(1) : v);
-  if (n.Tag() != "!" && std::regex_match(v, kFloat) && v.find_first_of("0123456789") != std::string::npos)
-    return std::stod(v);
+  if (n.Tag() != "!" && is_yaml_int(v)) return nlohmann::json::parse(v.front() == '+' ? v.substr(1) : v);
+  if (n.Tag() != "!" && is_yaml_float(v)) return std::stod(v);
   return v;
 }
 
