@@ -119,6 +119,20 @@ int64_t parse_int_option(const std::string& s, const std::string& option, int64_
   return v;
 }
 
+namespace {
+//! A bound as the code writes it: 0.001, 1e-9, 1e12 (fmt's {:g} gives 1e-09 and 1e+12).
+std::string bound_text(double v) {
+  std::string t = fmt::format("{:g}", v);
+  const size_t e = t.find('e');
+  if (e == std::string::npos) return t;
+  std::string exp = t.substr(e + 1);
+  const bool negative = exp[0] == '-';
+  exp = exp.substr(exp[0] == '-' || exp[0] == '+' ? 1 : 0);
+  exp.erase(0, std::min(exp.find_first_not_of('0'), exp.size() - 1));
+  return t.substr(0, e + 1) + (negative ? "-" : "") + exp;
+}
+}  // namespace
+
 double parse_num_option(const std::string& s, const std::string& option, double min_value, double max_value) {
   size_t used = 0;
   double v = 0;
@@ -128,7 +142,7 @@ double parse_num_option(const std::string& s, const std::string& option, double 
     used = 0;
   }
   if (used != s.size() || s.empty() || !(v >= min_value && v <= max_value))
-    throw InputError(kWhere, option, fmt::format("a number in [{}, {}]", min_value, max_value), "'" + s + "'");
+    throw InputError(kWhere, option, "a number in [" + bound_text(min_value) + ", " + bound_text(max_value) + "]", "'" + s + "'");
   return v;
 }
 
@@ -313,11 +327,18 @@ po::variables_map parse(const Args& args, const po::options_description& desc) {
     // would read doubled after "expected ..., got": say what was missing instead.
     if (e.kind() == po::invalid_syntax::missing_parameter)
       throw InputError(kWhere, e.get_option_name(), "a value after the option", "nothing");
-    throw InputError(kWhere, "", "options listed by --help", e.what());
+    if (e.kind() == po::invalid_syntax::empty_adjacent_parameter)
+      throw InputError(kWhere, e.get_option_name(), "a value after the '='", "nothing");
+    if (e.kind() == po::invalid_syntax::extra_parameter)
+      throw InputError(kWhere, e.get_option_name(), "no value (it is a switch)", "a value");
+    throw InputError(kWhere, e.get_option_name(), "the syntax --help shows (" + std::string(e.what()) + ")");
+  } catch (const po::unknown_option& e) {
+    throw InputError(kWhere, e.get_option_name(), "an option --help lists", "an option it does not list");
   } catch (const po::multiple_occurrences& e) {
     throw InputError(kWhere, e.get_option_name(), "the option once", "it more than once");
   } catch (const po::error& e) {
-    throw InputError(kWhere, "", "options listed by --help", e.what());
+    // Boost's message is a whole sentence: "expected ..., got <it>" would read doubled.
+    throw InputError(kWhere, "", "options as --help lists them (" + std::string(e.what()) + ")");
   }
   return vm;
 }

@@ -135,6 +135,11 @@ const VllmRelease& vllm_release(const ServingOptions& o);
 const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpec& g);
 //! Whether vLLM runs its V0 engine (V0 releases; 0.8-0.9 on GPUs below compute capability 8.0).
 bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g);
+//! Whether vLLM's `--block-size` accepts `tokens`: its CLI takes the CacheConfig BlockSize
+//! literal as its choices (engine_vllm.cpp cites the source); other values exit there.
+bool vllm_accepts_block_size(int64_t tokens);
+//! Those choices as a sentence: "1, 8, 16, 32, 64, 128 or 256".
+std::string vllm_block_sizes_text();
 //! Every modelled vLLM release, oldest first.
 std::vector<std::string> vllm_versions();
 //! Tokens vLLM V0 profiles on GPU g (max_num_batched_tokens as the V0 SchedulerConfig of

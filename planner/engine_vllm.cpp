@@ -112,6 +112,14 @@ constexpr int64_t kV0LongContext = 32768;
 // swap_space (4 GiB): the CPU blocks V0 logs beside the GPU blocks.
 constexpr int64_t kV0SwapBytes = 4 * kEngGiB;
 
+// The block sizes vLLM's `--block-size` takes: CacheConfig's `BlockSize = Literal[1, 8, 16,
+// 32, 64, 128, 256]` (vllm-project/vllm@c1d86421174a87056edc90a41dc9942391509e84:
+// vllm/config/cache.py), which EngineArgs turns into the argparse choices, so `vllm serve
+// --block-size 24` stops with "invalid choice". The 0.9-era vllm/config.py has the same
+// literal without 256; kvplan takes the newer list for every release rather than refuse a
+// value a modelled release accepts.
+constexpr std::array<int64_t, 7> kVllmBlockSizes{1, 8, 16, 32, 64, 128, 256};
+
 // The first release scheduling asynchronously by default (vllm_batch_defaults).
 constexpr std::string_view kVllmAsyncDefaultRelease = "0.14";
 
@@ -352,6 +360,18 @@ const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpe
 }
 
 bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g) { return vllm_accounting_release(o, g).v0; }
+
+
+bool vllm_accepts_block_size(int64_t tokens) {
+  return std::find(kVllmBlockSizes.begin(), kVllmBlockSizes.end(), tokens) != kVllmBlockSizes.end();
+}
+
+std::string vllm_block_sizes_text() {
+  std::string out;
+  for (size_t i = 0; i < kVllmBlockSizes.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == kVllmBlockSizes.size() ? " or " : ", ") + std::to_string(kVllmBlockSizes[i]);
+  return out;
+}
 
 std::vector<std::string> vllm_versions() {
   std::vector<std::string> out;

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "planner/checked.h"
+#include "planner/engine_common.h"
 #include "planner/planner.h"
 #include "planner/speculative.h"
 
@@ -85,6 +86,8 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
           "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
   validate_expert_parallel(m, o, where);
   require(o.block_size >= 1, where, "--block-size", "an integer >= 1", str(o.block_size));
+  require(o.engine != Engine::vllm || detail::vllm_accepts_block_size(o.block_size), where, "--block-size",
+          "one of vLLM's block sizes, " + detail::vllm_block_sizes_text() + " (--engine vllm)", str(o.block_size));
   require(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1, where,
           "--gpu-memory-utilization", "a fraction in (0, 1]", std::to_string(o.gpu_memory_utilization));
   require(o.max_num_seqs >= 1, where, "--max-num-seqs", "an integer >= 1", str(o.max_num_seqs));
