@@ -361,7 +361,6 @@ const VllmRelease& vllm_accounting_release(const ServingOptions& o, const GpuSpe
 
 bool vllm_runs_v0(const ServingOptions& o, const GpuSpec& g) { return vllm_accounting_release(o, g).v0; }
 
-
 bool vllm_accepts_block_size(int64_t tokens) {
   return std::find(kVllmBlockSizes.begin(), kVllmBlockSizes.end(), tokens) != kVllmBlockSizes.end();
 }
