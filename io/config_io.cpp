@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "io/model_registry.h"
 #include "io/yaml_util.h"
 #include "planner/checked.h"
 #include "planner/planner.h"
@@ -169,120 +170,9 @@ bool has(const YAML::Node& n, const std::string& key) {
 }
 
 // ------------------------------------------------------------ supported architectures
-// How each family's config.json is read; docs/models.md has the table with the HF
-// configuration classes the defaults come from (transformers v4.57).
-enum class Hybrid { none, jamba, nemotron_h, qwen3_next, mimo_v2, llama4 };
-struct Family {
-  const char* model_type;
-  const char* architecture;
-  bool tie_default;       // the config class's tie_word_embeddings default
-  int64_t norms;          // norms per decoder layer
-  bool ungated;           // GELU MLP with biases everywhere (GPT-2 lineage)
-  bool qkv_bias_default;  // biases on q/k/v without attention_bias in the file
-  bool qk_norm;           // per-head q/k RMSNorm
-  Hybrid hybrid;
-};
-// clang-format off
-constexpr Family kFamilies[] = {
-  {"llama", "LlamaForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"mistral", "MistralForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"mixtral", "MixtralForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"qwen2", "Qwen2ForCausalLM", false, 2, false, true, false, Hybrid::none},
-  {"qwen2_moe", "Qwen2MoeForCausalLM", false, 2, false, true, false, Hybrid::none},
-  {"qwen3", "Qwen3ForCausalLM", false, 2, false, false, true, Hybrid::none},
-  {"qwen3_moe", "Qwen3MoeForCausalLM", false, 2, false, false, true, Hybrid::none},
-  {"qwen3_next", "Qwen3NextForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
-  // Qwen3.5 / 3.6 (vllm/model_executor/models/qwen3_5.py: Qwen3-Next's decoder layer; a
-  // dense MLP in every layer for qwen3_5_text, Qwen3-Next's sparse MoE for qwen3_5_moe_text).
-  {"qwen3_5_text", "Qwen3_5ForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
-  {"qwen3_5_moe_text", "Qwen3_5MoeForCausalLM", false, 2, false, false, true, Hybrid::qwen3_next},
-  {"gemma", "GemmaForCausalLM", true, 2, false, false, false, Hybrid::none},
-  {"gemma2", "Gemma2ForCausalLM", true, 4, false, false, false, Hybrid::none},
-  {"gemma3_text", "Gemma3ForCausalLM", true, 4, false, false, true, Hybrid::none},
-  // HF GraniteConfig: Llama's geometry; its multipliers scale activations, not shapes.
-  {"granite", "GraniteForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"phi", "PhiForCausalLM", false, 1, true, false, false, Hybrid::none},
-  {"phi3", "Phi3ForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"deepseek_v2", "DeepseekV2ForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"deepseek_v3", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"deepseek_v32", "DeepseekV32ForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"kimi_k2", "DeepseekV3ForCausalLM", false, 2, false, false, false, Hybrid::none},
-  // HF Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's MLA and MoE layout.
-  {"glm4_moe_lite", "Glm4MoeLiteForCausalLM", false, 2, false, false, false, Hybrid::none},
-  // GLM-5 (GlmMoeDsaConfig): DeepSeek-V3.2's MLA with the sparse-attention indexer.
-  {"glm_moe_dsa", "GlmMoeDsaForCausalLM", false, 2, false, false, false, Hybrid::none},
-  // HF Glm4MoeConfig (GLM-4.5/4.6/4.7): GQA with partial RoPE, MoE after
-  // first_k_dense_replace dense layers, one shared expert; q/k norms only with use_qk_norm.
-  {"glm4_moe", "Glm4MoeForCausalLM", false, 2, false, false, false, Hybrid::none},
-  // MiniMax-M2 (modeling_minimax_m2.py): GQA, RMSNorm over all q and k heads, 256 experts
-  // in every layer, no shared expert.
-  {"minimax_m2", "MiniMaxM2ForCausalLM", false, 2, false, false, true, Hybrid::none},
-  {"gpt_oss", "GptOssForCausalLM", false, 2, false, false, false, Hybrid::none},
-  {"falcon", "FalconForCausalLM", true, 1, true, false, false, Hybrid::none},
-  {"jamba", "JambaForCausalLM", false, 2, false, false, false, Hybrid::jamba},
-  {"nemotron_h", "NemotronHForCausalLM", false, 1, false, false, false, Hybrid::nemotron_h},
-  {"mimo_v2_flash", "MiMoV2FlashForCausalLM", false, 2, false, false, false, Hybrid::mimo_v2},
-  {"llama4_text", "Llama4ForCausalLM", false, 2, false, false, false, Hybrid::llama4},
-};
-// Multimodal wrappers: the language model sits under text_key; towers under the others.
-// top_level: the Hub's own config.json may instead hold the language keys at the top level
-// beside vision_config (Qwen2-VL and Qwen2.5-VL as published, saved by transformers before
-// Qwen2VLConfig/Qwen2_5_VLConfig nested a text_config).
-struct Wrapper {
-  const char* model_type;
-  const char* text_key;
-  bool top_level;
-};
-constexpr Wrapper kWrappers[] = {
-  {"llama4", "text_config", false}, {"gemma3", "text_config", false}, {"mistral3", "text_config", false},
-  {"llava", "text_config", false}, {"qwen2_5_vl", "text_config", true}, {"qwen2_vl", "text_config", true},
-  {"qwen3_vl", "text_config", false}, {"qwen3_vl_moe", "text_config", false}, {"qwen3_5", "text_config", false},
-  {"qwen3_5_moe", "text_config", false}, {"kimi_k25", "text_config", false}, {"internvl_chat", "llm_config", false},
-  {"deepseek_vl_v2", "language_config", false},
-};
-// Text model_types the wrappers nest, read as the family named second.
-constexpr std::pair<const char*, const char*> kAliases[] = {
-  {"qwen2_5_vl_text", "qwen2"}, {"qwen2_vl_text", "qwen2"}, {"qwen3_vl_text", "qwen3"},
-  {"qwen3_vl_moe_text", "qwen3_moe"}, {"ministral", "mistral"},
-};
-// clang-format on
-
-// Keys a configuration class fills in when config.json leaves them out, each with the
-// transformers file (v4.57) whose __init__ default it is. Only values that change sizes.
-struct FamilyDefault {
-  const char* model_type;
-  const char* key;
-  int64_t value;
-  const char* source;
-};
-constexpr FamilyDefault kFamilyDefaults[] = {
-  {"gemma3_text", "vocab_size", 262208, "models/gemma3/configuration_gemma3.py Gemma3TextConfig"},
-  {"gemma3_text", "max_position_embeddings", 131072, "models/gemma3/configuration_gemma3.py Gemma3TextConfig"},
-  {"gemma3_text", "sliding_window", 4096, "models/gemma3/configuration_gemma3.py Gemma3TextConfig"},
-  {"gemma2", "vocab_size", 256000, "models/gemma2/configuration_gemma2.py Gemma2Config"},
-  {"llama4_text", "attention_chunk_size", 8192, "models/llama4/configuration_llama4.py Llama4TextConfig"},
-};
-
-std::optional<int64_t> family_default(const std::string& model_type, const char* key) {
-  for (const FamilyDefault& d : kFamilyDefaults)
-    if (model_type == d.model_type && std::string(key) == d.key) return d.value;
-  return std::nullopt;
-}
-
-std::string supported_list() {
-  std::string s;
-  for (const Family& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.model_type);
-  for (const Wrapper& w : kWrappers) s += ", " + std::string(w.model_type);
-  return s;
-}
-
-const Family* family_by_type(std::string t) {
-  for (const auto& [alias, target] : kAliases)
-    if (t == alias) t = target;
-  for (const Family& f : kFamilies)
-    if (t == f.model_type) return &f;
-  return nullptr;
-}
+// How each family's config.json is read: a row of the registry (io/model_registry.cpp,
+// listed in docs/models.md); the reader below follows the row's fields.
+using Family = ModelFamily;
 
 // Keys that change a model's geometry. A family that does not place one of them must
 // not produce numbers: the file is refused naming the keys.
@@ -358,7 +248,7 @@ std::string standard_decoder_note(const YAML::Node& n, const std::string& file, 
   }
   if (!outside.empty())
     throw InputError(file, outside.front(),
-                     "a supported architecture (" + supported_list() +
+                     "a supported architecture (" + supported_model_types() +
                          "; docs/models.md), or a standard decoder's keys only (docs/models.md \"Unregistered families\")",
                      what + ", with keys kvplan cannot place: " + node_key_list(outside));
   return "read as a standard decoder (Llama's layout: gated MLP, two RMSNorms a layer), model_type not registered; "
@@ -368,7 +258,7 @@ std::string standard_decoder_note(const YAML::Node& n, const std::string& file, 
 struct Reader {
   const YAML::Node& n;
   const std::string& file;
-  std::string model_type;  // for the configuration class's defaults
+  const Family* family;  // for the configuration class's defaults; nullptr for a standard decoder
   std::vector<std::string> used;
   void use(std::initializer_list<const char*> keys) {
     for (const char* k : keys) used.emplace_back(k);
@@ -376,12 +266,12 @@ struct Reader {
   std::optional<int64_t> i(const char* key, int64_t min = 1) {
     used.emplace_back(key);
     if (const auto v = opt_int(n, key, file, min)) return v;
-    return has(n, key) ? std::nullopt : family_default(model_type, key);
+    return has(n, key) ? std::nullopt : family_default(family, key);
   }
   int64_t req(const char* key, int64_t min = 1) {
     used.emplace_back(key);
     if (!has(n, key))
-      if (const auto d = family_default(model_type, key)) return *d;
+      if (const auto d = family_default(family, key)) return *d;
     return req_int(n, key, file, min);
   }
   std::optional<bool> b(const char* key) {
@@ -415,26 +305,21 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, bool linear_
     return w;
   }
   if (!window || !use_sw) return {};
+  const Family* fam = r.family;
   // Qwen2: sliding only when use_sliding_window is true (its default is false).
-  if ((m.model_type == "qwen2" || m.model_type == "qwen2_moe" || m.model_type == "qwen3" || m.model_type == "qwen3_moe") &&
-      !opt_bool(n, "use_sliding_window", file).value_or(false))
-    return {};
+  const bool qwen = fam && fam->sliding == Sliding::qwen;
+  if (qwen && !opt_bool(n, "use_sliding_window", file).value_or(false)) return {};
   std::vector<int64_t> w(static_cast<size_t>(m.num_layers), *window);
-  if (m.model_type.rfind("qwen", 0) == 0) {  // HF Qwen2: sliding from max_window_layers on
+  if (qwen) {  // HF Qwen2: sliding from max_window_layers on
     const int64_t first = opt_int(n, "max_window_layers", file, 0).value_or(0);
     for (size_t i = 0; i < w.size() && static_cast<int64_t>(i) < first; ++i) w[i] = 0;
   }
-  if (m.model_type == "gemma2") {  // HF Gemma2: sliding on even layers
-    for (size_t i = 1; i < w.size(); i += 2) w[i] = 0;
-  }
-  if (const auto pattern = opt_int(n, "sliding_window_pattern", file, 1)) {  // Gemma-3: every Nth global
+  // Every Nth layer global: sliding_window_pattern (Gemma-3), else the family's period
+  // (Gemma2: odd layers; Gemma3TextConfig: sliding_window_pattern 6).
+  const int64_t period = opt_int(n, "sliding_window_pattern", file, 1).value_or(fam ? fam->global_every : 0);
+  if (period > 0)
     for (size_t i = 0; i < w.size(); ++i)
-      if ((static_cast<int64_t>(i) + 1) % *pattern == 0) w[i] = 0;
-  } else if (m.model_type == "gemma3_text") {
-    // Gemma3TextConfig: sliding_window_pattern 6 (five local layers, then one global).
-    for (size_t i = 0; i < w.size(); ++i)
-      if ((static_cast<int64_t>(i) + 1) % 6 == 0) w[i] = 0;
-  }
+      if ((static_cast<int64_t>(i) + 1) % period == 0) w[i] = 0;
   return w;
 }
 
@@ -669,12 +554,12 @@ void read_mamba2(Reader& r, ModelConfig& m, const char* heads, const char* head_
   m.mamba_inner = m.mamba_heads * m.mamba_head_dim;
 }
 
-void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
+void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
   const std::string& file = r.file;
   const auto L = static_cast<size_t>(m.num_layers);
   switch (h) {
-    case Hybrid::none: return;
-    case Hybrid::nemotron_h: {
+    case LayerPlan::standard: return;
+    case LayerPlan::nemotron_h: {
       // HF NemotronHConfig: hybrid_override_pattern, one character per block:
       // M = Mamba2, * = attention, - = MLP, E = MoE.
       r.use({"hybrid_override_pattern", "expand", "chunk_size", "mamba_num_heads", "mamba_head_dim", "ssm_state_size",
@@ -709,7 +594,7 @@ void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
       }
       return;
     }
-    case Hybrid::jamba: {
+    case LayerPlan::jamba: {
       // HF JambaConfig: attention every attn_layer_period layers from attn_layer_offset
       // (defaults 8, 4), MoE every expert_layer_period from expert_layer_offset (2, 1);
       // the others are Mamba (v1) layers with d_inner = mamba_expand x hidden.
@@ -732,7 +617,7 @@ void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
       }
       return;
     }
-    case Hybrid::qwen3_next: {
+    case LayerPlan::gated_deltanet: {
       // HF Qwen3NextConfig: full attention every full_attention_interval layers (default
       // 4, the last of each group), Gated DeltaNet linear attention elsewhere; gated
       // q_proj; every layer MoE (decoder_sparse_step 1, no mlp_only_layers) with a
@@ -765,7 +650,7 @@ void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
       m.layer_window.clear();
       return;
     }
-    case Hybrid::mimo_v2: {
+    case LayerPlan::mimo_v2: {
       // MiMo-V2-Flash: hybrid_layer_pattern 1 = sliding layer with its own swa_* heads and
       // head sizes, 0 = full layer (head_dim for Q/K, v_head_dim for V); moe_layer_freq
       // lists MoE (1) and dense (0) layers.
@@ -788,7 +673,7 @@ void apply_hybrid(Reader& r, ModelConfig& m, Hybrid h) {
       }
       return;
     }
-    case Hybrid::llama4: {
+    case LayerPlan::llama4: {
       // HF Llama4TextConfig: MoE layers every interleave_moe_layer_step (from step - 1),
       // experts of intermediate_size plus one shared expert of the same width, dense
       // layers of intermediate_size_mlp; chunked local attention (attention_chunk_size)
@@ -829,10 +714,10 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.vocab_size = r.req("vocab_size");
   // Qwen3_5MoeTextConfig has no intermediate_size: every layer is sparse (qwen3_5.py builds a
   // Qwen3NextSparseMoeBlock in each, whatever mlp_only_layers says).
-  const bool all_sparse = fam && std::string(fam->model_type) == "qwen3_5_moe_text";
+  const bool all_sparse = fam && fam->all_sparse;
   m.intermediate_size = all_sparse && !has(n, "intermediate_size") ? 0 : r.req("intermediate_size");
   m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
-  if (fam && std::string(fam->model_type) == "falcon") {
+  if (fam && fam->attention == Attention::falcon) {
     // HF FalconConfig: multi_query (default true) = one K/V head unless
     // new_decoder_architecture, which uses num_kv_heads.
     r.use({"multi_query", "new_decoder_architecture", "parallel_attn", "num_kv_heads", "n_head_kv"});
@@ -879,14 +764,14 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.gated_mlp = !plain;
   m.linear_bias = plain;
   m.norms_per_layer = fam ? fam->norms : 2;
-  m.qk_norm = fam ? fam->qk_norm : false;
   // Glm4MoeAttention: RMSNorm(head_dim) on q and k only with use_qk_norm (Llama-4's
   // use_qk_norm is a weightless L2 norm, no parameters).
-  if (fam && std::string(fam->model_type) == "glm4_moe") m.qk_norm = r.b("use_qk_norm").value_or(false);
+  m.qk_norm = fam && (fam->qk_norm == QkNorm::always ||
+                      (fam->qk_norm == QkNorm::by_use_qk_norm && r.b("use_qk_norm").value_or(false)));
   const bool attn_bias = r.b("attention_bias").value_or(false);
   m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
   m.o_bias = attn_bias;
-  if (fam && std::string(fam->model_type) == "falcon") {
+  if (fam && fam->attention == Attention::falcon) {
     m.linear_bias = opt_bool(n, "bias", file).value_or(false);
     m.qkv_bias = m.o_bias = m.linear_bias;
     m.norms_per_layer = opt_bool(n, "new_decoder_architecture", file).value_or(false) ? 2 : 1;
@@ -918,7 +803,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
     }
     if (all_sparse) m.layer_ffn.clear();
     if (has(n, "moe_layer_freq") && n["moe_layer_freq"].IsScalar() && n["moe_layer_freq"].Scalar() != "1" &&
-        !(fam && fam->hybrid == Hybrid::mimo_v2))
+        !(fam && fam->plan == LayerPlan::mimo_v2))
       throw InputError(file, "moe_layer_freq", "1 (a MoE block in every layer after first_k_dense_replace)",
                        "'" + n["moe_layer_freq"].Scalar() + "'");
   }
@@ -928,13 +813,13 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
     m.qk_rope_head_dim = r.req("qk_rope_head_dim");
     m.qk_nope_head_dim = r.req("qk_nope_head_dim");
     m.v_head_dim = r.req("v_head_dim");
-    if (fam && (std::string(fam->model_type) == "deepseek_v32" || std::string(fam->model_type) == "glm_moe_dsa")) {
+    if (fam && fam->attention == Attention::mla_indexed) {
       m.index_head_dim = r.req("index_head_dim");
       m.index_heads = r.req("index_n_heads");
       r.use({"index_topk"});
     }
   }
-  if (fam && std::string(fam->model_type) == "minimax_m2" && has(n, "attn_type_list")) {
+  if (fam && fam->attention == Attention::softmax_list && has(n, "attn_type_list")) {
     // MiniMax's attn_type_list (modeling_minimax_m2.py, as MiniMax-Text-01): 1 = softmax
     // attention, 0 = lightning (linear) attention; M2 has softmax attention in every layer.
     r.use({"attn_type_list"});
@@ -946,9 +831,9 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
         throw InputError(file, "attn_type_list", "1 (softmax attention) in every layer; kvplan cannot place lightning attention (0)",
                          "'" + (t.IsScalar() ? t.Scalar() : std::string("a non-scalar")) + "'");
   }
-  m.layer_window = layer_windows(r, m, fam && fam->hybrid == Hybrid::qwen3_next);
-  if (fam) apply_hybrid(r, m, fam->hybrid);
-  if (fam && std::string(fam->model_type) == "gpt_oss") m.o_bias = m.qkv_bias;
+  m.layer_window = layer_windows(r, m, fam && fam->plan == LayerPlan::gated_deltanet);
+  if (fam) apply_layer_plan(r, m, fam->plan);
+  if (fam && fam->o_bias_with_qkv) m.o_bias = m.qkv_bias;
 
   // A key that changes geometry but was not placed by this family: refuse.
   std::vector<std::string> unplaced;
@@ -982,35 +867,31 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
   // The language model: the root, or a wrapper's nested text config.
   YAML::Node lm = root;
   const std::string& lm_file = file;
-  for (const Wrapper& w : kWrappers) {
-    if (m.model_type != w.model_type) continue;
+  if (const Family* w = find_wrapper(m.model_type)) {
     // A missing key yields an invalid node, which reset() would throw on: check first.
-    const YAML::Node nested = root[w.text_key];
+    const YAML::Node nested = root[w->text_key];
     const bool nested_ok = nested.IsDefined() && nested.IsMap();
-    if (!nested_ok && w.top_level && has(root, "hidden_size")) {
+    if (!nested_ok && w->top_level && has(root, "hidden_size")) {
       m.model_type += "_text";  // the language keys are the root's own
-      break;
+    } else {
+      if (!nested_ok) throw InputError(file, w->text_key, "the language model's config (a mapping)", "nothing");
+      lm.reset(nested);
+      m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
+      if (!find_family(m.model_type))
+        throw InputError(file, std::string(w->text_key) + ".model_type",
+                         "a supported language model (" + supported_model_types() + ")", "'" + m.model_type + "'");
     }
-    if (!nested_ok) throw InputError(file, w.text_key, "the language model's config (a mapping)", "nothing");
-    lm.reset(nested);
-    m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
-    if (m.model_type == "llama4_text" || m.model_type == "gemma3_text" || family_by_type(m.model_type)) break;
-    throw InputError(file, std::string(w.text_key) + ".model_type",
-                     "a supported language model (" + supported_list() + ")", "'" + m.model_type + "'");
   }
   const bool described = !m.model_type.empty() || !m.architecture.empty();
-  const Family* fam = family_by_type(m.model_type);
-  if (!fam && m.model_type.empty()) {
-    for (const Family& f : kFamilies)
-      if (m.architecture == f.architecture) fam = &f;
-  }
+  const Family* fam = find_family(m.model_type);
+  if (!fam && m.model_type.empty()) fam = find_family_by_architecture(m.architecture);
   std::string note;
   if (described && !fam) {
     const std::string what = (m.architecture.empty() ? std::string() : "'" + m.architecture + "' ") +
                              (m.model_type.empty() ? std::string() : "(model_type '" + m.model_type + "')");
     note = standard_decoder_note(lm, file, what);
   }
-  Reader r{lm, lm_file, m.model_type, {}};
+  Reader r{lm, lm_file, fam, {}};
   m = parse_lm(r, fam, m);
   m.reading_note = note;
 
@@ -1046,20 +927,6 @@ ModelConfig parse_model(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw InputError(file, "", "keys of the types the model's family uses", e.what());
   }
-}
-
-std::vector<RegisteredFamily> family_registry() {
-  std::vector<RegisteredFamily> out;
-  for (const Family& f : kFamilies) {
-    RegisteredFamily r{f.model_type, f.architecture, {}};
-    for (const FamilyDefault& d : kFamilyDefaults)
-      if (r.model_type == d.model_type)
-        r.defaults.push_back(std::string(d.key) + " = " + std::to_string(d.value) + " (" + d.source + ")");
-    out.push_back(std::move(r));
-  }
-  for (const Wrapper& w : kWrappers) out.push_back({w.model_type, std::string("wrapper: ") + w.text_key, {}});
-  for (const auto& [alias, target] : kAliases) out.push_back({alias, std::string("read as ") + target, {}});
-  return out;
 }
 
 ModelConfig load_model(const std::string& name_or_path) {

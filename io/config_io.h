@@ -34,16 +34,6 @@ ModelConfig load_model(const std::string& name_or_path);
 //! Parses model text; `file` names it in errors.
 ModelConfig parse_model(const std::string& text, const std::string& file);
 
-//! One entry of the family registry (io/config_io.cpp): a model_type kvplan reads, with
-//! the configuration-class defaults it applies ("key = value (transformers file)").
-struct RegisteredFamily {
-  std::string model_type;
-  std::string architecture;  //!< the HF class; for a wrapper, where its text model sits
-  std::vector<std::string> defaults;
-};
-//! Every registered family, wrapper and alias, in table order (docs/models.md lists them).
-std::vector<RegisteredFamily> family_registry();
-
 GpuSpec load_gpu(const std::string& name_or_path);
 GpuSpec parse_gpu(const std::string& text, const std::string& file);
 

@@ -423,19 +423,6 @@ TEST_CASE("the engine paths keep modules_to_not_convert 16-bit, as the ideal eng
   CHECK(weight_bytes_per_gpu(m, ServingOptions{}) - weight_bytes_per_gpu(all, ServingOptions{}) == 935890320LL);
 }
 
-TEST_CASE("docs/models.md lists every registered family, and each default with its transformers source") {
-  const std::string doc = io::read_file(std::filesystem::path(KVPLAN_TEST_DATA_DIR) / ".." / ".." / "docs" / "models.md");
-  for (const io::RegisteredFamily& f : io::family_registry()) {
-    CAPTURE(f.model_type);
-    CHECK(doc.find(f.model_type) != std::string::npos);
-    for (const std::string& d : f.defaults) {
-      CAPTURE(d);
-      const std::string source = d.substr(d.find('(') + 1, d.find(' ', d.find('(')) - d.find('(') - 1);
-      CHECK(doc.find(source) != std::string::npos);
-    }
-  }
-}
-
 TEST_CASE("Qwen2-VL in the Hub's layout: language keys at the top level beside vision_config") {
   // Qwen/Qwen2-VL-7B-Instruct's geometry (its config.json keeps the language model at the
   // top level; vision_config: depth 32, embed_dim 1280, hidden_size 3584 = the merger's

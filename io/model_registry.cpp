@@ -1,0 +1,244 @@
+#include "io/model_registry.h"
+
+namespace kvplan::io {
+
+namespace {
+
+// Defaults a configuration class's __init__ applies when config.json leaves the key out;
+// only values that change sizes. The row's source names the file.
+constexpr FamilyDefault kGemma2Defaults[] = {{"vocab_size", 256000}};
+// Gemma3TextConfig (huggingface/transformers@008f5c8c29be84d4721dc6d1e0fcd72300580be4:
+// src/transformers/models/gemma3/configuration_gemma3.py): google/gemma-3-4b's text_config
+// leaves out the heads, which are these defaults.
+constexpr FamilyDefault kGemma3Defaults[] = {
+  {"vocab_size", 262208}, {"max_position_embeddings", 131072}, {"sliding_window", 4096},
+  {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
+};
+constexpr FamilyDefault kLlama4Defaults[] = {{"attention_chunk_size", 8192}};
+
+constexpr const char* kHf = "transformers v4.57 ";
+
+// clang-format off
+constexpr ModelFamily kRegistry[] = {
+  // ---------------------------------------------------------------- families
+  {.model_type = "llama", .kind = RowKind::family, .architecture = "LlamaForCausalLM",
+   .keys = "attention_bias (q/k/v/o biases)", .source = "models/llama/configuration_llama.py"},
+  {.model_type = "mistral", .kind = RowKind::family, .architecture = "MistralForCausalLM",
+   .keys = "sliding_window (every layer)", .source = "models/mistral/configuration_mistral.py"},
+  {.model_type = "mixtral", .kind = RowKind::family, .architecture = "MixtralForCausalLM",
+   .keys = "num_local_experts, num_experts_per_tok", .source = "models/mixtral/configuration_mixtral.py"},
+  {.model_type = "qwen2", .kind = RowKind::family, .architecture = "Qwen2ForCausalLM", .qkv_bias_default = true,
+   .sliding = Sliding::qwen, .keys = "use_sliding_window, max_window_layers", .source = "models/qwen2/configuration_qwen2.py"},
+  {.model_type = "qwen2_moe", .kind = RowKind::family, .architecture = "Qwen2MoeForCausalLM", .qkv_bias_default = true,
+   .sliding = Sliding::qwen, .keys = "num_experts, shared_expert_intermediate_size (gated), decoder_sparse_step, mlp_only_layers",
+   .source = "models/qwen2_moe/configuration_qwen2_moe.py"},
+  {.model_type = "qwen3", .kind = RowKind::family, .architecture = "Qwen3ForCausalLM", .qk_norm = QkNorm::always,
+   .sliding = Sliding::qwen, .keys = "head_dim", .source = "models/qwen3/configuration_qwen3.py"},
+  {.model_type = "qwen3_moe", .kind = RowKind::family, .architecture = "Qwen3MoeForCausalLM", .qk_norm = QkNorm::always,
+   .sliding = Sliding::qwen, .keys = "num_experts, moe_intermediate_size, decoder_sparse_step, mlp_only_layers",
+   .source = "models/qwen3_moe/configuration_qwen3_moe.py"},
+  {.model_type = "qwen3_next", .kind = RowKind::family, .architecture = "Qwen3NextForCausalLM", .plan = LayerPlan::gated_deltanet,
+   .qk_norm = QkNorm::always, .sliding = Sliding::qwen,
+   .keys = "full_attention_interval (default 4) or layer_types, linear_* (Gated DeltaNet), attn_output_gate, shared expert + gate",
+   .source = "models/qwen3_next/configuration_qwen3_next.py"},
+  // Qwen3.5 / 3.6 (vllm/model_executor/models/qwen3_5.py: Qwen3-Next's decoder layer; a
+  // dense MLP in every layer for qwen3_5_text, Qwen3-Next's sparse MoE for qwen3_5_moe_text).
+  {.model_type = "qwen3_5_text", .kind = RowKind::family, .architecture = "Qwen3_5ForCausalLM", .plan = LayerPlan::gated_deltanet,
+   .qk_norm = QkNorm::always, .sliding = Sliding::qwen,
+   .keys = "Qwen3-Next's layer plan, a dense MLP in every layer; mamba_ssm_dtype (the delta-rule state under the ForConditionalGeneration architectures)",
+   .source = "vllm/model_executor/models/qwen3_5.py"},
+  {.model_type = "qwen3_5_moe_text", .kind = RowKind::family, .architecture = "Qwen3_5MoeForCausalLM", .plan = LayerPlan::gated_deltanet,
+   .qk_norm = QkNorm::always, .all_sparse = true, .sliding = Sliding::qwen,
+   .keys = "Qwen3-Next's layer plan, a sparse MoE block in every layer (no intermediate_size needed)",
+   .source = "vllm/model_executor/models/qwen3_5.py"},
+  {.model_type = "gemma", .kind = RowKind::family, .architecture = "GemmaForCausalLM", .tie_default = true,
+   .keys = "head_dim", .source = "models/gemma/configuration_gemma.py"},
+  {.model_type = "gemma2", .kind = RowKind::family, .architecture = "Gemma2ForCausalLM", .tie_default = true, .norms = 4,
+   .global_every = 2, .keys = "sliding_window (even layers slide)", .defaults = kGemma2Defaults,
+   .source = "models/gemma2/configuration_gemma2.py"},
+  {.model_type = "gemma3_text", .kind = RowKind::family, .architecture = "Gemma3ForCausalLM", .tie_default = true, .norms = 4,
+   .qk_norm = QkNorm::always, .global_every = 6, .keys = "sliding_window_pattern (default 6: five local, one global) or layer_types",
+   .defaults = kGemma3Defaults, .source = "models/gemma3/configuration_gemma3.py"},
+  // Granite: Llama's geometry; its multipliers scale activations, not shapes.
+  {.model_type = "granite", .kind = RowKind::family, .architecture = "GraniteForCausalLM",
+   .keys = "Llama's (embedding/residual/attention multipliers change no size)", .source = "models/granite/configuration_granite.py"},
+  {.model_type = "phi", .kind = RowKind::family, .architecture = "PhiForCausalLM", .norms = 1, .ungated = true,
+   .keys = "GELU MLP with biases, one LayerNorm a layer", .source = "models/phi/configuration_phi.py"},
+  {.model_type = "phi3", .kind = RowKind::family, .architecture = "Phi3ForCausalLM", .keys = "sliding_window",
+   .source = "models/phi3/configuration_phi3.py"},
+  {.model_type = "deepseek_v2", .kind = RowKind::family, .architecture = "DeepseekV2ForCausalLM",
+   .keys = "MLA (kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim), n_routed_experts, n_shared_experts, first_k_dense_replace",
+   .source = "models/deepseek_v2/configuration_deepseek_v2.py"},
+  {.model_type = "deepseek_v3", .kind = RowKind::family, .architecture = "DeepseekV3ForCausalLM",
+   .keys = "DeepSeek-V2's; num_nextn_predict_layers (MTP, not counted)", .source = "models/deepseek_v3/configuration_deepseek_v3.py"},
+  {.model_type = "deepseek_v32", .kind = RowKind::family, .architecture = "DeepseekV32ForCausalLM", .attention = Attention::mla_indexed,
+   .keys = "DeepSeek-V3's; index_head_dim, index_n_heads (the indexer's fp8 key cache + fp32 scale per 128)",
+   .source = "vllm DeepseekV32IndexerCache"},
+  {.model_type = "kimi_k2", .kind = RowKind::family, .architecture = "DeepseekV3ForCausalLM", .keys = "DeepSeek-V3's",
+   .source = "models/deepseek_v3/configuration_deepseek_v3.py"},
+  // GLM-4.7-Flash: DeepSeek-V3's MLA and MoE layout.
+  {.model_type = "glm4_moe_lite", .kind = RowKind::family, .architecture = "Glm4MoeLiteForCausalLM", .keys = "DeepSeek-V3's",
+   .source = "models/glm4_moe_lite/configuration_glm4_moe_lite.py"},
+  // GLM-5: DeepSeek-V3.2's MLA with the sparse-attention indexer.
+  {.model_type = "glm_moe_dsa", .kind = RowKind::family, .architecture = "GlmMoeDsaForCausalLM", .attention = Attention::mla_indexed,
+   .keys = "DeepSeek-V3.2's; layer_types all deepseek_sparse_attention", .source = "models/glm_moe_dsa/configuration_glm_moe_dsa.py"},
+  // GLM-4.5/4.6/4.7: GQA with partial RoPE, MoE after first_k_dense_replace dense layers,
+  // one shared expert; q/k norms only with use_qk_norm.
+  {.model_type = "glm4_moe", .kind = RowKind::family, .architecture = "Glm4MoeForCausalLM", .qk_norm = QkNorm::by_use_qk_norm,
+   .keys = "partial_rotary_factor (no size), n_routed_experts, n_shared_experts, first_k_dense_replace, use_qk_norm (default false)",
+   .source = "models/glm4_moe/configuration_glm4_moe.py"},
+  // MiniMax-M2: GQA, RMSNorm over all q and k heads, experts in every layer, no shared expert.
+  {.model_type = "minimax_m2", .kind = RowKind::family, .architecture = "MiniMaxM2ForCausalLM", .attention = Attention::softmax_list,
+   .qk_norm = QkNorm::always, .keys = "num_local_experts, attn_type_list (all 1; 0 = lightning attention is refused)",
+   .source = "modeling_minimax_m2.py (MiniMaxAI/MiniMax-M2)"},
+  {.model_type = "gpt_oss", .kind = RowKind::family, .architecture = "GptOssForCausalLM", .o_bias_with_qkv = true,
+   .keys = "layer_types (alternating sliding), attention_bias, num_local_experts, experts_per_token",
+   .source = "models/gpt_oss/configuration_gpt_oss.py"},
+  {.model_type = "falcon", .kind = RowKind::family, .architecture = "FalconForCausalLM", .attention = Attention::falcon,
+   .tie_default = true, .norms = 1, .ungated = true,
+   .keys = "multi_query (default true: one K/V head), new_decoder_architecture (num_kv_heads, two norms), parallel_attn, bias",
+   .source = "models/falcon/configuration_falcon.py"},
+  {.model_type = "jamba", .kind = RowKind::family, .architecture = "JambaForCausalLM", .plan = LayerPlan::jamba,
+   .keys = "attn_layer_period/offset (8/4), expert_layer_period/offset (2/1), mamba_d_state (16), mamba_d_conv (4), mamba_expand (2), mamba_dt_rank (ceil(hidden/16))",
+   .source = "models/jamba/configuration_jamba.py"},
+  {.model_type = "nemotron_h", .kind = RowKind::family, .architecture = "NemotronHForCausalLM", .plan = LayerPlan::nemotron_h, .norms = 1,
+   .keys = "hybrid_override_pattern (M Mamba-2, * attention, - MLP, E MoE), mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups, conv_kernel",
+   .source = "models/nemotron_h/configuration_nemotron_h.py"},
+  {.model_type = "mimo_v2_flash", .kind = RowKind::family, .architecture = "MiMoV2FlashForCausalLM", .plan = LayerPlan::mimo_v2,
+   .keys = "hybrid_layer_pattern (1 = sliding with swa_* heads and head sizes), v_head_dim, moe_layer_freq list",
+   .source = "XiaomiMiMo/MiMo-V2-Flash modeling code"},
+  {.model_type = "llama4_text", .kind = RowKind::family, .architecture = "Llama4ForCausalLM", .plan = LayerPlan::llama4,
+   .keys = "interleave_moe_layer_step, intermediate_size_mlp, attention_chunk_size (chunked RoPE layers), no_rope_layers (global every 4th)",
+   .defaults = kLlama4Defaults, .source = "models/llama4/configuration_llama4.py"},
+  // ---------------------------------------------------------------- multimodal wrappers
+  // The language model sits under text_key; top_level: the Hub's own config.json may hold
+  // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as
+  // published, saved before their configuration classes nested a text_config).
+  {.model_type = "llama4", .kind = RowKind::wrapper, .architecture = "Llama4ForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "gemma3", .kind = RowKind::wrapper, .architecture = "Gemma3ForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "mistral3", .kind = RowKind::wrapper, .architecture = "Mistral3ForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "llava", .kind = RowKind::wrapper, .architecture = "LlavaForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "qwen2_5_vl", .kind = RowKind::wrapper, .architecture = "Qwen2_5_VLForConditionalGeneration", .text_key = "text_config",
+   .top_level = true},
+  {.model_type = "qwen2_vl", .kind = RowKind::wrapper, .architecture = "Qwen2VLForConditionalGeneration", .text_key = "text_config",
+   .top_level = true},
+  {.model_type = "qwen3_vl", .kind = RowKind::wrapper, .architecture = "Qwen3VLForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "qwen3_vl_moe", .kind = RowKind::wrapper, .architecture = "Qwen3VLMoeForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "qwen3_5", .kind = RowKind::wrapper, .architecture = "Qwen3_5ForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "qwen3_5_moe", .kind = RowKind::wrapper, .architecture = "Qwen3_5MoeForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "kimi_k25", .kind = RowKind::wrapper, .architecture = "KimiK25ForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "internvl_chat", .kind = RowKind::wrapper, .architecture = "InternVLChatModel", .text_key = "llm_config"},
+  {.model_type = "deepseek_vl_v2", .kind = RowKind::wrapper, .architecture = "DeepseekVLV2ForCausalLM", .text_key = "language_config"},
+  // ---------------------------------------------------------------- aliases
+  // Text model_types the wrappers nest, read as the family named in .architecture.
+  {.model_type = "qwen2_5_vl_text", .kind = RowKind::alias, .architecture = "qwen2"},
+  {.model_type = "qwen2_vl_text", .kind = RowKind::alias, .architecture = "qwen2"},
+  {.model_type = "qwen3_vl_text", .kind = RowKind::alias, .architecture = "qwen3"},
+  {.model_type = "qwen3_vl_moe_text", .kind = RowKind::alias, .architecture = "qwen3_moe"},
+  {.model_type = "ministral", .kind = RowKind::alias, .architecture = "mistral"},
+};
+// clang-format on
+
+const char* plan_name(LayerPlan p) {
+  switch (p) {
+    case LayerPlan::standard: return "attention + MLP";
+    case LayerPlan::jamba: return "Jamba: attention / Mamba-1 periods, MoE periods";
+    case LayerPlan::nemotron_h: return "Nemotron-H: Mamba-2 / attention / MLP / MoE blocks";
+    case LayerPlan::gated_deltanet: return "full attention / Gated DeltaNet";
+    case LayerPlan::mimo_v2: return "MiMo-V2: sliding / full pattern, MoE list";
+    case LayerPlan::llama4: return "Llama-4: chunked / global, MoE interleave";
+  }
+  return "";
+}
+
+std::string attention_name(const ModelFamily& f) {
+  std::string s;
+  switch (f.attention) {
+    case Attention::gqa: s = "GQA (MLA with kv_lora_rank)"; break;
+    case Attention::mla_indexed: s = "MLA + sparse indexer"; break;
+    case Attention::falcon: s = "MQA / GQA (multi_query)"; break;
+    case Attention::softmax_list: s = "GQA, softmax in every layer"; break;
+  }
+  if (f.qk_norm == QkNorm::always) s += "; q/k norms";
+  if (f.qk_norm == QkNorm::by_use_qk_norm) s += "; q/k norms with use_qk_norm";
+  if (f.qkv_bias_default) s += "; q/k/v biases";
+  if (f.global_every > 0) s += "; sliding, every " + std::to_string(f.global_every) + (f.global_every == 2 ? "nd" : "th") + " layer global";
+  if (f.sliding == Sliding::qwen) s += "; sliding only with use_sliding_window";
+  return s;
+}
+
+std::string cell(std::string s) {
+  // A table cell: pipes would split it.
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const ModelFamily> model_registry() { return kRegistry; }
+
+const ModelFamily* find_family(std::string_view model_type) {
+  for (const ModelFamily& f : kRegistry)
+    if (f.kind == RowKind::alias && model_type == f.model_type) model_type = f.architecture;
+  for (const ModelFamily& f : kRegistry)
+    if (f.kind == RowKind::family && model_type == f.model_type) return &f;
+  return nullptr;
+}
+
+const ModelFamily* find_family_by_architecture(std::string_view architecture) {
+  const ModelFamily* found = nullptr;
+  for (const ModelFamily& f : kRegistry)  // the last row wins, as the reader's loop did
+    if (f.kind == RowKind::family && architecture == f.architecture) found = &f;
+  return found;
+}
+
+const ModelFamily* find_wrapper(std::string_view model_type) {
+  for (const ModelFamily& f : kRegistry)
+    if (f.kind == RowKind::wrapper && model_type == f.model_type) return &f;
+  return nullptr;
+}
+
+std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key) {
+  if (!family) return std::nullopt;
+  for (const FamilyDefault& d : family->defaults)
+    if (key == d.key) return d.value;
+  return std::nullopt;
+}
+
+std::string supported_model_types() {
+  std::string s;
+  for (const ModelFamily& f : kRegistry)
+    if (f.kind != RowKind::alias) s += (s.empty() ? "" : ", ") + std::string(f.model_type);
+  return s;
+}
+
+std::string registry_markdown() {
+  std::string s =
+      "| model_type | kind | architecture | layer plan | attention | keys read beyond the common ones | defaults when absent | source |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const ModelFamily& f : kRegistry) {
+    std::string row = "| " + std::string(f.model_type) + " | ";
+    if (f.kind == RowKind::family) {
+      std::string defaults = f.tie_default ? "tie_word_embeddings = true" : "";
+      for (const FamilyDefault& d : f.defaults)
+        defaults += (defaults.empty() ? "" : ", ") + std::string(d.key) + " = " + std::to_string(d.value);
+      const std::string src = std::string(f.source).rfind("models/", 0) == 0 ? kHf + std::string(f.source) : f.source;
+      row += "family | " + std::string(f.architecture) + " | " + plan_name(f.plan) + " | " + attention_name(f) + " | " +
+             cell(f.keys) + " | " + (defaults.empty() ? "-" : defaults) + " | " + src + " |";
+    } else if (f.kind == RowKind::wrapper) {
+      row += "wrapper | " + std::string(f.architecture) + " | the text model's, from `" + f.text_key + "`" +
+             (f.top_level ? " or the top level beside `vision_config`" : "") + " | the text model's | vision_config (tower) | - | - |";
+    } else {
+      row += "alias | read as " + std::string(f.architecture) + " | " + f.architecture + "'s | " + f.architecture +
+             "'s | - | - | - |";
+    }
+    s += row + "\n";
+  }
+  return s;
+}
+
+}  // namespace kvplan::io

@@ -1,0 +1,80 @@
+// kvplan io: the family registry, one data table of every model_type kvplan reads.
+// config_io.cpp's reader dispatches on a row's fields (its layer plan, attention kind,
+// norms, biases, defaults), never on the family's name; `kvplan models --families` and
+// docs/models.md (a block generated from registry_markdown()) list the same rows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kvplan::io {
+
+//! How the layers are laid out beyond "every layer attention + MLP" (io/config_io.cpp
+//! apply_layer_plan): the standard decoder, or a hybrid's rule.
+enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4 };
+//! The attention a family's layers hold, as far as it changes the reading.
+enum class Attention {
+  gqa,          //!< MHA/GQA/MQA from num_key_value_heads (MLA too when kv_lora_rank is set)
+  mla_indexed,  //!< MLA plus the sparse-attention indexer's key cache (index_head_dim, index_n_heads)
+  falcon,       //!< one K/V head by multi_query, num_kv_heads with new_decoder_architecture
+  softmax_list, //!< GQA; attn_type_list must mark every layer softmax (1)
+};
+//! Per-head q/k RMSNorms.
+enum class QkNorm { none, always, by_use_qk_norm };
+//! Which layers slide when a sliding_window is set without layer_types (then every
+//! global_every-th layer is global, sliding_window_pattern overriding the period).
+enum class Sliding {
+  all,   //!< every layer (use_sliding_window, default true, may turn it off)
+  qwen,  //!< only with use_sliding_window true (default false), from max_window_layers on
+};
+enum class RowKind { family, wrapper, alias };
+
+//! A key the configuration class fills in when config.json leaves it out.
+struct FamilyDefault {
+  const char* key;
+  int64_t value;
+};
+
+//! One registry row. A family row says how its config is read; a wrapper row where its
+//! text model sits; an alias row which family a nested text model_type is read as.
+struct ModelFamily {
+  const char* model_type;
+  RowKind kind;
+  const char* architecture;  //!< the HF class (family, wrapper) or the model_type read (alias)
+  LayerPlan plan = LayerPlan::standard;
+  Attention attention = Attention::gqa;
+  bool tie_default = false;       //!< the config class's tie_word_embeddings default
+  int64_t norms = 2;              //!< norms per decoder layer
+  bool ungated = false;           //!< GELU MLP with biases everywhere (GPT-2 lineage)
+  bool qkv_bias_default = false;  //!< biases on q/k/v without attention_bias in the file
+  QkNorm qk_norm = QkNorm::none;
+  bool o_bias_with_qkv = false;   //!< the output projection has a bias whenever q/k/v do
+  bool all_sparse = false;        //!< a MoE block in every layer; intermediate_size optional
+  Sliding sliding = Sliding::all;
+  int64_t global_every = 0;       //!< every Nth layer global (0: none); sliding_window_pattern overrides
+  const char* text_key = "";      //!< wrapper: where the language model's keys are
+  bool top_level = false;         //!< wrapper: or at the root beside vision_config
+  const char* keys = "";          //!< the keys it reads beyond the common ones (docs)
+  std::span<const FamilyDefault> defaults = {};
+  const char* source = "";        //!< where the reading and the defaults come from
+};
+
+//! Every row, in table order.
+std::span<const ModelFamily> model_registry();
+//! The family row a model_type is read with (through an alias), or nullptr.
+const ModelFamily* find_family(std::string_view model_type);
+//! The family row whose architecture is `architecture` (a file without model_type).
+const ModelFamily* find_family_by_architecture(std::string_view architecture);
+//! The wrapper row of a model_type, or nullptr.
+const ModelFamily* find_wrapper(std::string_view model_type);
+//! The configuration class's default of `key` for a family, when it has one.
+std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key);
+//! Every registered model_type, comma-separated (the refusal message lists them).
+std::string supported_model_types();
+//! The registry as the Markdown table docs/models.md holds between its markers.
+std::string registry_markdown();
+
+}  // namespace kvplan::io
