@@ -167,7 +167,7 @@ std::string attention_name(const ModelFamily& f) {
   return s;
 }
 
-std::string cell(std::string s) {
+std::string cell(const std::string& s) {
   // A table cell: pipes would split it.
   std::string out;
   for (char c : s) {
