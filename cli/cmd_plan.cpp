@@ -86,8 +86,9 @@ int cmd_plan(const Args& args) {
             std::string what_if = what_if_reason(m, used).value_or("");
             rows.push_back({m.name, g.name, used, p,
                             what_if.empty() ? engine_startup_lines(planned, g, used, p.memory, p.capacity) : "",
-                            std::move(what_if), o1, planned.num_kv_heads, engine_display_name(used), std::nullopt});
+                            std::move(what_if), o1, planned.num_kv_heads, engine_display_name(used), std::nullopt, std::nullopt});
             if (used.spec) rows.back().spec = make_spec_plan(planned, g, used, p);
+            if (used.lora) rows.back().lora = make_lora_plan(planned, g, used, p);
           }
         }
       }

@@ -214,6 +214,7 @@ int cmd_simulate(const Args& args) {
   validate(m, r.options, "command line");
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
+  r.lora_bytes_per_gpu = lora_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   const sim::SchedulerChoice choice = simulator.scheduler(so.scheduler);
   so.scheduler = choice.scheduler;
   r.scheduler_why = choice.why;

@@ -174,7 +174,12 @@ void add_serving_options(po::options_description& desc) {
       ("expert-parallel-size,ep", s(), "MoE: GPUs the routed experts are spread over, whole (a divisor of tp x dp; 1 = experts split over tp x dp; list ok)")
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
       ("data-parallel-size,dp", s(), "MoE: data-parallel attention ranks of --tp GPUs each, sharing the MoE layers (list ok)")
-      ("num-redundant-experts", s(), "MoE with --ep: EPLB's extra expert slots per layer (0)");
+      ("num-redundant-experts", s(), "MoE with --ep: EPLB's extra expert slots per layer (0)")
+      ("enable-lora", po::bool_switch(), "serve LoRA adapters: vLLM's slots leave the KV pool, its LoRA kernels join each step (docs/lora.md)")
+      ("max-loras", s(), "with --enable-lora: adapter slots on the GPU, the most distinct adapters in a batch (1; list ok)")
+      ("max-lora-rank", s(), "with --enable-lora: the rank every slot is allocated at, 1|8|16|32|64|128|256|320|512 (16; list ok)")
+      ("max-cpu-loras", s(), "with --enable-lora: adapters cached in host memory, >= --max-loras (default --max-loras)")
+      ("lora-target-modules", s(), "with --enable-lora: the modules wrapped, e.g. 'q_proj,v_proj' (default every supported module)");
   add_spec_options(desc);
 }
 
@@ -205,6 +210,24 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     base.async_scheduling = v == "on";
   }
   base.spec = parse_spec_options(vm);
+  if (vm.count("enable-lora") && vm["enable-lora"].as<bool>()) {
+    base.lora = LoraOptions{};
+    if (vm.count("max-cpu-loras")) base.lora->max_cpu_loras = parse_int_option(vm["max-cpu-loras"].as<std::string>(), "--max-cpu-loras");
+    if (vm.count("lora-target-modules")) {
+      // vLLM takes the names space-separated; a comma separates them here too.
+      std::string name;
+      for (const char c : vm["lora-target-modules"].as<std::string>() + ",") {
+        if (c != ',' && c != ' ') name += c;
+        else if (!name.empty()) base.lora->target_modules.push_back(std::exchange(name, {}));
+      }
+      if (base.lora->target_modules.empty())
+        throw InputError(kWhere, "--lora-target-modules", "one module name or more", "''");
+    }
+  } else {
+    for (const char* flag : {"max-loras", "max-lora-rank", "max-cpu-loras", "lora-target-modules"})
+      if (vm.count(flag))
+        throw InputError(kWhere, std::string("--") + flag, "--enable-lora beside it (LoRA is off without it)", "");
+  }
 
   std::vector<ServingOptions> rows{base};
   // Each option multiplies the rows by its list; the first option varies slowest.
@@ -251,6 +274,10 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   expand("max-num-seqs", [](ServingOptions& o, const std::string& v) {
     o.max_num_seqs = parse_int_option(v, "--max-num-seqs");
     o.max_num_seqs_given = true;
+  });
+  expand("max-loras", [](ServingOptions& o, const std::string& v) { o.lora->max_loras = parse_int_option(v, "--max-loras", 0); });
+  expand("max-lora-rank", [](ServingOptions& o, const std::string& v) {
+    o.lora->max_lora_rank = parse_int_option(v, "--max-lora-rank", 0);
   });
   expand("max-num-batched-tokens", [](ServingOptions& o, const std::string& v) {
     o.max_num_batched_tokens = parse_int_option(v, "--max-num-batched-tokens");
@@ -311,7 +338,7 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
     return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.quantization_given, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
                     o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
-                    o.redundant_experts, o.spec);
+                    o.redundant_experts, o.spec, o.lora);
   };
   return key(a) == key(b);
 }

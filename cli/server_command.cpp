@@ -26,10 +26,12 @@ enum class Kind {
   map_on_off,   //!< boolean (vLLM: also --no-flag): kvplan's `target` on / off
   map_off,      //!< boolean whose presence turns kvplan's `target` off (SGLang --disable-*)
   map_switch,   //!< boolean: kvplan's switch `target`
+  map_list,     //!< --flag V1 V2 ... (argparse nargs="+"): kvplan's option `target` "V1 V2 ..."
   special,      //!< read by the engine's translation below (its value, if any, in `target`)
   special_flag, //!< the same, a boolean
   note,         //!< --flag V accepted: `why` it does not change the plan
   note_flag,    //!< a boolean accepted: `why`
+  note_list,    //!< --flag V1 V2 ... accepted: `why`
   refuse,       //!< --flag V changes the plan in a way kvplan does not model yet: `why`
   refuse_flag,  //!< the same, a boolean
 };
@@ -42,14 +44,18 @@ struct Flag {
   std::string_view why;     //!< note or refusal
 };
 
-bool takes_value(Kind k) { return k == Kind::map || k == Kind::special || k == Kind::note || k == Kind::refuse; }
+bool takes_list(Kind k) { return k == Kind::map_list || k == Kind::note_list; }
+bool takes_value(Kind k) {
+  return k == Kind::map || k == Kind::special || k == Kind::note || k == Kind::refuse || takes_list(k);
+}
 
 // Reasons shared by many flags.
 constexpr std::string_view kServer = "the API server's address, names, logging or security";
 constexpr std::string_view kLoading = "where and how the weights and tokenizer are loaded, not their size";
 constexpr std::string_view kOutput = "how outputs are parsed or formatted (tools, reasoning, templates)";
 constexpr std::string_view kTrust = "whether custom model code may run";
-constexpr std::string_view kLora = "LoRA adapters' memory and kernels are not modelled yet";
+constexpr std::string_view kLora = "SGLang's LoRA memory and kernels are not modelled yet (vLLM's are: docs/lora.md)";
+constexpr std::string_view kLoraNames = "the adapters' names and paths: kvplan plans their slots (--max-loras, --max-lora-rank), not which adapters";
 constexpr std::string_view kMm = "multimodal inputs are not modelled yet (kvplan plans text requests)";
 constexpr std::string_view kDisagg = "KV transfer between engines: use `kvplan simulate --disagg`";
 constexpr std::string_view kSpeed = "kernel or backend choice changes step times; kvplan times the engine's default";
@@ -136,10 +142,14 @@ constexpr std::array kVllmFlags{
     Flag{"cpu-offload-gb", "", Kind::refuse, "", "weights offloaded to host memory are not modelled yet"},
     Flag{"kv-offloading-size", "", Kind::refuse, "", "a host-memory KV tier is not modelled yet"},
     Flag{"kv-transfer-config", "", Kind::refuse, "", kDisagg},
-    Flag{"enable-lora", "", Kind::refuse_flag, "", kLora},
-    Flag{"max-loras", "", Kind::refuse, "", kLora},
-    Flag{"max-lora-rank", "", Kind::refuse, "", kLora},
-    Flag{"lora-modules", "", Kind::refuse, "", kLora},
+    Flag{"enable-lora", "", Kind::map_switch, "enable-lora", ""},
+    Flag{"max-loras", "", Kind::map, "max-loras", ""},
+    Flag{"max-lora-rank", "", Kind::map, "max-lora-rank", ""},
+    Flag{"max-cpu-loras", "", Kind::map, "max-cpu-loras", ""},
+    Flag{"lora-target-modules", "", Kind::map_list, "lora-target-modules", ""},
+    Flag{"lora-modules", "", Kind::note_list, "", kLoraNames},
+    Flag{"fully-sharded-loras", "", Kind::refuse_flag, "", "fully sharded LoRA layers (lora_a split over TP too) are not modelled yet"},
+    Flag{"lora-dtype", "", Kind::refuse, "", "LoRA slots in a dtype other than the model's ('auto') are not modelled yet"},
     Flag{"limit-mm-per-prompt", "", Kind::refuse, "", kMm},
     Flag{"mm-processor-kwargs", "", Kind::refuse, "", kMm},
     Flag{"hf-overrides", "", Kind::refuse, "", "an edited model config: edit config.json and pass its folder as the model"},
@@ -387,6 +397,9 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
           refuse_word(word, shown, "a value after the flag", "nothing");
         value = cmd[++i].text;
       }
+      // nargs="+": the words up to the next flag.
+      if (takes_list(f->kind))
+        while (i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0) *value += " " + cmd[++i].text;
     } else if (value) {
       refuse_word(word, shown, "the flag alone (it takes no value)", "'" + *value + "'");
     }
@@ -524,7 +537,7 @@ std::vector<Word> with_vllm_config(const Args& cmd, size_t words, const EngineCo
       word(yaml_json(v).dump());
     } else if (v.IsSequence()) {
       if (v.size() == 0) continue;
-      if (!f || boolean || (f->kind != Kind::note && f->kind != Kind::refuse))
+      if (!f || boolean || (f->kind != Kind::note && f->kind != Kind::refuse && !takes_list(f->kind)))
         throw InputError(file, key, f ? "one value for --" + name : "a flag of " + ec.program, "a list");
       std::string items;
       for (const auto& item : v) items += (items.empty() ? "" : " ") + item.as<std::string>();
@@ -697,7 +710,9 @@ bool command_takes(const std::string& command, const std::string& option) {
       "data-parallel-size", "num-redundant-experts", "model",
       // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
-      "speculative-num-draft-tokens", "speculative-draft-model-path"};
+      "speculative-num-draft-tokens", "speculative-draft-model-path",
+      // LoRA (planner/lora.h): every command plans the slots and times the kernels.
+      "enable-lora", "max-loras", "max-lora-rank", "max-cpu-loras", "lora-target-modules"};
   return std::find(kServing.begin(), kServing.end(), option) != kServing.end();
 }
 
@@ -933,14 +948,16 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
     const std::string flag = given.flag(std::string(f->name));
     const std::string& value = given.values.at(std::string(f->name));
     switch (f->kind) {
-      case Kind::map: t.set(std::string(f->target), value, flag); break;
+      case Kind::map:
+      case Kind::map_list: t.set(std::string(f->target), value, flag); break;
       case Kind::map_on_off: t.set(std::string(f->target), value == "no" ? "off" : "on", flag); break;
       case Kind::map_off: t.set(std::string(f->target), "off", flag); break;
       case Kind::map_switch:
         if (value != "no") t.set(std::string(f->target), "", flag);
         break;
       case Kind::note:
-      case Kind::note_flag: t.note(flag, f->why); break;
+      case Kind::note_flag:
+      case Kind::note_list: t.note(flag, f->why); break;
       case Kind::refuse:
       case Kind::refuse_flag:
         if (value != "no") not_modelled(flag, f->why);

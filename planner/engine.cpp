@@ -18,6 +18,7 @@
 #include "planner/checked.h"
 #include "planner/engine_common.h"
 #include "planner/engine_detail.h"
+#include "planner/lora.h"
 #include "planner/speculative.h"
 #include "planner/units.h"
 
@@ -82,14 +83,19 @@ MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const Serving
   // are reported on their own line and leave the KV pool.
   b.tower_bytes = tower_bytes_per_gpu(m, o);
   detail::apply_spec_memory(m, o, b);  // a speculative draft's weights (planner/speculative.h)
+  // LoRA slots: vLLM's GPUModelRunner.load_model wraps the model (load_lora_model) before
+  // the memory profile, so the slots' buffers count as model memory and leave the KV
+  // budget (planner/lora.h).
+  b.lora_bytes = lora_bytes_per_gpu(m, o);
   if (o.engine != Engine::ideal && b.kv_budget_bytes > 0)
-    b.kv_budget_bytes = std::max<int64_t>(0, b.kv_budget_bytes - b.tower_bytes);
+    b.kv_budget_bytes = std::max<int64_t>(0, b.kv_budget_bytes - b.tower_bytes - b.lora_bytes);
   if (o.engine == Engine::ideal || b.kv_budget_bytes == 0) {
     // Saturating: what is used may exceed 2^63 for absurd models; then nothing is left.
     int64_t used = 0;
     const bool too_much = __builtin_add_overflow(b.weights_bytes, b.activation_bytes, &used) ||
                           __builtin_add_overflow(used, b.reserve_bytes, &used) ||
-                    __builtin_add_overflow(used, b.tower_bytes, &used);
+                    __builtin_add_overflow(used, b.tower_bytes, &used) ||
+                    __builtin_add_overflow(used, b.lora_bytes, &used);
     b.kv_budget_bytes = too_much ? 0 : std::max<int64_t>(0, b.usable_bytes - used);
   }
   if (g.unified_free_at_start_bytes && b.usable_bytes > *g.unified_free_at_start_bytes) {

@@ -3,6 +3,7 @@
 #include "planner/checked.h"
 #include "planner/engine_common.h"
 #include "planner/planner.h"
+#include "planner/lora.h"
 #include "planner/speculative.h"
 
 namespace kvplan {
@@ -108,6 +109,7 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     check_context(m, o, *o.max_model_len, where);
   }
   validate_spec(m, o, where);
+  validate_lora(m, o, where);
   const int64_t group = o.kv_group;
   require(group >= 0, where, "--kv-group", "an integer >= 1", str(group));
   if (o.kv_quant == KvQuant::kivi && dtype_bits(o.kv_dtype(m)) < 16) {

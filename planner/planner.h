@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/lora.h"
 #include "planner/types.h"
 
 namespace kvplan {
@@ -179,6 +180,7 @@ struct MemoryBudget {
   int64_t stage_first_layer = 0;  // the pipeline stage the budget is for (vLLM sizes the
   int64_t stage_last_layer = 0;   // pool on the stage with the fewest blocks); 0, 0 = all
   int64_t tower_bytes = 0;        // vision encoders (multimodal), apart from weights
+  int64_t lora_bytes = 0;         // LoRA adapter slots (planner/lora.h), apart from weights
 };
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
@@ -294,6 +296,7 @@ struct StepTime {
   double memory_s = 0;        // bytes / (bandwidth x efficiency), per GPU
   double communication_s = 0; // TP all-reduces and PP sends
   double overhead_s = 0;      // CPU per step and kernel floors (calibrated model only)
+  double lora_s = 0;          // the batched LoRA kernels (planner/lora.h), per GPU; in time_s
   double flops = 0;           // whole model
   double bytes = 0;           // per GPU
   Bound bound = Bound::memory;
@@ -366,6 +369,7 @@ class StepTimeModel {
   // hierarchical (domain_tp_ GPUs at the link, tp / domain_tp_ domains over the NIC); of
   // the pp - 1 stage boundaries, pp_crossings_ go over the NIC.
   int64_t domain_tp_ = 1, pp_crossings_ = 0;
+  std::optional<LoraMemory> lora_;  // --enable-lora: the slots the LoRA kernels read
   double scale_out_bytes_per_s_ = 0, scale_out_latency_s_ = 0;
 };
 

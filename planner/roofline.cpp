@@ -183,6 +183,7 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   // when TP fills it), so every domain_stages-th boundary leaves the domain.
   const int64_t domain_stages = std::max<int64_t>(1, domain / o.tp);
   pp_crossings_ = o.tp * o.pp > domain ? (o.pp - 1) / domain_stages : 0;
+  if (o.lora) lora_ = lora_memory(m, o);
   const DType gemm = gemm_dtype(m, g, o);
   const bool fp4 = fp4_math(m, g, o);
   peak_flops_per_gpu_ = g.peak_flops.for_dtype(gemm);
@@ -430,6 +431,14 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
         static_cast<double>(moe_layers_) * 2 * (kCollectiveLatencyS + exchange_bytes / moe_exchange_bytes_per_s_);
   const auto seqs = static_cast<double>(decode_seqs) + (prefill_tokens > 0 ? 1.0 : 0.0);
   t.overhead_s = step_overhead_s_ + step_overhead_per_seq_s_ * seqs;
+  // LoRA: the worst case the slots allow, every sequence of the step on its own adapter
+  // until the slots are full (vLLM's scheduler keeps at most max_loras distinct adapters
+  // in a batch, vllm/v1/core/sched/scheduler.py).
+  LoraStepCost lora;
+  if (lora_) {
+    const double adapters = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? std::max<int64_t>(prefill_seqs, 1) : 0));
+    lora = lora_step_cost(*lora_, tokens, logits, adapters);
+  }
   if (refined_) {
     const double linear_flops = linear_flops_per_token_ * tokens + context_flops + lm_head_flops_ * logits;
     const double attn_flops = prefill_attn_flops;
@@ -445,11 +454,16 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
     t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + align_kernels);
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
-    t.time_s = stages * (gemm_s + attn_s + elementwise_s) + t.communication_s + t.overhead_s;
+    // The LoRA kernels are GEMMs of their own: at the fitted GEMM rates, each launch at
+    // the kernel floor.
+    t.lora_s = lora.flops / gemm_flops_per_s_ + lora.bytes / gemm_bytes_per_s_ + kernel_floor_s_ * lora.kernels;
+    t.time_s = stages * (gemm_s + attn_s + elementwise_s + t.lora_s) + t.communication_s + t.overhead_s;
     return t;
   }
   t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
-  t.time_s = std::max(t.compute_s, t.memory_s) + t.communication_s + t.overhead_s;
+  // The LoRA kernels run after the GEMMs they adapt, each bound on its own.
+  t.lora_s = std::max(lora.flops / (peak_flops_per_gpu_ * eff), lora.bytes / bw_bytes_per_s_);
+  t.time_s = std::max(t.compute_s, t.memory_s) + stages * t.lora_s + t.communication_s + t.overhead_s;
   return t;
 }
 

@@ -373,6 +373,21 @@ struct Calibration {
 
 struct SpecDecode;  // planner/speculative.h
 
+//! vLLM's LoRA engine arguments (vllm/config/lora.py LoRAConfig; planner/lora.h).
+struct LoraOptions {
+  int64_t max_loras = 1;        //!< --max-loras: adapter slots on the GPU (distinct adapters per batch)
+  int64_t max_lora_rank = 16;   //!< --max-lora-rank: every slot is allocated at this rank
+  int64_t max_cpu_loras = 0;    //!< --max-cpu-loras: adapters cached in host memory; 0 = max_loras
+  //! --lora-target-modules as given (q_proj, qkv_proj, ..., lm_head); empty = every module
+  //! the model supports, vLLM's default.
+  std::vector<std::string> target_modules;
+  // Spelled out: the CUDA sources include this header as C++17 (no defaulted ==).
+  bool operator==(const LoraOptions& b) const {
+    return max_loras == b.max_loras && max_lora_rank == b.max_lora_rank && max_cpu_loras == b.max_cpu_loras &&
+           target_modules == b.target_modules;
+  }
+};
+
 //! What the engine is asked to do; names follow vLLM's flags.
 struct ServingOptions {
   int64_t tp = 1;
@@ -420,6 +435,8 @@ struct ServingOptions {
   std::optional<bool> async_scheduling;
   //! Speculative decoding (--speculative-config, planner/speculative.h); null = off.
   std::shared_ptr<const SpecDecode> spec;
+  //! LoRA adapters (--enable-lora, planner/lora.h); empty = off.
+  std::optional<LoraOptions> lora;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

@@ -21,6 +21,42 @@ nlohmann::json step_json(const StepTime& t) {
           {"communication_s", t.communication_s}, {"bound", std::string(to_string(t.bound))}};
 }
 
+nlohmann::json lora_json(const LoraPlan& l) {
+  nlohmann::json modules = nlohmann::json::array();
+  for (const LoraModule& m : l.memory.modules)
+    modules.push_back({{"module", m.name}, {"instances", m.instances}, {"slices", m.slices},
+                       {"lora_a_elements_per_slot", m.a_elems}, {"lora_b_elements_per_slot", m.b_elems}});
+  return {{"max_loras", l.memory.slots},
+          {"max_lora_rank", l.memory.rank},
+          {"max_cpu_loras", l.memory.cpu_slots},
+          {"lora_dtype", std::string(to_string(l.memory.dtype))},
+          {"modules", modules},
+          {"slot_bytes_per_gpu", l.memory.slot_bytes_per_gpu},
+          {"lora_bytes_per_gpu", l.memory.bytes_per_gpu},
+          {"max_kv_tokens_without_lora", l.kv_tokens_without},
+          {"kv_tokens_lost", l.kv_tokens_lost},
+          {"max_concurrent_requests_without_lora", l.requests_without},
+          {"requests_lost", l.requests_lost},
+          {"prefill_lora_s", l.prefill_lora_s},
+          {"decode_step_lora_s", l.decode_lora_s},
+          {"decode_step_adapters", l.decode_adapters}};
+}
+
+//! Any row with LoRA: then its slots and rank columns appear.
+bool any_lora(const std::vector<PlanRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const PlanRow& r) { return r.lora.has_value(); });
+}
+
+//! Inserts "loras" and "lora rank" after "engine" (column `at`).
+void insert_lora(Table& t, const std::vector<PlanRow>& rows, std::ptrdiff_t at) {
+  t.header.insert(t.header.begin() + at, {"loras", "lora rank"});
+  t.right_align.insert(t.right_align.begin() + at, {true, true});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& l = rows[i].lora;
+    t.rows[i].insert(t.rows[i].begin() + at, {l ? std::to_string(l->memory.slots) : "-", l ? std::to_string(l->memory.rank) : "-"});
+  }
+}
+
 //! Any row with expert or data parallelism: then the EP and DP columns and keys appear
 //! (absent otherwise, so that plans without them print as before).
 bool any_ep_dp(const std::vector<PlanRow>& rows) {
@@ -81,6 +117,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
           {"kv_bytes_per_request", p.kv_bytes_per_request},
           {"state_bytes_per_request", p.state_bytes_per_request},
           {"tower_bytes", p.memory.tower_bytes},
+          {"lora_bytes", p.memory.lora_bytes},
           {"note", p.memory.note}}},
         {"capacity",
          {{"max_concurrent_requests", p.capacity.max_concurrent_requests},
@@ -96,6 +133,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
                                             : nlohmann::json(nullptr)}}},
         {"paging", paging_json(p)},
         {"speculative", r.spec ? spec_json(*r.spec) : nlohmann::json(nullptr)},
+        {"lora", r.lora ? lora_json(*r.lora) : nlohmann::json(nullptr)},
         {"flops",
          {{"prefill", p.prefill.total()},
           {"decode_step", p.decode_step.total()},
@@ -162,6 +200,7 @@ Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
     t.right_align.insert(t.right_align.begin() + at, true);
     for (size_t i = 0; i < rows.size(); ++i) t.rows[i].insert(t.rows[i].begin() + at, std::to_string(rows[i].kv_heads));
   }
+  if (any_lora(rows)) insert_lora(t, rows, std::find(t.header.begin(), t.header.end(), "engine") - t.header.begin() + 1);
   if (any_ep_dp(rows)) insert_ep_dp(t, rows);
   return t;
 }
@@ -187,6 +226,15 @@ Table plan_table_raw(const std::vector<PlanRow>& rows) {
                       i(p.capacity.max_concurrent_requests),
                       base > 0 ? raw_number(static_cast<double>(p.capacity.max_concurrent_requests) / base) : "",
                       raw_number(p.prefill_time.time_s), raw_number(p.decode_time.time_s), std::string(to_string(p.decode_time.bound))});
+  }
+  if (any_lora(rows)) {
+    t.header.insert(t.header.end(), {"max_loras", "max_lora_rank", "lora_bytes_per_gpu"});
+    t.right_align.insert(t.right_align.end(), 3, false);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& l = rows[i].lora;
+      t.rows[i].insert(t.rows[i].end(), {l ? std::to_string(l->memory.slots) : "", l ? std::to_string(l->memory.rank) : "",
+                                         std::to_string(rows[i].plan.memory.lora_bytes)});
+    }
   }
   if (any_ep_dp(rows)) insert_ep_dp(t, rows);
   return t;
@@ -230,6 +278,7 @@ std::string plan_detail(const PlanRow& r) {
   line("usable", m.usable_bytes);
   line("weights", m.weights_bytes);
   if (m.tower_bytes > 0) line("vision tower", m.tower_bytes);
+  if (m.lora_bytes > 0) line("LoRA slots", m.lora_bytes);
   line("activations", m.activation_bytes);
   line("runtime reserve", m.reserve_bytes);
   line("KV pool", m.kv_budget_bytes);
@@ -266,9 +315,9 @@ std::string plan_detail(const PlanRow& r) {
       "  the seed's convention (QKV projections only, d×d, 1 FLOP per multiply-add): {} for naive generation\n",
       flops(p.seed_naive_projection_flops));
   const auto step = [&](const char* what, const StepTime& t) {
-    s += fmt::format("  {:<12} {:>10}  (compute {}, memory {}, communication {}, overheads {}; {}-bound)\n", what,
+    s += fmt::format("  {:<12} {:>10}  (compute {}, memory {}, communication {}, overheads {}{}; {}-bound)\n", what,
                      seconds(t.time_s), seconds(t.compute_s), seconds(t.memory_s), seconds(t.communication_s),
-                     seconds(t.overhead_s), to_string(t.bound));
+                     seconds(t.overhead_s), t.lora_s > 0 ? ", LoRA kernels " + seconds(t.lora_s) : "", to_string(t.bound));
   };
   s += "Roofline latency";
   s += " (calibration: " + calibration_label(r.options.calibration, r.gpu) + ")\n";
@@ -276,6 +325,20 @@ std::string plan_detail(const PlanRow& r) {
   step("decode step", p.decode_time);
   if (!p.scale_out_note.empty()) s += "  note: " + p.scale_out_note + "\n";
   if (r.spec) s += spec_text(*r.spec);
+  if (r.lora) {
+    const LoraPlan& l = *r.lora;
+    std::string modules;
+    for (const LoraModule& x : l.memory.modules) modules += (modules.empty() ? "" : ", ") + x.name;
+    s += fmt::format("LoRA adapters: {} slots of rank {} ({}) on {}; {} per slot, {} ({}) per GPU; {} adapters cached in host memory\n",
+                     l.memory.slots, l.memory.rank, to_string(l.memory.dtype), modules,
+                     bytes_binary(l.memory.slot_bytes_per_gpu), gb(l.memory.bytes_per_gpu), gib(l.memory.bytes_per_gpu),
+                     l.memory.cpu_slots);
+    s += fmt::format("  KV cost: {} tokens ({} requests of {} tokens) of the {} the pool holds without LoRA\n",
+                     count(l.kv_tokens_lost), count(l.requests_lost), count(p.context_tokens), count(l.kv_tokens_without));
+    s += fmt::format("  LoRA kernels: {} of the prefill, {} of the decode step ({} distinct adapter{} in the decode batch of {})\n",
+                     seconds(l.prefill_lora_s), seconds(l.decode_lora_s), l.decode_adapters,
+                     l.decode_adapters == 1 ? "" : "s", p.batch);
+  }
   return s;
 }
 

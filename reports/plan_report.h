@@ -23,6 +23,7 @@ struct PlanRow {
   int64_t kv_heads = 0;      // KV heads planned (the model's, or --kv-heads)
   std::string engine_name;   // "vLLM 0.10": as its project names it, with the release chosen
   std::optional<SpecPlan> spec;  // speculative decoding, when asked for
+  std::optional<LoraPlan> lora;  // LoRA adapters, when --enable-lora
 };
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows);

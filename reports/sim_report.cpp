@@ -289,7 +289,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
     rows.emplace_back("replicas", fmt::format("{} behind a {} router, {} GPUs: fleet totals below, then each replica",
                                               r.fleet->replicas, cluster::to_string(r.fleet->router),
                                               count(r.fleet->replicas * r.options.gpus_per_replica())));
-  const std::vector<std::pair<std::string, std::string>> main_rows = {
+  std::vector<std::pair<std::string, std::string>> main_rows = {
       {"workload", (r.sim.all_at_once
                         ? fmt::format("{}: {} requests, all sent at once (--rate inf)", r.workload.name, count(s.arrived))
                     : r.workload.arrivals_at_one_instant()
@@ -336,6 +336,15 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"wall", fmt::format("{}, {} simulated tokens/s of wall time", seconds(s.wall_s),
                            number(s.tokens_per_wall_s))},
   };
+  if (r.options.lora) {
+    // After "KV pool": the slots are what the pool lost.
+    const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });
+    main_rows.insert(at + 1, {"LoRA", fmt::format("{} slots of rank {}, {} per GPU taken from the KV pool; each step pays the "
+                                                  "LoRA kernels of min(sequences, {}) distinct adapters (the worst case; "
+                                                  "adapter loads from host memory are not simulated)",
+                                                  r.options.lora->max_loras, r.options.lora->max_lora_rank,
+                                                  gib(r.lora_bytes_per_gpu), r.options.lora->max_loras)});
+  }
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
   if (!client_run(r)) {
     rows.erase(std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.first == "ITL p50 / p90 / p99"; }));

@@ -27,6 +27,7 @@ struct SimReport {
   sim::SimOptions sim;
   sim::SimResult result;
   int64_t kv_block_bytes_per_gpu = 0;
+  int64_t lora_bytes_per_gpu = 0;  //!< --enable-lora: the slots' buffers, taken from the KV pool
   int64_t max_num_batched_tokens = 0;
   int64_t max_num_seqs = 0;    //!< the engine's limit as run (0: options.max_num_seqs)
   std::string scheduler_why;   //!< "auto: vLLM 0.19 (V1) always chunks prefills", "--scheduler chunked"

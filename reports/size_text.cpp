@@ -3,6 +3,7 @@
 // or Markdown.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "reports/size_common.h"
@@ -33,7 +34,16 @@ std::string summary_line(const SizeResult& r) {
                      r.pruned_by_bound, r.pruned_infeasible);
   if (r.what_if_skipped > 0)
     s += fmt::format("; {} more are what-ifs no engine runs, left out (--what-if searches them)", r.what_if_skipped);
-  return s + ".\n";
+  s += ".\n";
+  // --enable-lora: every candidate carries the same slots (docs/lora.md).
+  const auto lora = std::find_if(r.options.begin(), r.options.end(),
+                                 [](const Deployment& o) { return o.candidate.options.lora.has_value(); });
+  if (lora != r.options.end())
+    s += fmt::format("LoRA: every candidate holds {} adapter slots of rank {} (taken from its KV pool) and pays the "
+                     "LoRA kernels of min(sequences, {}) distinct adapters per step.\n",
+                     lora->candidate.options.lora->max_loras, lora->candidate.options.lora->max_lora_rank,
+                     lora->candidate.options.lora->max_loras);
+  return s;
 }
 
 std::string recommendation(const SizeResult& r, const size::Recommendation& rec, bool md) {

@@ -135,6 +135,32 @@ TEST_CASE("speculative decoding flags of a server command plan as kvplan's own")
   CHECK(sglang.out == sglang_options.out);
 }
 
+TEST_CASE("vLLM's LoRA flags of a server command plan as kvplan's own, nargs lists included") {
+  // --lora-target-modules takes space-separated names (argparse nargs="+"); kvplan's own
+  // flag the same names comma-separated. q_proj and v_proj wrap the packed qkv_proj:
+  // (3 x 16 x 4096 + (4096 + 2 x 1024) x 16) x 32 layers x 2 B = 18,874,368 B per slot,
+  // two slots 37,748,736 B (tests/planner/lora_test.cpp works the shapes).
+  const std::string common = "plan --gpu h100-sxm --format json";
+  const auto pasted = run_kvplan(common + " -- vllm serve " + kLlama8bConfig +
+                                 " --enable-lora --max-loras 2 --lora-target-modules q_proj v_proj --lora-modules a=/x b=/y");
+  const auto own = run_kvplan(common + " --model " + kLlama8bConfig +
+                              " --engine vllm --enable-lora --max-loras 2 --lora-target-modules q_proj,v_proj");
+  REQUIRE_MESSAGE(pasted.code == 0, pasted.err);
+  REQUIRE_MESSAGE(own.code == 0, own.err);
+  CHECK(pasted.out == own.out);
+  CHECK(pasted.err.find("--lora-modules") != std::string::npos);  // the note naming it
+  const auto row = nlohmann::json::parse(own.out)["rows"][0];
+  CHECK(row["memory"]["lora_bytes"] == 37748736);
+  CHECK(row["lora"]["slot_bytes_per_gpu"] == 18874368);
+  CHECK(row["lora"]["modules"].size() == 1);
+  // Every byte of the slots is a byte less of KV: whole 16-token blocks of 131,072 B per
+  // token, 37,748,736 / 131,072 = 288 tokens = 18 blocks.
+  const auto base = nlohmann::json::parse(run_kvplan(common + " --model " + kLlama8bConfig + " --engine vllm").out)["rows"][0];
+  CHECK(base["memory"]["kv_budget_bytes"].get<int64_t>() - row["memory"]["kv_budget_bytes"].get<int64_t>() == 37748736);
+  CHECK(row["lora"]["kv_tokens_lost"] == 288);
+  CHECK(row["lora"]["max_kv_tokens_without_lora"] == base["capacity"]["max_kv_tokens"]);
+}
+
 TEST_CASE("a server command keeps the release chosen with --engine and refuses another engine") {
   const auto r = run_kvplan("plan --gpu h100-sxm --format json --engine vllm@0.10 -- vllm serve " + kLlama8bConfig);
   REQUIRE_MESSAGE(r.code == 0, r.err);
