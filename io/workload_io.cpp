@@ -191,6 +191,18 @@ LengthDist parse_length_option(const std::string& text, const std::string& optio
 
 Workload parse_workload(const std::string& text, const std::string& file) {
   const YAML::Node root = parse_yaml_mapping(text, file);
+  // A misspelt top-level key would otherwise be a silent default (docs/formats.md lists them).
+  static const std::vector<std::string> kKeys{"name",          "source", "requests",      "arrival", "random",
+                                              "prompt_tokens", "output_tokens", "shared_prefix", "trace",   "slo",
+                                              "lora"};
+  for (const auto& kv : root) {
+    const std::string k = kv.first.Scalar();
+    if (std::find(kKeys.begin(), kKeys.end(), k) == kKeys.end()) {
+      std::string list;
+      for (const auto& a : kKeys) list += (list.empty() ? "" : ", ") + a;
+      throw InputError(file, k, "a workload key: " + list, "an unknown key");
+    }
+  }
   Workload w;
   w.file = file;
   w.name = opt_str(root, "name", file).value_or(fs::path(file).stem().string());
@@ -305,6 +317,27 @@ Workload parse_workload(const std::string& text, const std::string& file) {
   } else {
     throw InputError(file, "requests", "an integer >= 1 (the key is required unless arrivals come from a trace)",
                      "nothing");
+  }
+
+  if (root["lora"].IsDefined()) {
+    const YAML::Node l = section(root, "lora", file, {"adapters", "popularity", "zipf_s", "base_fraction"},
+                                 "a mapping with adapters, popularity (uniform|zipf), zipf_s, base_fraction");
+    w.lora.adapters = req_int(l, "lora.adapters", file, 1);
+    // A million adapters is beyond any server's --max-cpu-loras; more is a typo.
+    if (w.lora.adapters > 1'000'000)
+      throw InputError(file, "lora.adapters", "at most 1,000,000 adapters", std::to_string(w.lora.adapters));
+    const std::string popularity = opt_str(l, "lora.popularity", file).value_or("uniform");
+    if (popularity == "zipf") {
+      w.lora.zipf_s = positive(l, "lora.zipf_s", file);
+    } else if (popularity != "uniform") {
+      throw InputError(file, "lora.popularity", "uniform or zipf", "'" + popularity + "'");
+    } else if (l["lora.zipf_s"].IsDefined()) {
+      throw InputError(file, "lora.zipf_s", "no zipf_s with popularity uniform (popularity: zipf uses it)", "both");
+    }
+    w.lora.base_fraction = opt_num(l, "lora.base_fraction", file, 0, 1).value_or(0);
+    if (!(w.lora.base_fraction < 1))
+      throw InputError(file, "lora.base_fraction", "a number in [0, 1) (1: no request on an adapter; drop the key)",
+                       "1");
   }
 
   // The SLO is optional (simulate reports latencies without a verdict); when given, both

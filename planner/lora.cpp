@@ -190,6 +190,7 @@ LoraStepCost lora_step_cost(const LoraMemory& mem, double tokens, double logit_r
   LoraStepCost c;
   const double elem = static_cast<double>(dtype_bits(mem.dtype)) / 8, r = static_cast<double>(mem.rank);
   adapters = std::clamp(adapters, 0.0, static_cast<double>(mem.slots));
+  if (adapters == 0 || tokens <= 0) return c;
   for (const LoraModule& x : mem.modules) {
     const double n = static_cast<double>(x.instances);
     const double rows = x.name == "lm_head" ? logit_rows : tokens;

@@ -55,8 +55,19 @@ struct LoraStepCost {
   double kernels = 0;  //!< launches: a shrink and an expand per wrapped module instance
 };
 //! `tokens` tokens through the wrapped layers, `logit_rows` of them through lm_head, the
-//! batch holding `adapters` distinct adapters (at most the slots).
+//! batch holding `adapters` distinct adapters (at most the slots). No adapter in the batch:
+//! nothing (vLLM's LoRA kernels return at once when no token needs LoRA, no_lora_flag_cpu
+//! in vllm/lora/ops/triton_ops).
 LoraStepCost lora_step_cost(const LoraMemory& mem, double tokens, double logit_rows, double adapters);
+
+//! What the simulator knows of a step's LoRA work (StepTimeModel::step): the tokens and
+//! logit rows of requests on an adapter and the distinct adapters among them. Without it
+//! the step is charged the worst case (every sequence on its own adapter, up to the slots).
+struct LoraStepLoad {
+  double tokens = 0;
+  double logit_rows = 0;
+  double adapters = 0;
+};
 
 //! What `plan` shows of the LoRA slots of one row: the slots, the KV they cost (the same
 //! plan without --enable-lora beside it) and the LoRA kernels' share of the step times.

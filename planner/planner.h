@@ -319,8 +319,11 @@ class StepTimeModel {
   //! sequences are dealt to the data-parallel ranks (docs/parallelism.md).
   //! `prefill_context_tokens`: the cached tokens those prompts' chunks follow, summed over
   //! them (MLA prefill decompresses them again: PairFlops).
+  //! `lora`: the step's LoRA work as the simulator tracks it (--enable-lora); null: the
+  //! worst case the slots allow.
   StepTime step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                double decode_keys, int64_t prefill_seqs = 1, double prefill_context_tokens = 0) const;
+                double decode_keys, int64_t prefill_seqs = 1, double prefill_context_tokens = 0,
+                const LoraStepLoad* lora = nullptr) const;
   //! The per-layer window accounting every step goes through.
   const KvTraffic& kv_traffic() const { return kv_; }
   //! Prefill of one prompt of T tokens, alone.

@@ -353,7 +353,8 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
 }
 
 StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
-                             double decode_keys, int64_t prefill_seqs, double prefill_context_tokens) const {
+                             double decode_keys, int64_t prefill_seqs, double prefill_context_tokens,
+                             const LoraStepLoad* lora_load) const {
   StepTime t;
   const auto tokens = static_cast<double>(prefill_tokens + decode_seqs);
   if (tokens <= 0) return t;
@@ -435,7 +436,9 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   // until the slots are full (vLLM's scheduler keeps at most max_loras distinct adapters
   // in a batch, vllm/v1/core/sched/scheduler.py).
   LoraStepCost lora;
-  if (lora_) {
+  if (lora_ && lora_load) {
+    lora = lora_step_cost(*lora_, lora_load->tokens, lora_load->logit_rows, lora_load->adapters);
+  } else if (lora_) {
     const double adapters = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? std::max<int64_t>(prefill_seqs, 1) : 0));
     lora = lora_step_cost(*lora_, tokens, logits, adapters);
   }

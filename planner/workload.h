@@ -137,6 +137,17 @@ struct Slo {
   bool given() const { return ttft_p99_s > 0 || tpot_p99_s > 0; }
 };
 
+//! Which LoRA adapter each request asks for (docs/lora.md "Simulator"): `adapters`
+//! distinct adapters, a request on the base model with probability `base_fraction`, else
+//! on adapter k (1..adapters) with probability proportional to 1 / k^zipf_s (zipf_s 0:
+//! uniform). adapters == 0: no key, requests carry no adapter.
+struct LoraMix {
+  int64_t adapters = 0;
+  double zipf_s = 0;
+  double base_fraction = 0;
+  bool given() const { return adapters > 0; }
+};
+
 struct Workload {
   std::string name;
   std::string file;          // where it was loaded from (for messages); may be empty
@@ -159,6 +170,7 @@ struct Workload {
   std::shared_ptr<const std::vector<TraceRow>> trace;
   std::string trace_file;    // resolved path, for messages
   Slo slo;
+  LoraMix lora;              // the `lora` key: adapters per request (needs --enable-lora)
 
   //! A trace whose arrivals all share one instant (or a single row): a burst with no
   //! arrival rate to report or scale; base_rate_per_s's 1 request/s is only a stand-in.

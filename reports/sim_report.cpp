@@ -246,6 +246,18 @@ nlohmann::json sim_json(const SimReport& r) {
   j["error_bars"] = error_bars_json(r);
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
+  if (r.options.lora) {
+    // Additive, with --enable-lora only (docs/formats.md "JSON contract", docs/lora.md).
+    j["lora"] = {{"max_loras", r.options.lora->max_loras},
+                 {"max_lora_rank", r.options.lora->max_lora_rank},
+                 {"lora_bytes_per_gpu", r.lora_bytes_per_gpu},
+                 {"adapters_from_workload", s.lora.tracked},
+                 {"gpu_loads", s.lora.gpu_loads},
+                 {"host_cache_misses", s.lora.host_misses},
+                 {"load_s", s.lora.load_s},
+                 {"waited_requests", s.lora.waited_requests},
+                 {"adapters_mean", s.lora.tracked ? nlohmann::json(s.lora.adapters_mean) : nlohmann::json(nullptr)}};
+  }
   j["sim"] = {{"events", s.events},
               {"steps", s.steps},
               {"wall_s", s.wall_s},
@@ -339,11 +351,21 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
   if (r.options.lora) {
     // After "KV pool": the slots are what the pool lost.
     const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });
-    main_rows.insert(at + 1, {"LoRA", fmt::format("{} slots of rank {}, {} per GPU taken from the KV pool; each step pays the "
-                                                  "LoRA kernels of min(sequences, {}) distinct adapters (the worst case; "
-                                                  "adapter loads from host memory are not simulated)",
-                                                  r.options.lora->max_loras, r.options.lora->max_lora_rank,
-                                                  gib(r.lora_bytes_per_gpu), r.options.lora->max_loras)});
+    const LoraOptions& l = *r.options.lora;
+    const std::string slots =
+        fmt::format("{} slot{} of rank {}, {} per GPU taken from the KV pool; ", l.max_loras, l.max_loras == 1 ? "" : "s",
+                    l.max_lora_rank, gib(r.lora_bytes_per_gpu));
+    main_rows.insert(at + 1,
+                     {"LoRA", s.lora.tracked
+                                  ? slots + fmt::format("{:.1f} distinct adapters per step on average; {} loads into a GPU slot "
+                                                        "({} from past the host cache of {}), {} on the steps' critical path; "
+                                                        "{} requests waited for a slot (max_loras)",
+                                                        s.lora.adapters_mean, count(s.lora.gpu_loads), count(s.lora.host_misses),
+                                                        l.max_cpu_loras > 0 ? l.max_cpu_loras : l.max_loras, seconds(s.lora.load_s),
+                                                        count(s.lora.waited_requests))
+                                  : slots + fmt::format("the workload gives no adapters (no `lora` key): each step pays the LoRA "
+                                                        "kernels of min(sequences, {}) distinct adapters, the worst case",
+                                                        l.max_loras)});
   }
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
   if (!client_run(r)) {

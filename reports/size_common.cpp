@@ -38,6 +38,7 @@ std::string engine_label(const size::Deployment& o) {
   const auto& so = o.candidate.options;
   std::string out = fmt::format("{}, {} seqs", sim::to_string(o.candidate.scheduler), so.max_num_seqs);
   if (so.max_num_batched_tokens) out += fmt::format(", {} tok", *so.max_num_batched_tokens);
+  if (so.lora) out += fmt::format(", {} LoRA", so.lora->max_loras);
   return out;
 }
 

@@ -35,7 +35,11 @@ std::string option_label(const Deployment& o) {
   if (so.ep > 1) shape += fmt::format(", EP {}", so.ep);
   if (so.pp > 1) shape += fmt::format(" x PP {}", so.pp);
   if (o.replicas > 0) shape = fmt::format("{} replica{} of {}", o.replicas, o.replicas == 1 ? "" : "s", shape);
-  return fmt::format("{} on {} ({}), {} weights, KV {}", o.model, gpus, shape, weight_label(o), kv_label(o));
+  const std::string lora =
+      so.lora ? fmt::format(", {} LoRA slot{} of rank {}", so.lora->max_loras, so.lora->max_loras == 1 ? "" : "s",
+                            so.lora->max_lora_rank)
+              : "";
+  return fmt::format("{} on {} ({}), {} weights, KV {}{}", o.model, gpus, shape, weight_label(o), kv_label(o), lora);
 }
 
 nlohmann::json size_json(const SizeResult& r) {

@@ -3,8 +3,8 @@
 // or Markdown.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
+#include <set>
 
 #include "reports/size_common.h"
 #include "reports/size_report.h"
@@ -35,14 +35,28 @@ std::string summary_line(const SizeResult& r) {
   if (r.what_if_skipped > 0)
     s += fmt::format("; {} more are what-ifs no engine runs, left out (--what-if searches them)", r.what_if_skipped);
   s += ".\n";
-  // --enable-lora: every candidate carries the same slots (docs/lora.md).
-  const auto lora = std::find_if(r.options.begin(), r.options.end(),
-                                 [](const Deployment& o) { return o.candidate.options.lora.has_value(); });
-  if (lora != r.options.end())
-    s += fmt::format("LoRA: every candidate holds {} adapter slots of rank {} (taken from its KV pool) and pays the "
-                     "LoRA kernels of min(sequences, {}) distinct adapters per step.\n",
-                     lora->candidate.options.lora->max_loras, lora->candidate.options.lora->max_lora_rank,
-                     lora->candidate.options.lora->max_loras);
+  // --enable-lora: the slots the candidates hold (docs/lora.md); the table's engine
+  // column names each candidate's.
+  std::set<int64_t> slots, ranks;
+  for (const Deployment& o : r.options)
+    if (o.candidate.options.lora) {
+      slots.insert(o.candidate.options.lora->max_loras);
+      ranks.insert(o.candidate.options.lora->max_lora_rank);
+    }
+  if (!slots.empty()) {
+    const auto list = [](const std::set<int64_t>& v) {
+      std::string out;
+      for (const int64_t x : v) out += (out.empty() ? "" : " or ") + std::to_string(x);
+      return out;
+    };
+    s += fmt::format("LoRA: every candidate holds {} adapter slots of rank {} (taken from its KV pool); ", list(slots),
+                     list(ranks));
+    s += w.lora.given() ? fmt::format("the workload's requests use {} adapters, scheduled by vLLM's max_loras rule with "
+                                      "their loads into GPU slots simulated (docs/lora.md).\n",
+                                      count(w.lora.adapters))
+                        : fmt::format("the workload gives no adapters, so each step pays the LoRA kernels of "
+                                      "min(sequences, slots) distinct adapters, the worst case.\n");
+  }
   return s;
 }
 

@@ -13,6 +13,7 @@ double Engine::compose_step() {
   preempted_this_step_ = false;
   decode_step_ = false;
   swap_s_ = 0;
+  lora_load_step_s_ = 0;
   switch (opt_.scheduler) {
     case Scheduler::continuous: compose_continuous(); break;
     case Scheduler::chunked: compose_chunked(); break;
@@ -33,9 +34,11 @@ double Engine::compose_step() {
     context += static_cast<double>(r.cached);
     prefill_tokens += r.chunk;
   }
+  const LoraStepLoad lora = lora_tracked_ ? lora_load() : LoraStepLoad{};
   const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
-                             static_cast<int64_t>(step_prefills_.size()), context).time_s +
-                    swap_s_;
+                             static_cast<int64_t>(step_prefills_.size()), context, lora_tracked_ ? &lora : nullptr)
+                        .time_s +
+                    swap_s_ + lora_load_step_s_;
   if (!(dt > 0) || !std::isfinite(dt)) throw std::logic_error("simulator: step time is not a positive number");
   return dt;
 }
@@ -68,6 +71,11 @@ void Engine::compose_continuous() {
     while (!waiting_.empty() && n_running_ < max_seqs_) {
       const int32_t s = waiting_.front();
       EngineRequest& r = at(s);
+      if (lora_blocked(r)) {  // V0 _schedule_prefills: leftover_waiting_sequences
+        waiting_.pop_front();
+        lora_skipped_.push_back(s);
+        continue;
+      }
       const int64_t len = r.prompt + r.generated;
       const int64_t hit = lookup(r);
       // The first prompt of a step always fits the token budget.
@@ -85,6 +93,7 @@ void Engine::compose_continuous() {
       admit(s, len - hit);
       tokens += len - hit;
     }
+    unskip(waiting_);
     if (!step_prefills_.empty()) return;  // prefill-only step
   }
   decode_step_ = true;
@@ -98,6 +107,11 @@ void Engine::swap_in() {
   while (!swapped_.empty() && n_running_ < max_seqs_) {
     const int32_t s = swapped_.front();
     EngineRequest& r = at(s);
+    if (lora_blocked(r)) {  // V0 _schedule_swapped: leftover_swapped
+      swapped_.pop_front();
+      lora_skipped_.push_back(s);
+      continue;
+    }
     const int64_t need = table_.blocks_for(r.cached + 1);
     if (pool_.free() < need) break;
     swapped_.pop_front();
@@ -106,6 +120,7 @@ void Engine::swap_in() {
     push_running(s);
     join_decoders(s, true);
   }
+  unskip(swapped_);
 }
 
 void Engine::compose_chunked() {
@@ -130,6 +145,11 @@ void Engine::compose_chunked() {
   while (!waiting_.empty() && n_running_ < max_seqs_ && left > 0) {
     const int32_t s = waiting_.front();
     EngineRequest& r = at(s);
+    if (lora_blocked(r)) {  // V1: skipped_waiting_requests, back at the queue's head after
+      waiting_.pop_front();
+      lora_skipped_.push_back(s);
+      continue;
+    }
     const int64_t hit = lookup(r);
     const int64_t chunk = std::min(r.prompt + r.generated - hit, left);
     const int64_t need = table_.blocks_for(hit + chunk);
@@ -140,6 +160,12 @@ void Engine::compose_chunked() {
     admit(s, chunk);
     left -= chunk;
   }
+  unskip(waiting_);
+}
+
+void Engine::unskip(std::deque<int32_t>& queue) {
+  for (auto it = lora_skipped_.rbegin(); it != lora_skipped_.rend(); ++it) queue.push_front(*it);
+  lora_skipped_.clear();
 }
 
 void Engine::compose_static() {
@@ -150,6 +176,11 @@ void Engine::compose_static() {
   while (!waiting_.empty() && n_running_ < max_seqs_) {
     const int32_t s = waiting_.front();
     EngineRequest& r = at(s);
+    if (lora_blocked(r)) {
+      waiting_.pop_front();
+      lora_skipped_.push_back(s);
+      continue;
+    }
     const int64_t need = table_.blocks_for(r.prompt + r.output - 1);
     if (pool_.free() < need) break;
     waiting_.pop_front();
@@ -157,6 +188,7 @@ void Engine::compose_static() {
     r.reserved = true;
     admit(s, r.prompt + r.generated);
   }
+  unskip(waiting_);
 }
 
 namespace {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <list>
 #include <stdexcept>
 #include <string>
 
@@ -54,6 +56,27 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
   new_token_ratio_decay_ = (init_new_token_ratio_ - min_new_token_ratio_) / 600;
   new_token_ratio_ = init_new_token_ratio_;
   tally_.warmup_left = opt.warmup_requests;
+  if (w.lora.given()) {
+    if (!sim.opts.lora)
+      throw InputError(w.file.empty() ? "workload" : w.file, "lora",
+                       "--enable-lora beside a workload whose requests use LoRA adapters", "no --enable-lora");
+    if (!(opt.host_link_bytes_per_s > 0))
+      throw InputError("simulate", "host_link_bytes_per_s", "a positive number (LoRA adapters load over it)");
+    const LoraMemory mem = lora_memory(*sim.model, sim.opts);
+    lora_tracked_ = true;
+    tally_.counts.lora.tracked = true;
+    max_loras_ = mem.slots;
+    max_cpu_loras_ = mem.cpu_slots;
+    // An adapter is copied into its slot at the slot's size (adapters of a lower rank
+    // than --max-lora-rank copy less: an upper bound) over the GPU's own host link.
+    lora_slot_load_s_ = static_cast<double>(mem.slot_bytes_per_gpu) / opt.host_link_bytes_per_s;
+    const auto n = static_cast<size_t>(w.lora.adapters);
+    adapter_running_.assign(n, 0);
+    gpu_slot_.assign(n, -1);
+    slot_adapter_.assign(static_cast<size_t>(max_loras_), -1);
+    slot_last_used_.assign(static_cast<size_t>(max_loras_), 0);
+    host_at_.assign(n, host_lru_.end());
+  }
 }
 
 SimOptions Engine::with_scheduler(const Simulator::Impl& sim, SimOptions opt) {
@@ -165,6 +188,7 @@ void Engine::push_running(int32_t slot) {
   if (tail_ >= 0) at(tail_).next = slot; else head_ = slot;
   tail_ = slot;
   ++n_running_;
+  if (r.adapter >= 0) lora_enter(r.adapter);
 }
 
 void Engine::unlink_running(int32_t slot) {
@@ -173,6 +197,95 @@ void Engine::unlink_running(int32_t slot) {
   if (r.next >= 0) at(r.next).prev = r.prev; else tail_ = r.prev;
   r.prev = r.next = -1;
   --n_running_;
+  if (r.adapter >= 0) lora_leave(r.adapter);
+}
+
+// ------------------------------------------------------------------------- LoRA
+
+bool Engine::lora_blocked(EngineRequest& r) {
+  if (r.adapter < 0 || adapter_running_[static_cast<size_t>(r.adapter)] > 0 || adapters_running_ < max_loras_)
+    return false;
+  if (!r.lora_waited) {
+    r.lora_waited = true;
+    ++tally_.counts.lora.waited_requests;
+  }
+  return true;
+}
+
+void Engine::lora_enter(int32_t a) {
+  const auto ai = static_cast<size_t>(a);
+  if (adapter_running_[ai]++ > 0) return;
+  ++adapters_running_;
+  // vLLM's worker touches every requested adapter in its host cache each step
+  // (LRUCacheWorkerLoRAManager._apply_adapters, capacity max_cpu_loras): a running
+  // adapter is never the one evicted. An adapter loaded past the cache (from its files)
+  // enters it, evicting the least recently used one not running, whose GPU slot empties
+  // with it (AdapterLRUCache._on_remove deactivates it).
+  if (host_at_[ai] != host_lru_.end()) {
+    host_lru_.splice(host_lru_.begin(), host_lru_, host_at_[ai]);
+  } else {
+    ++tally_.counts.lora.host_misses;
+    host_lru_.push_front(a);
+    host_at_[ai] = host_lru_.begin();
+    if (static_cast<int64_t>(host_lru_.size()) > max_cpu_loras_) {
+      auto victim = std::prev(host_lru_.end());
+      while (adapter_running_[static_cast<size_t>(*victim)] > 0) --victim;
+      const auto vi = static_cast<size_t>(*victim);
+      if (gpu_slot_[vi] >= 0) {
+        slot_adapter_[static_cast<size_t>(gpu_slot_[vi])] = -1;
+        gpu_slot_[vi] = -1;
+      }
+      host_at_[vi] = host_lru_.end();
+      host_lru_.erase(victim);
+    }
+  }
+  if (gpu_slot_[ai] >= 0) return;
+  // A GPU slot: an empty one, else the one whose adapter stopped running longest ago
+  // (at most max_loras adapters run, this one included, so one is idle).
+  int32_t best = -1;
+  for (size_t i = 0; i < slot_adapter_.size(); ++i) {
+    const int32_t x = slot_adapter_[i];
+    if (x < 0) {
+      best = static_cast<int32_t>(i);
+      break;
+    }
+    if (adapter_running_[static_cast<size_t>(x)] == 0 &&
+        (best < 0 || slot_last_used_[i] < slot_last_used_[static_cast<size_t>(best)]))
+      best = static_cast<int32_t>(i);
+  }
+  if (best < 0) throw std::logic_error("simulator: more adapters running than LoRA slots");
+  const auto bi = static_cast<size_t>(best);
+  if (slot_adapter_[bi] >= 0) gpu_slot_[static_cast<size_t>(slot_adapter_[bi])] = -1;
+  slot_adapter_[bi] = a;
+  gpu_slot_[ai] = best;
+  // The copy into the slot runs before the step's forward pass (set_active_adapters in
+  // the model runner): on the step's critical path.
+  ++tally_.counts.lora.gpu_loads;
+  tally_.counts.lora.load_s += lora_slot_load_s_;
+  lora_load_step_s_ += lora_slot_load_s_;
+}
+
+void Engine::lora_leave(int32_t a) {
+  const auto ai = static_cast<size_t>(a);
+  if (--adapter_running_[ai] > 0) return;
+  --adapters_running_;
+  slot_last_used_[static_cast<size_t>(gpu_slot_[ai])] = ++lora_clock_;
+}
+
+LoraStepLoad Engine::lora_load() const {
+  LoraStepLoad l;
+  for (int32_t s : step_prefills_) {
+    const EngineRequest& r = at(s);
+    if (r.adapter < 0) continue;
+    l.tokens += static_cast<double>(r.chunk);
+    if (r.cached + r.chunk >= r.prompt + r.generated) l.logit_rows += 1;  // its last chunk samples
+  }
+  if (decode_step_) {
+    l.tokens += static_cast<double>(adapter_decoders_);
+    l.logit_rows += static_cast<double>(adapter_decoders_);
+  }
+  l.adapters = static_cast<double>(adapters_running_);
+  return l;
 }
 
 void Engine::emit(RequestEventKind k, const EngineRequest& r, std::optional<double> time_s) const {
@@ -241,6 +354,7 @@ void Engine::arrive(const GeneratedRequest& g, int64_t preloaded, double seen_s)
   r.prompt = std::max<int64_t>(g.prompt_tokens, 1);
   r.output = std::max<int64_t>(g.output_tokens, 1);
   r.content = PromptContent{g.group_key, g.prompt_key, g.shared_tokens};
+  r.adapter = lora_tracked_ ? g.adapter : -1;
   r.preloaded = std::clamp<int64_t>(preloaded, 0, r.prompt - 1);
   r.state = RequestState::waiting;
   emit(RequestEventKind::arrived, r, r.arrival_s);
@@ -298,6 +412,7 @@ void Engine::join_decoders(int32_t slot, bool covers_next) {
   r.state = RequestState::decoding;
   r.context_offset = next_ctx - decode_steps_;
   ++n_decoders_;
+  if (r.adapter >= 0) ++adapter_decoders_;
   context_sum_ += next_ctx;
   const int64_t last_step = decode_steps_ + (r.output - 1 - r.generated);
   push_event(2 * last_step + 1, slot);
@@ -313,6 +428,7 @@ void Engine::preempt(int32_t slot) {
   r.preloaded = 0;  // its transferred KV is gone with its blocks: recomputed here
   if (r.state == RequestState::decoding) {
     --n_decoders_;
+    if (r.adapter >= 0) --adapter_decoders_;
     context_sum_ -= r.context_offset + decode_steps_;
     r.generated = r.context_offset + decode_steps_ - r.prompt;  // its context in this step is P + g
     r.cached = r.context_offset + decode_steps_ - 1;
@@ -344,6 +460,7 @@ void Engine::finish(int32_t slot) {
   unlink_running(slot);
   if (r.state == RequestState::decoding) {
     --n_decoders_;
+    if (r.adapter >= 0) --adapter_decoders_;
     context_sum_ -= r.context_offset + decode_steps_;
   } else if (r.state == RequestState::prefilling) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
@@ -393,6 +510,7 @@ void Engine::account_step(double dt) {
   c.batch_max = std::max(c.batch_max, batch);
   tally_.batch_time += static_cast<double>(batch) * dt;
   tally_.blocks_time += static_cast<double>(pool_.used()) * dt;
+  tally_.adapters_time += static_cast<double>(adapters_running_) * dt;
   c.busy_s += dt;
   ++c.steps;
   ++c.events;

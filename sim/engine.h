@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <list>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -74,6 +75,8 @@ struct EngineRequest {
   bool has_first_token = false;
   bool was_scheduled = false;
   bool reserved = false;   // static batching: blocks for the full length held from the start
+  bool lora_waited = false;  // it waited at admission for a LoRA slot (counted once)
+  int32_t adapter = -1;    // LoRA adapter (GeneratedRequest::adapter); -1: the base model
   RequestState state = RequestState::free;
   int32_t prev = -1, next = -1;  // running list, oldest admission first
 };
@@ -216,6 +219,19 @@ class Engine {
   void sglang_retract(int32_t slot);
   void compose_trtllm();
   double decode_keys(const KvTraffic& kv) const;
+
+  // ---- LoRA adapters (docs/lora.md "Simulator"), when requests carry them
+  //! vLLM's max_loras rule at admission: a request on an adapter no running request uses
+  //! waits while max_loras adapters are running (vllm/v1/core/sched/scheduler.py).
+  bool lora_blocked(EngineRequest& r);
+  //! A request on adapter `a` starts or stops running: the distinct count, and the load
+  //! of `a` into a GPU slot (from the host cache, or past it) when it is not in one.
+  void lora_enter(int32_t a);
+  void lora_leave(int32_t a);
+  //! The step's LoRA work for StepTimeModel::step.
+  LoraStepLoad lora_load() const;
+  //! Puts the requests an admission loop passed over back at the head of `queue`, in order.
+  void unskip(std::deque<int32_t>& queue);
   void check() const;
 
   // ---- the step's end
@@ -289,6 +305,21 @@ class Engine {
   bool step_running_ = false;
   double step_s_ = 0;         // the running step's duration
   double swap_s_ = 0;         // swap traffic of the step being composed
+
+  bool lora_tracked_ = false;          // --enable-lora and requests on adapters
+  int64_t max_loras_ = 0, max_cpu_loras_ = 0;
+  double lora_slot_load_s_ = 0;        // one slot's bytes per GPU over the host link
+  std::vector<int32_t> adapter_running_;   // running requests per adapter
+  int64_t adapters_running_ = 0;           // adapters with a running request
+  int64_t adapter_decoders_ = 0;           // decoders on an adapter
+  std::vector<int32_t> gpu_slot_;          // adapter -> its GPU slot, -1 when in none
+  std::vector<int32_t> slot_adapter_;      // GPU slot -> its adapter, -1 when empty
+  std::vector<uint64_t> slot_last_used_;   // GPU slot -> when its adapter last stopped running
+  uint64_t lora_clock_ = 0;                // orders those uses
+  std::list<int32_t> host_lru_;            // the host cache, most recently used first
+  std::vector<std::list<int32_t>::iterator> host_at_;  // adapter -> its entry (end(): absent)
+  std::vector<int32_t> lora_skipped_;      // requests the admission loop passed over
+  double lora_load_step_s_ = 0;            // adapter loads of the step being composed
 };
 
 }  // namespace kvplan::sim

@@ -102,6 +102,12 @@ void RunTally::add(const RunTally& o) {
   r.events += x.events;
   r.tokens_simulated += x.tokens_simulated;
   r.warmup += x.warmup;
+  r.lora.tracked = r.lora.tracked || x.lora.tracked;
+  r.lora.gpu_loads += x.lora.gpu_loads;
+  r.lora.host_misses += x.lora.host_misses;
+  r.lora.waited_requests += x.lora.waited_requests;
+  r.lora.load_s += x.lora.load_s;
+  adapters_time += o.adapters_time;
   warmup_end_s = std::max(warmup_end_s, o.warmup_end_s);
   ttft_s.insert(ttft_s.end(), o.ttft_s.begin(), o.ttft_s.end());
   tpot_s.insert(tpot_s.end(), o.tpot_s.begin(), o.tpot_s.end());
@@ -129,6 +135,7 @@ SimResult summarize(RunTally& t, const Slo& slo, int64_t num_blocks, int64_t blo
   r.peak_kv_utilization = static_cast<double>(t.peak_blocks) / static_cast<double>(num_blocks);
   if (r.busy_s > 0) {
     r.batch_mean = t.batch_time / r.busy_s;
+    r.lora.adapters_mean = t.adapters_time / r.busy_s;
     r.mean_kv_utilization = t.blocks_time / r.busy_s / static_cast<double>(num_blocks);
   }
   const double start_s = r.warmup > 0 ? std::max(t.first_arrival_s, t.warmup_end_s) : t.first_arrival_s;

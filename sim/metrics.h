@@ -102,6 +102,16 @@ struct SimResult {
   double peak_kv_utilization = 0;
   double mean_kv_utilization = 0;
   double busy_s = 0;       // time with a step running
+  //! LoRA, when requests carry adapters (--enable-lora and a workload `lora` key):
+  //! adapters loaded into a GPU slot, of them the ones not in the host cache
+  //! (--max-cpu-loras), the loads' time on the steps' critical path, requests that waited
+  //! at admission because max_loras other adapters were running, and the mean distinct
+  //! adapters per step (time-weighted over busy time).
+  struct Lora {
+    bool tracked = false;
+    int64_t gpu_loads = 0, host_misses = 0, waited_requests = 0;
+    double load_s = 0, adapters_mean = 0;
+  } lora;
   // the simulation itself
   int64_t steps = 0;
   int64_t events = 0;      // arrivals + steps + per-request events processed
@@ -129,6 +139,7 @@ struct RunTally {
   double first_arrival_s = 0, last_finish_s = 0;
   bool any_arrival = false;
   double batch_time = 0, blocks_time = 0;  //!< sums of batch x step time, blocks x step time
+  double adapters_time = 0;                //!< sum of distinct LoRA adapters x step time
   int64_t peak_blocks = 0;
   int64_t warmup_left = 0;  //!< finished requests still to leave out (warm-up)
   double warmup_end_s = 0;  //!< when the last warm-up request finished

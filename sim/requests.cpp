@@ -72,6 +72,7 @@ RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale
     : workload_(&w),
       arrivals_(splitmix64(2 * seed + 1)),
       lengths_(splitmix64(2 * seed + 2)),
+      adapters_(splitmix64(~seed)),
       rate_scale_(rate_scale),
       count_(count) {
   if (!(rate_scale > 0) || !std::isfinite(rate_scale))
@@ -112,6 +113,18 @@ RequestStream::RequestStream(const Workload& w, uint64_t seed, double rate_scale
     const int64_t users = sp.groups * sp.users_per_group;
     user_question_tokens_.reserve(static_cast<size_t>(users));
     for (int64_t u = 0; u < users; ++u) user_question_tokens_.push_back(length(w.prompt_tokens, nullptr, true));
+  }
+  if (w.lora.given()) {
+    if (!(w.lora.zipf_s >= 0) || !(w.lora.base_fraction >= 0 && w.lora.base_fraction < 1))
+      throw InputError(file, "lora", "zipf_s >= 0 and base_fraction in [0, 1)");
+    // P(k) proportional to 1 / k^s over k = 1..adapters (s = 0: uniform).
+    adapter_cdf_.resize(static_cast<size_t>(w.lora.adapters));
+    double sum = 0;
+    for (int64_t k = 1; k <= w.lora.adapters; ++k) {
+      sum += std::pow(static_cast<double>(k), -w.lora.zipf_s);
+      adapter_cdf_[static_cast<size_t>(k - 1)] = sum;
+    }
+    for (double& c : adapter_cdf_) c /= sum;
   }
   const bool needs_trace = w.arrival.process == ArrivalProcess::trace ||
                            w.prompt_tokens.kind == LengthKind::trace ||
@@ -226,8 +239,26 @@ std::optional<GeneratedRequest> RequestStream::next() {
     }
   }
   r.output_tokens = length(w.output_tokens, row, false);
+  if (w.lora.given()) {
+    r.adapter = draw_adapter();
+    // vLLM's block hashes carry the request's LoRA (vllm/v1/core/kv_cache_utils.py
+    // _gen_lora_extra_hash_keys): prompts on different adapters share no cached block.
+    const auto tag = static_cast<uint64_t>(r.adapter + 1) << 40;
+    if (r.group_key != 0) r.group_key += tag;
+    if (r.prompt_key != 0) r.prompt_key += tag;
+  }
   ++produced_;
   return r;
+}
+
+int32_t RequestStream::draw_adapter() {
+  // Two draws per request whatever they decide, so the base fraction leaves the adapters
+  // of the requests on adapters where they were.
+  const double base = adapters_.uniform(), pick = adapters_.uniform();
+  if (base < workload_->lora.base_fraction) return -1;
+  const auto it = std::upper_bound(adapter_cdf_.begin(), adapter_cdf_.end(), pick);
+  return static_cast<int32_t>(std::min<std::ptrdiff_t>(it - adapter_cdf_.begin(),
+                                                       static_cast<std::ptrdiff_t>(adapter_cdf_.size()) - 1));
 }
 
 }  // namespace kvplan::sim

@@ -1,8 +1,8 @@
 // kvplan sim: the requests a workload generates, lazily and in arrival order, and the
 // project's own random numbers behind them. Deterministic for a seed: std::mt19937_64 with
 // the project's own distribution code (Box-Muller normals, Marsaglia-Tsang gammas), one
-// stream for arrivals and one for lengths, so changing the arrival rate keeps every
-// request's lengths. Generated arrivals start at t = 0 (a trace's first row is shifted to 0).
+// stream for arrivals, one for lengths and one for LoRA adapters, so changing the arrival
+// rate keeps every request's lengths and adapter. Generated arrivals start at t = 0 (a trace's first row is shifted to 0).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,8 @@ struct GeneratedRequest {
   uint64_t group_key = 0;
   uint64_t prompt_key = 0;
   int64_t shared_tokens = 0;
+  //! The LoRA adapter it asks for, 0 .. Workload::lora.adapters - 1; -1: the base model.
+  int32_t adapter = -1;
 };
 
 //! Streams a workload's requests in arrival order, lazily.
@@ -58,8 +60,11 @@ class RequestStream {
  private:
   int64_t length(const LengthDist& d, const TraceRow* row, bool prompt);
   double next_gap_s(double rate_per_s);
+  int32_t draw_adapter();
   const Workload* workload_;
   Rng arrivals_, lengths_;
+  Rng adapters_;  // its own stream: a workload without `lora` draws exactly as before
+  std::vector<double> adapter_cdf_;  // lora: P(adapter <= k), popularity order
   double rate_scale_;
   int64_t count_, produced_ = 0;
   double clock_s_ = 0;

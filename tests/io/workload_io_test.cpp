@@ -211,3 +211,27 @@ TEST_CASE("stages and shared_prefix are read, and requests default to the stages
   CHECK(w.shared_prefix.system_prompt_tokens == 100);
   CHECK(w.shared_prefix.multi_turn);
 }
+
+TEST_CASE("the lora key: adapters, their popularity and a base-model fraction") {
+  const std::string base = std::string(kGood);
+  const Workload uniform = io::parse_workload(base + "lora: {adapters: 40}\n", "w.yaml");
+  CHECK(uniform.lora.adapters == 40);
+  CHECK(uniform.lora.zipf_s == 0);
+  CHECK(uniform.lora.base_fraction == 0);
+  const Workload zipf =
+      io::parse_workload(base + "lora: {adapters: 8, popularity: zipf, zipf_s: 1.2, base_fraction: 0.3}\n", "w.yaml");
+  CHECK(zipf.lora.adapters == 8);
+  CHECK(zipf.lora.zipf_s == 1.2);
+  CHECK(zipf.lora.base_fraction == 0.3);
+  CHECK_FALSE(io::parse_workload(kGood, "w.yaml").lora.given());
+  check_error(base + "lora: {adapters: 0}\n", "lora.adapters");
+  check_error(base + "lora: {adapters: 4, popularity: zipf}\n", "lora.zipf_s");
+  check_error(base + "lora: {adapters: 4, zipf_s: 1}\n", "lora.zipf_s");
+  check_error(base + "lora: {adapters: 4, base_fraction: 1}\n", "lora.base_fraction");
+  check_error(base + "lora: {adapters: 4, adapter: 1}\n", "lora.adapter");
+}
+
+TEST_CASE("a top-level key that is no workload key is refused, not ignored") {
+  check_error(good_with("slo:", "slos:"), "slos");
+  check_error(std::string(kGood) + "lora_adapters: 4\n", "lora_adapters");
+}
