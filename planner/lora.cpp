@@ -20,61 +20,74 @@ using detail::checked_mul;
 // any of its parts is targeted (vllm/lora/utils.py is_in_target_modules with the model's
 // packed_modules_mapping: qkv_proj = q_proj, k_proj, v_proj; gate_up_proj = gate_proj,
 // up_proj), vllm-project/vllm@01533aa8f9c0:vllm/lora/model_manager.py _create_lora_modules.
+// A part's name selects only where the class packs the parts (LoraFamily::split_packing).
 struct TargetName {
   std::string_view given;
   std::string_view module;
+  bool part;  // q_proj, k_proj, v_proj, gate_proj, up_proj
 };
 constexpr TargetName kTargets[] = {
-    {"q_proj", "qkv_proj"},         {"k_proj", "qkv_proj"},   {"v_proj", "qkv_proj"},
-    {"qkv_proj", "qkv_proj"},       {"o_proj", "o_proj"},     {"gate_proj", "gate_up_proj"},
-    {"up_proj", "gate_up_proj"},    {"gate_up_proj", "gate_up_proj"},
-    {"down_proj", "down_proj"},     {"embed_tokens", "embed_tokens"},
-    {"lm_head", "lm_head"},
+    {"q_proj", "qkv_proj", true},        {"k_proj", "qkv_proj", true},   {"v_proj", "qkv_proj", true},
+    {"qkv_proj", "qkv_proj", false},     {"o_proj", "o_proj", false},    {"gate_proj", "gate_up_proj", true},
+    {"up_proj", "gate_up_proj", true},   {"gate_up_proj", "gate_up_proj", false},
+    {"down_proj", "down_proj", false},   {"embed_tokens", "embed_tokens", false},
+    {"lm_head", "lm_head", false},
 };
 constexpr std::string_view kTargetList =
     "q_proj, k_proj, v_proj, qkv_proj, o_proj, gate_proj, up_proj, gate_up_proj, down_proj, embed_tokens or lm_head";
 // vllm/lora/layers/logits_processor.py LogitsProcessorWithLoRA.create_lora_weights.
 constexpr int64_t kVllmLoraMaxVocab = 258048;
 
-// Whether the model's vLLM class lists embed_tokens and lm_head in embedding_modules,
-// which is what makes them LoRA modules (vllm/lora/utils.py get_supported_lora_modules):
-// LlamaForCausalLM does (vllm-project/vllm@e06c9ba2a6ea:vllm/model_executor/models/llama.py;
-// MistralForCausalLM inherits it); Qwen2ForCausalLM (@013a27925170 qwen2.py),
-// Qwen3ForCausalLM (@002456df36fc qwen3.py, SupportsLoRA's empty default) and the Gemma
-// classes ("Gemma does not apply LoRA to the embedding layer") do not.
-struct EmbeddingRule {
+// What a model's vLLM class tells its LoRA manager (docs/lora.md lists the sources):
+//  - embeddings: embed_tokens and lm_head are in its embedding_modules, which makes them
+//    LoRA modules (vllm/lora/utils.py get_supported_lora_modules);
+//  - split_packing: packed_modules_mapping packs q, k, v into qkv_proj and gate, up into
+//    gate_up_proj, so the merged LoRA layers hold a slice per part
+//    (MergedQKVParallelLinearWithLoRA, MergedColumnParallelLinearWithLoRA); false: the
+//    checkpoint's own fused qkv_proj and gate_up_proj, one slice each
+//    (QKVParallelLinearWithLoRA, ColumnParallelLinearWithLoRA).
+// LlamaForCausalLM: both (vllm-project/vllm@e06c9ba2a6ea:vllm/model_executor/models/llama.py;
+// MistralForCausalLM inherits it); Phi3ForCausalLM inherits Llama's embeddings with
+// qkv_proj: [qkv_proj], gate_up_proj: [gate_up_proj] (phi3.py); Qwen2ForCausalLM
+// (@013a27925170 qwen2.py), Qwen3ForCausalLM (@002456df36fc qwen3.py, SupportsLoRA's empty
+// default) and the Gemma classes ("Gemma does not apply LoRA to the embedding layer")
+// have no embedding modules.
+struct LoraFamily {
   std::string_view model_type;
-  bool wraps_embeddings;
+  bool embeddings;
+  bool split_packing;
 };
-constexpr EmbeddingRule kEmbeddingRules[] = {
-    {"llama", true},  {"mistral", true}, {"qwen2", false},  {"qwen3", false},
-    {"gemma", false}, {"gemma2", false}, {"gemma3", false}, {"gemma3_text", false},
+constexpr LoraFamily kLoraFamilies[] = {
+    {"llama", true, true},   {"mistral", true, true}, {"phi3", true, false},   {"qwen2", false, true},
+    {"qwen3", false, true},  {"gemma", false, true},  {"gemma2", false, true}, {"gemma3_text", false, true},
 };
-const EmbeddingRule* embedding_rule(const ModelConfig& m) {
-  const auto* it = std::find_if(std::begin(kEmbeddingRules), std::end(kEmbeddingRules),
-                                [&](const EmbeddingRule& r) { return r.model_type == m.model_type; });
-  return it == std::end(kEmbeddingRules) ? nullptr : it;
+const LoraFamily* lora_family(const ModelConfig& m) {
+  const auto* it = std::find_if(std::begin(kLoraFamilies), std::end(kLoraFamilies),
+                                [&](const LoraFamily& f) { return f.model_type == m.model_type; });
+  return it == std::end(kLoraFamilies) ? nullptr : it;
+}
+std::string lora_family_list() {
+  std::string out;
+  for (const LoraFamily& f : kLoraFamilies) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
+  return out;
 }
 bool is_embedding(std::string_view module) { return module == "embed_tokens" || module == "lm_head"; }
 
 // Named by --lora-target-modules, or every module when it is not given (target_modules
 // None: every supported module).
-bool named(const ServingOptions& o, std::string_view module) {
+bool named(const LoraFamily& f, const ServingOptions& o, std::string_view module) {
   const auto& t = o.lora->target_modules;
   if (t.empty()) return true;
   return std::any_of(t.begin(), t.end(), [&](const std::string& g) {
-    return std::any_of(std::begin(kTargets), std::end(kTargets),
-                       [&](const TargetName& n) { return n.given == g && n.module == module; });
+    return std::any_of(std::begin(kTargets), std::end(kTargets), [&](const TargetName& n) {
+      return n.given == g && n.module == module && (f.split_packing || !n.part);
+    });
   });
 }
 
-// Wrapped: named, and an embedding module only where the model's class supports it
-// (validate_lora refused the cases the table does not know).
-bool targeted(const ModelConfig& m, const ServingOptions& o, std::string_view module) {
-  if (!named(o, module)) return false;
-  if (!is_embedding(module)) return true;
-  const EmbeddingRule* rule = embedding_rule(m);
-  return rule != nullptr && rule->wraps_embeddings;
+// Wrapped: named, and an embedding module only where the model's class supports it.
+bool targeted(const LoraFamily& f, const ServingOptions& o, std::string_view module) {
+  return named(f, o, module) && (!is_embedding(module) || f.embeddings);
 }
 
 // Why vLLM's LoRA layers, as kvplan models them, do not cover `m`; empty when they do.
@@ -112,21 +125,17 @@ void validate_lora(const ModelConfig& m, const ServingOptions& o, const std::str
   if (o.pp > 1)
     throw InputError(where, "--enable-lora", "--pipeline-parallel-size 1 (LoRA slots split over pipeline stages are not modelled yet)",
                      std::to_string(o.pp));
-  for (const std::string_view e : {"embed_tokens", "lm_head"}) {
-    if (!named(o, e)) continue;
-    const EmbeddingRule* rule = embedding_rule(m);
-    const bool explicit_name = !l.target_modules.empty();
-    if (rule == nullptr)
-      throw InputError(where, "--lora-target-modules",
-                       "the modules to wrap, without embed_tokens and lm_head (whether vLLM's class for model_type '" +
-                           m.model_type + "' wraps its embeddings is not in kvplan's table, docs/lora.md)",
-                       explicit_name ? std::string(e) : "every module (not given)");
-    if (!rule->wraps_embeddings && explicit_name)
+  const LoraFamily* f = lora_family(m);
+  if (f == nullptr)
+    throw InputError(where, "--enable-lora",
+                     "a model_type whose vLLM LoRA layers kvplan's table lists (" + lora_family_list() + "; docs/lora.md)",
+                     "'" + m.model_type + "'");
+  for (const std::string_view e : {"embed_tokens", "lm_head"})
+    if (!f->embeddings && !l.target_modules.empty() && named(*f, o, e))
       throw InputError(where, "--lora-target-modules",
                        "modules vLLM wraps for model_type '" + m.model_type + "' (its class has no LoRA embedding modules)",
                        std::string(e));
-  }
-  if (targeted(m, o, "lm_head") && m.vocab_size > kVllmLoraMaxVocab)
+  if (targeted(*f, o, "lm_head") && m.vocab_size > kVllmLoraMaxVocab)
     throw InputError(where, "--enable-lora", "a vocabulary of at most 258,048 tokens (vLLM's limit for LoRA on lm_head)",
                      std::to_string(m.vocab_size));
 }
@@ -144,7 +153,8 @@ void validate_lora(const ModelConfig& m, const ServingOptions& o, const std::str
 //    hidden x rank, whole on every GPU (vocal_parallel_embedding.py);
 //  - lm_head (LogitsProcessorWithLoRA): lora_a rank x hidden, lora_b vocab x rank, whole:
 //    the delta is added to the gathered logits (logits_processor.py).
-// embed_tokens and lm_head only where the model's class lists them (kEmbeddingRules).
+// embed_tokens and lm_head only where the model's class lists them, and one slice for a
+// checkpoint's own fused qkv_proj and gate_up_proj (kLoraFamilies).
 // Every buffer is max_loras x ... x max_lora_rank in lora_dtype ("auto": the model dtype,
 // vllm/config/lora.py verify_with_model_config).
 LoraMemory lora_memory(const ModelConfig& m, const ServingOptions& o) {
@@ -157,12 +167,20 @@ LoraMemory lora_memory(const ModelConfig& m, const ServingOptions& o) {
   const int64_t r = l.max_lora_rank, tp = o.tp, h = m.hidden_size, layers = m.num_layers;
   const int64_t q = m.q_dim(), kv = std::max<int64_t>(1, m.num_kv_heads / tp) * m.head_dim;
   const int64_t inter = m.intermediate_size;
+  const LoraFamily* fp = lora_family(m);
+  if (fp == nullptr)
+    throw InputError("serving options", "--enable-lora", "a model_type kvplan's LoRA table lists (" + lora_family_list() + ")",
+                     "'" + m.model_type + "'");
+  const LoraFamily& f = *fp;
+  const int64_t qkv_slices = f.split_packing ? 3 : 1, gate_up_slices = f.split_packing ? 2 : 1;
   const auto add = [&](std::string name, int64_t instances, int64_t slices, int64_t a, int64_t b, bool gathered) {
-    if (targeted(m, o, name)) mem.modules.push_back({std::move(name), instances, slices, a, b, gathered});
+    if (targeted(f, o, name)) mem.modules.push_back({std::move(name), instances, slices, a, b, gathered});
   };
-  add("qkv_proj", layers, 3, checked_mul(3 * r, h, "LoRA qkv_proj"), checked_mul(q / tp + 2 * kv, r, "LoRA qkv_proj"), false);
+  add("qkv_proj", layers, qkv_slices, checked_mul(qkv_slices * r, h, "LoRA qkv_proj"),
+      checked_mul(q / tp + 2 * kv, r, "LoRA qkv_proj"), false);
   add("o_proj", layers, 1, checked_mul(r, q / tp, "LoRA o_proj"), checked_mul(h, r, "LoRA o_proj"), false);
-  add("gate_up_proj", layers, 2, checked_mul(2 * r, h, "LoRA gate_up_proj"), checked_mul(2 * (inter / tp), r, "LoRA gate_up_proj"), false);
+  add("gate_up_proj", layers, gate_up_slices, checked_mul(gate_up_slices * r, h, "LoRA gate_up_proj"),
+      checked_mul(2 * (inter / tp), r, "LoRA gate_up_proj"), false);
   add("down_proj", layers, 1, checked_mul(r, inter / tp, "LoRA down_proj"), checked_mul(h, r, "LoRA down_proj"), false);
   add("embed_tokens", 1, 1, checked_mul(m.vocab_size, r, "LoRA embed_tokens"), checked_mul(h, r, "LoRA embed_tokens"), true);
   add("lm_head", 1, 1, checked_mul(r, h, "LoRA lm_head"), checked_mul(m.vocab_size, r, "LoRA lm_head"), false);

@@ -329,12 +329,14 @@ std::string plan_detail(const PlanRow& r) {
     const LoraPlan& l = *r.lora;
     std::string modules;
     for (const LoraModule& x : l.memory.modules) modules += (modules.empty() ? "" : ", ") + x.name;
-    s += fmt::format("LoRA adapters: {} slots of rank {} ({}) on {}; {} per slot, {} ({}) per GPU; {} adapters cached in host memory\n",
-                     l.memory.slots, l.memory.rank, to_string(l.memory.dtype), modules,
+    const auto plural = [](int64_t n) { return n == 1 ? "" : "s"; };
+    s += fmt::format("LoRA adapters: {} slot{} of rank {} ({}) on {}; {} per slot, {} ({}) per GPU; {} adapter{} cached in host memory\n",
+                     l.memory.slots, plural(l.memory.slots), l.memory.rank, to_string(l.memory.dtype), modules,
                      bytes_binary(l.memory.slot_bytes_per_gpu), gb(l.memory.bytes_per_gpu), gib(l.memory.bytes_per_gpu),
-                     l.memory.cpu_slots);
-    s += fmt::format("  KV cost: {} tokens ({} requests of {} tokens) of the {} the pool holds without LoRA\n",
-                     count(l.kv_tokens_lost), count(l.requests_lost), count(p.context_tokens), count(l.kv_tokens_without));
+                     l.memory.cpu_slots, plural(l.memory.cpu_slots));
+    s += fmt::format("  KV cost: {} tokens ({} request{} of {} tokens) of the {} the pool holds without LoRA\n",
+                     count(l.kv_tokens_lost), count(l.requests_lost), plural(l.requests_lost), count(p.context_tokens),
+                     count(l.kv_tokens_without));
     s += fmt::format("  LoRA kernels: {} of the prefill, {} of the decode step ({} distinct adapter{} in the decode batch of {})\n",
                      seconds(l.prefill_lora_s), seconds(l.decode_lora_s), l.decode_adapters,
                      l.decode_adapters == 1 ? "" : "s", p.batch);

@@ -78,9 +78,46 @@ TEST_CASE("Qwen-family classes wrap no embedding modules") {
   CHECK(lora_memory(m, lora_options(1, 1, 16)).bytes_per_gpu == 83886080);
   // Naming lm_head for it is refused, as is an unknown family without explicit modules.
   CHECK_THROWS_AS(validate_lora(m, lora_options(1, 1, 16, {"lm_head"}), "t"), InputError);
+  // A family whose vLLM class kvplan's table does not describe is refused, whatever the
+  // modules: its packing decides the slices (next case).
   m.model_type = "somefamily";
   CHECK_THROWS_AS(validate_lora(m, lora_options(1, 1, 16), "t"), InputError);
-  CHECK_NOTHROW(validate_lora(m, lora_options(1, 1, 16, {"qkv_proj", "o_proj"}), "t"));
+  CHECK_THROWS_AS(validate_lora(m, lora_options(1, 1, 16, {"qkv_proj", "o_proj"}), "t"), InputError);
+}
+
+TEST_CASE("Phi-4: the checkpoint's own fused qkv_proj and gate_up_proj hold one slice each") {
+  // Phi3ForCausalLM packs qkv_proj: [qkv_proj] and gate_up_proj: [gate_up_proj], so vLLM
+  // wraps them with the one-slice layers (QKVParallelLinearWithLoRA,
+  // ColumnParallelLinearWithLoRA). Phi-4 (configs/models/phi-4.yaml): hidden 5120, 40
+  // layers, 40 heads and 10 KV heads of 128, MLP 17920, vocabulary 100352. Rank 16, TP 1:
+  //   qkv_proj:     lora_a 16 x 5120 = 81,920;    lora_b (5120 + 2 x 1280) x 16 = 122,880
+  //   o_proj:       lora_a 16 x 5120 = 81,920;    lora_b 5120 x 16 = 81,920
+  //   gate_up_proj: lora_a 16 x 5120 = 81,920;    lora_b 2 x 17920 x 16 = 573,440
+  //   down_proj:    lora_a 16 x 17920 = 286,720;  lora_b 5120 x 16 = 81,920
+  //   = 1,392,640 per layer, x 40 = 55,705,600; embed_tokens and lm_head
+  //   (100352 + 5120) x 16 = 1,687,552 each: 59,080,704 elements x 2 B = 118,161,408 B.
+  ModelConfig m;
+  m.name = "phi-4";
+  m.model_type = "phi3";
+  m.hidden_size = 5120;
+  m.num_layers = 40;
+  m.num_heads = 40;
+  m.num_kv_heads = 10;
+  m.head_dim = 128;
+  m.intermediate_size = 17920;
+  m.vocab_size = 100352;
+  m.torch_dtype = DType::bf16;
+  CHECK_NOTHROW(validate_lora(m, lora_options(1, 1, 16), "t"));
+  const LoraMemory mem = lora_memory(m, lora_options(1, 1, 16));
+  REQUIRE(mem.modules.size() == 6);
+  CHECK(mem.modules[0].slices == 1);
+  CHECK(mem.modules[0].a_elems == 81920);
+  CHECK(mem.modules[2].a_elems == 81920);
+  CHECK(mem.bytes_per_gpu == 118161408);
+  // q_proj names no module of Phi-3 (its qkv_proj packs no q_proj): nothing is wrapped
+  // but what qkv_proj names.
+  CHECK(lora_memory(m, lora_options(1, 1, 16, {"q_proj", "qkv_proj"})).bytes_per_gpu == 40 * 204800 * 2);
+  CHECK(lora_memory(m, lora_options(1, 1, 16, {"q_proj", "down_proj"})).bytes_per_gpu == 40 * 368640 * 2);
 }
 
 TEST_CASE("the slots leave the vLLM KV budget byte for byte, and cost whole requests") {
