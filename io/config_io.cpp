@@ -766,8 +766,9 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.norms_per_layer = fam ? fam->norms : 2;
   // Glm4MoeAttention: RMSNorm(head_dim) on q and k only with use_qk_norm (Llama-4's
   // use_qk_norm is a weightless L2 norm, no parameters).
-  m.qk_norm = fam && (fam->qk_norm == QkNorm::always ||
+  m.qk_norm = fam && (fam->qk_norm == QkNorm::always || fam->qk_norm == QkNorm::whole ||
                       (fam->qk_norm == QkNorm::by_use_qk_norm && r.b("use_qk_norm").value_or(false)));
+  m.qk_norm_whole = fam && fam->qk_norm == QkNorm::whole;
   const bool attn_bias = r.b("attention_bias").value_or(false);
   m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
   m.o_bias = attn_bias;

@@ -62,6 +62,15 @@ constexpr ModelFamily kRegistry[] = {
   // Granite: Llama's geometry; its multipliers scale activations, not shapes.
   {.model_type = "granite", .kind = RowKind::family, .architecture = "GraniteForCausalLM",
    .keys = "Llama's (embedding/residual/attention multipliers change no size)", .source = "models/granite/configuration_granite.py"},
+  // EXAONE 4.0: Llama's projections with per-head q/k RMSNorms and the two norms after
+  // attention and MLP (QK-Reorder-Norm); layer_types mark three sliding layers in four
+  // (sliding_window_pattern "LLLG" restates them; without layer_types the file is refused).
+  {.model_type = "exaone4", .kind = RowKind::family, .architecture = "Exaone4ForCausalLM", .qk_norm = QkNorm::always,
+   .keys = "layer_types (sliding_attention / full_attention), sliding_window", .source = "models/exaone4/configuration_exaone4.py"},
+  // OLMo-3: OLMo-2's post-norms and q/k RMSNorms over all heads (Olmo3Attention: q_norm of
+  // num_heads x head_dim, k_norm of num_kv_heads x head_dim); layer_types for its sliding layers.
+  {.model_type = "olmo3", .kind = RowKind::family, .architecture = "Olmo3ForCausalLM", .qk_norm = QkNorm::whole,
+   .keys = "layer_types (sliding_attention / full_attention), sliding_window", .source = "models/olmo3/configuration_olmo3.py"},
   {.model_type = "phi", .kind = RowKind::family, .architecture = "PhiForCausalLM", .norms = 1, .ungated = true,
    .keys = "GELU MLP with biases, one LayerNorm a layer", .source = "models/phi/configuration_phi.py"},
   {.model_type = "phi3", .kind = RowKind::family, .architecture = "Phi3ForCausalLM", .keys = "sliding_window",
@@ -89,7 +98,7 @@ constexpr ModelFamily kRegistry[] = {
    .source = "models/glm4_moe/configuration_glm4_moe.py"},
   // MiniMax-M2: GQA, RMSNorm over all q and k heads, experts in every layer, no shared expert.
   {.model_type = "minimax_m2", .kind = RowKind::family, .architecture = "MiniMaxM2ForCausalLM", .attention = Attention::softmax_list,
-   .qk_norm = QkNorm::always, .keys = "num_local_experts, attn_type_list (all 1; 0 = lightning attention is refused)",
+   .qk_norm = QkNorm::whole, .keys = "num_local_experts, attn_type_list (all 1; 0 = lightning attention is refused)",
    .source = "modeling_minimax_m2.py (MiniMaxAI/MiniMax-M2)"},
   {.model_type = "gpt_oss", .kind = RowKind::family, .architecture = "GptOssForCausalLM", .o_bias_with_qkv = true,
    .keys = "layer_types (alternating sliding), attention_bias, num_local_experts, experts_per_token",
@@ -161,6 +170,7 @@ std::string attention_name(const ModelFamily& f) {
   }
   if (f.qk_norm == QkNorm::always) s += "; q/k norms";
   if (f.qk_norm == QkNorm::by_use_qk_norm) s += "; q/k norms with use_qk_norm";
+  if (f.qk_norm == QkNorm::whole) s += "; q/k norms over all heads";
   if (f.qkv_bias_default) s += "; q/k/v biases";
   if (f.global_every > 0) s += "; sliding, every " + std::to_string(f.global_every) + (f.global_every == 2 ? "nd" : "th") + " layer global";
   if (f.sliding == Sliding::qwen) s += "; sliding only with use_sliding_window";

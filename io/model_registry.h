@@ -22,8 +22,9 @@ enum class Attention {
   falcon,       //!< one K/V head by multi_query, num_kv_heads with new_decoder_architecture
   softmax_list, //!< GQA; attn_type_list must mark every layer softmax (1)
 };
-//! Per-head q/k RMSNorms.
-enum class QkNorm { none, always, by_use_qk_norm };
+//! Per-head q/k RMSNorms (always, or with use_qk_norm), or one RMSNorm over all query heads
+//! and one over all key heads (whole: OLMo-2/3, MiniMax-M2).
+enum class QkNorm { none, always, by_use_qk_norm, whole };
 //! Which layers slide when a sliding_window is set without layer_types (then every
 //! global_every-th layer is global, sliding_window_pattern overriding the period).
 enum class Sliding {

@@ -77,7 +77,7 @@ int64_t attention_params(const ModelConfig& m, int64_t layer) {
   int64_t p = plus(plus(mul(h, q_out), mul(h, plus(k, v))), mul3(g.heads, g.v_head_dim, h));
   if (m.qkv_bias || m.linear_bias) p = plus(p, plus(q_out, plus(k, v)));
   if (m.o_bias || m.linear_bias) p = plus(p, h);
-  if (m.qk_norm) p = plus(p, mul(2, g.head_dim));
+  if (m.qk_norm) p = plus(p, m.qk_norm_whole ? plus(q, k) : mul(2, g.head_dim));
   return p;
 }
 

@@ -198,6 +198,7 @@ struct ModelConfig {
   int64_t index_heads = 0;         // index_n_heads (its query heads)
   bool o_bias = false;             // bias on the attention output projection
   bool qk_norm = false;            // per-head RMSNorm of q and k (Qwen3, Gemma-3)
+  bool qk_norm_whole = false;      // with qk_norm: one RMSNorm over all q heads, one over all k heads (OLMo-3)
 
   QuantSpec weight_quant;          // as the checkpoint is stored (quantization_config)
   // Vision / audio encoders of a multimodal checkpoint, counted apart from the LM.

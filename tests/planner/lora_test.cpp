@@ -4,6 +4,9 @@
 // create_lora_weights shapes (docs/lora.md).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "io/config_io.h"
 #include "planner/lora.h"
 #include "planner/planner.h"
 #include "tests/fixtures.h"
@@ -195,4 +198,24 @@ TEST_CASE("LoRA options vLLM refuses, or kvplan cannot model, are refused by nam
   moe.experts_per_token = 2;
   moe.moe_intermediate_size = 1024;
   CHECK_THROWS_AS(validate_lora(moe, lora_options(1, 1, 16), "t"), InputError);
+}
+
+TEST_CASE("a logged vLLM 0.14 start-up with one rank-16 slot: 'Model loading took 13.58 GiB'") {
+  // Mistral-7B-Instruct-v0.2 served by vLLM 0.14.0 with ENABLE_LORA, MAX_LORAS 1,
+  // MAX_LORA_RANK 16, MAX_MODEL_LEN 4096 (a RunPod worker's log, 2026-01-22:
+  // "Model loading took 13.58 GiB memory"; vLLM measures the load, LoRA wrapping included).
+  // v0.2 has v0.1's shapes (configs/models/mistral-7b.yaml; it differs in rope_theta and
+  // the window, neither a weight). Weights as vLLM loads them: 7,241,732,096 bf16
+  // parameters = 14,483,464,192 B plus the rotary cache 32768 x 128 x 2 B = 8,388,608 B;
+  // one slot of Llama's modules at Mistral's shapes: 41,943,040 elements in the layers
+  // (as Llama-3-8B's) + (32000 + 4096) x 16 x 2 for embed_tokens and lm_head = 43,098,112
+  // elements, 86,196,224 B. In all 14,578,049,024 B = 13.5768 GiB, printed 13.58; without
+  // the slot 13.4965 GiB would print 13.50.
+  const ModelConfig m = io::load_model("mistral-7b");
+  ServingOptions o = lora_options(1, 1, 16);
+  o.max_model_len = 4096;
+  const MemoryBudget b = memory_budget(m, test::h100(), o);
+  CHECK(b.lora_bytes == 86196224);
+  const double loaded_gib = static_cast<double>(b.weights_bytes + b.lora_bytes) / (1024.0 * 1024 * 1024);
+  CHECK(std::round(loaded_gib * 100) / 100 == doctest::Approx(13.58).epsilon(1e-12));
 }
