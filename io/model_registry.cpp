@@ -145,6 +145,9 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "qwen3_vl_text", .kind = RowKind::alias, .architecture = "qwen3"},
   {.model_type = "qwen3_vl_moe_text", .kind = RowKind::alias, .architecture = "qwen3_moe"},
   {.model_type = "ministral", .kind = RowKind::alias, .architecture = "mistral"},
+  // Ministral 3 / Devstral Small 2 (transformers v5 Ministral3Config): Mistral's layers;
+  // YaRN with llama_4_scaling_beta scales attention, no size.
+  {.model_type = "ministral3", .kind = RowKind::alias, .architecture = "mistral"},
 };
 // clang-format on
 
