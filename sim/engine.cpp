@@ -62,6 +62,12 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
                        "--enable-lora beside a workload whose requests use LoRA adapters", "no --enable-lora");
     if (!(opt.host_link_bytes_per_s > 0))
       throw InputError("simulate", "host_link_bytes_per_s", "a positive number (LoRA adapters load over it)");
+    // SGLang's and TensorRT-LLM's schedulers know no max_loras rule (and their engines'
+    // LoRA is not modelled: planner/lora.h).
+    if (opt_.scheduler == Scheduler::sglang || opt_.scheduler == Scheduler::trtllm)
+      throw InputError("command line", "--scheduler",
+                       "chunked, continuous or static with a workload on LoRA adapters (vLLM's max_loras rule)",
+                       std::string(to_string(opt_.scheduler)));
     const LoraMemory mem = lora_memory(*sim.model, sim.opts);
     lora_tracked_ = true;
     tally_.counts.lora.tracked = true;

@@ -134,16 +134,20 @@ RateCeiling ceiling(const CeilingInputs& s, sim::Scheduler scheduler, const Prob
   // or the pool over the blocks of the shortest prompt, whichever is less. Prefills alike
   // with T = max_num_batched_tokens (whole prompts per step).
   const StepTimeModel& stm = *s.stm;
+  // LoRA (--enable-lora): its kernels and adapter loads only lengthen steps, and the
+  // simulator may charge fewer adapters than the worst case the step model assumes, so
+  // the floor leaves them out (a floor with them could exceed the simulated busy time).
+  const LoraStepLoad no_lora{};
   const int64_t by_pool = blocks / std::max<int64_t>(1, s.blocks_for(shortest_prompt));
   c.batch_max = std::max<int64_t>(1, std::min(s.limits.max_num_seqs, by_pool));
   const auto b = static_cast<double>(c.batch_max);
   if (decode_tokens > 0)
-    c.decode_busy_s = decode_tokens * stm.step(0, 0, c.batch_max, b * decode_keys / decode_tokens).time_s / b;
+    c.decode_busy_s = decode_tokens * stm.step(0, 0, c.batch_max, b * decode_keys / decode_tokens, 1, 0, &no_lora).time_s / b;
   // Prompts served from the prefix cache are not computed: no prefill floor then.
   if (!p.prefix_cached && prefill_tokens > 0) {
     const int64_t t = s.limits.max_num_batched_tokens;
     const auto td = static_cast<double>(t);
-    c.prefill_busy_s = prefill_tokens * stm.step(t, td * prefill_pairs / prefill_tokens, 0, 0).time_s / td;
+    c.prefill_busy_s = prefill_tokens * stm.step(t, td * prefill_pairs / prefill_tokens, 0, 0, 1, 0, &no_lora).time_s / td;
   }
   const double busy_s = c.decode_busy_s + c.prefill_busy_s;
   // Arrivals at k x the workload's rate span last_arrival_s / k. A probe passes only with

@@ -171,4 +171,7 @@ TEST_CASE("a workload with adapters needs --enable-lora") {
   Workload w = burst(2, 64, 4);
   w.lora.adapters = 2;
   CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), serving()).run(w, with(Scheduler::chunked)), InputError);
+  // SGLang's and TensorRT-LLM's schedulers have no max_loras rule to run.
+  CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), lora_serving(1)).run(w, with(Scheduler::sglang)), InputError);
+  CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), lora_serving(1)).run(w, with(Scheduler::trtllm)), InputError);
 }
