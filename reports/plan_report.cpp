@@ -178,11 +178,15 @@ Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
               "requests ×", "prefill", "decode step", "bound"};
   t.right_align = {false, false, true, true, true, true, false, false, false, false,
                    true, true, true, true, true, true, true, true, true, false};
-  const double base = rows.empty() ? 0 : static_cast<double>(rows.front().plan.capacity.max_concurrent_requests);
   for (const auto& r : rows) {
     const Plan& p = r.plan;
     const ServingOptions& o = r.options;
     const std::string& weights = p.weight_format;
+    // Against the first row of the same model on the same GPU: another model's or GPU's
+    // requests are not the same requests.
+    const PlanRow& first = *std::find_if(rows.begin(), rows.end(),
+                                         [&](const PlanRow& x) { return x.model == r.model && x.gpu == r.gpu; });
+    const auto base = static_cast<double>(first.plan.capacity.max_concurrent_requests);
     const double ratio = base > 0 ? static_cast<double>(p.capacity.max_concurrent_requests) / base : 0;
     t.rows.push_back({r.model, r.gpu, std::to_string(o.tp), std::to_string(o.pp), count(p.context_tokens),
                       std::to_string(p.batch), weights, o.kv_cache ? std::string(to_string(p.kv_dtype)) : "none",

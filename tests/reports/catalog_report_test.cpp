@@ -58,3 +58,20 @@ TEST_CASE("GPUs as CSV: bytes, bytes/s and FLOP/s as plain numbers: no price is 
         "interconnect_bytes_per_s,price_per_hour_usd\n"
         "h100-sxm,85029158912,3.35e+12,9.894e+14,,4.5e+11,\n");
 }
+
+TEST_CASE("models: a hybrid names its attention, Mamba and linear-attention layers with their counts") {
+  // Jamba's plan by hand: 8 layers, attention every 8th from offset 4 (one layer), the
+  // other seven Mamba; a Qwen3-Next-like plan: full attention every 4th of 8 (two), the
+  // other six Gated DeltaNet (linear attention).
+  reports::CatalogModel jamba = llama();
+  jamba.model.name = "hybrid";
+  jamba.model.num_layers = 8;
+  jamba.model.layer_mixer.assign(8, Mixer::mamba1);
+  jamba.model.layer_mixer[4] = Mixer::attention;
+  CHECK(reports::models_text({jamba}, reports::TextFormat::table).find("GQA in 1 of 8 layers + Mamba in 7") != std::string::npos);
+  reports::CatalogModel next = jamba;
+  next.model.layer_mixer.assign(8, Mixer::linear_attention);
+  next.model.layer_mixer[3] = next.model.layer_mixer[7] = Mixer::attention;
+  CHECK(reports::models_text({next}, reports::TextFormat::table).find("GQA in 2 of 8 layers + linear attention in 6") !=
+        std::string::npos);
+}

@@ -2,6 +2,7 @@
 // written by hand (no plan is computed here).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -47,4 +48,19 @@ TEST_CASE("plan text without an engine log says nothing about one") {
   const std::string text = reports::plan_text({row(1, 1, "", ""), row(2, 1, "", "")});
   CHECK(text.find("would log") == std::string::npos);
   CHECK(text.find("note (") == std::string::npos);
+}
+
+TEST_CASE("requests x compares a row with the first row of the same model on the same GPU") {
+  // m on g: 10 then 25 requests (2.50x the first); another model on g with 40 is its own
+  // first row (1.00x), not 4.00x m's.
+  std::vector<reports::PlanRow> rows = {row(1, 1, "", ""), row(2, 1, "", ""), row(1, 1, "", "")};
+  rows[1].plan.capacity.max_concurrent_requests = 25;
+  rows[2].model = "other";
+  rows[2].plan.capacity.max_concurrent_requests = 40;
+  const reports::Table t = reports::plan_table(rows, false);
+  const auto col = static_cast<size_t>(std::find(t.header.begin(), t.header.end(), "requests ×") - t.header.begin());
+  REQUIRE(col < t.header.size());
+  CHECK(t.rows[0][col] == "1.00×");
+  CHECK(t.rows[1][col] == "2.50×");
+  CHECK(t.rows[2][col] == "1.00×");
 }
