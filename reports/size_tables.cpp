@@ -15,9 +15,9 @@ using size::SizeResult;
 Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
   Table t;
   t.header = {"#", "model", "gpu", "GPUs", "TP", "PP", "replicas", "weights", "KV", "engine", "max rate/replica",
-              "$/h", "$/M out tok", "p99 TTFT", "p99 TPOT", "binds", "meets SLO", "pareto", "quality"};
+              "$/h", "$/M out tok", "p99 TTFT", "p99 TPOT", "p99 E2E", "binds", "meets SLO", "pareto", "quality"};
   t.right_align = {true, false, false, true, true, true, true, false, false, false, true,
-                   true, true, true, true, false, false, false, false};
+                   true, true, true, true, true, false, false, false, false};
   // Each model's recommended option first, so a cheaper model cannot crowd another out
   // of the first rows; then the rest by rank. "#" is the overall rank, as in the JSON.
   std::vector<size_t> shown;
@@ -39,7 +39,8 @@ Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
                       o.pruned ? "" : fmt::format("{:.2f}/s", o.eval.max_rate_per_s),
                       ok ? money(o.cost_per_hour_usd) : "", ok ? money(o.cost_per_million_output_tokens_usd) : "",
                       ok ? seconds(o.operating.ttft_p99_s) : "", ok ? seconds(o.operating.tpot_p99_s) : "",
-                      o.pruned ? "pruned" : binds_label(o),
+                      // The star's latency: the frontier is cost per hour against p99 E2E (mark_pareto).
+                      ok ? seconds(o.operating.e2e_p99_s) : "", o.pruned ? "pruned" : binds_label(o),
                       ok ? "yes" : "no", o.pareto ? "*" : "", o.changes_quality ? "changes" : ""});
   }
   return t;
