@@ -3,6 +3,7 @@
 // optionally the per-step time series (CSV) and the highest arrival rate meeting the SLO.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/sim_options.h"
@@ -239,9 +242,25 @@ int cmd_simulate(const Args& args) {
   } else {
     r.result = simulator.run(r.workload, so);
   }
+  // Progress on a terminal (stderr only: stdout may be the report) for the runs beyond
+  // the first: the sweep's points and the max-rate searches.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const auto wall0 = std::chrono::steady_clock::now();
+  int progress_runs = 0;
+  const auto on_run = [&](const std::string& what) -> decltype(cluster::MaxRateOptions::on_run) {
+    if (!terminal) return nullptr;
+    return [what, &progress_runs](uint64_t seed, int runs, std::optional<double> meets, std::optional<double> misses) {
+      ++progress_runs;
+      std::cerr << reports::max_rate_progress(what, seed, runs, meets, misses) << std::flush;
+    };
+  };
   // A sweep: the same requests under each concurrency in turn (--timeseries holds the
   // first run's steps).
   for (size_t i = 0; concurrencies.size() > 1 && i < concurrencies.size(); ++i) {
+    if (terminal && i > 0) {
+      ++progress_runs;
+      std::cerr << reports::sweep_progress(concurrencies[i], i + 1, concurrencies.size()) << std::flush;
+    }
     sim::SimOptions point = so;
     point.max_concurrency = concurrencies[i];
     point.on_step = nullptr;
@@ -255,6 +274,7 @@ int cmd_simulate(const Args& args) {
   if (vm["find-max-rate"].as<bool>()) {
     cluster::MaxRateOptions mo;
     mo.requests = max_rate_requests;
+    mo.on_run = on_run("");
     // With --replicas the search is over the fleet's arrival rate, the same router.
     r.max_rate_requests = cluster::probe_requests(mo, r.fleet ? r.fleet->replicas : 1);
     r.max_rate = r.fleet ? cluster::find_max_rate(simulator, *r.fleet, r.workload, so, mo)
@@ -280,6 +300,7 @@ int cmd_simulate(const Args& args) {
       w.slo.tpot_p99_s /= f_tpot;
       cluster::MaxRateOptions mo;
       mo.requests = max_rate_requests;
+      mo.on_run = on_run(f_tpot > 1 ? "the error band's slow edge" : "the error band's fast edge");
       const cluster::MaxRate found = r.fleet ? cluster::find_max_rate(simulator, *r.fleet, w, so, mo)
                                              : cluster::find_max_rate(simulator, w, so, mo);
       return found.found ? found.max_rate_per_s / f_tpot : 0.0;
@@ -287,6 +308,10 @@ int cmd_simulate(const Args& args) {
     const ErrorBars& b = *r.error_bars;
     r.max_rate_band_per_s = Band{at_edge(b.ttft.hi, b.tpot.hi), at_edge(b.ttft.lo, b.tpot.lo)};
   }
+  if (progress_runs > 0)
+    std::cerr << reports::progress_done(progress_runs,
+                                        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count())
+              << std::flush;
   emit(vm, render(r, format));
   return 0;
 }

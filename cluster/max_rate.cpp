@@ -63,6 +63,9 @@ MaxRate find_max_rate(const RunWorkload& run, const Workload& w, const sim::SimO
     } else {
       hi = scale;
     }
+    if (mo.on_run)
+      mo.on_run(o.seed, out.runs, lo ? std::optional<double>(*lo * base_rate) : std::nullopt,
+                hi ? std::optional<double>(*hi * base_rate) : std::nullopt);
     return ok;
   };
   double scale = opt.rate_scale > 0 ? opt.rate_scale : 1.0;

@@ -34,6 +34,11 @@ struct MaxRateOptions {
   //! before the queue has grown enough to show.
   double max_queue_growth = 0.1;
   int max_runs = 40;            //!< hard cap on simulations
+  //! Called after each trial run: the seed searched, the runs so far, and the highest rate
+  //! that met the SLO and the lowest that missed it so far (requests/s; empty: none yet).
+  //! A terminal's progress line (cli/cmd_simulate.cpp); the search does not depend on it.
+  std::function<void(uint64_t seed, int runs, std::optional<double> meets_per_s, std::optional<double> misses_per_s)>
+      on_run = nullptr;
 };
 
 //! The requests per trial run `mo` asks of a fleet of `replicas` (1: one engine); 0 for

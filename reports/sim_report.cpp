@@ -58,6 +58,14 @@ std::string slo_verdict(const sim::SimResult& s) {
   return "missed";
 }
 
+//! A progress line padded to a width no line of its kind exceeds, so a shorter one
+//! overwrites a longer one entirely.
+std::string progress_line(std::string s) {
+  constexpr size_t kWidth = 96;
+  if (s.size() < kWidth) s.append(kWidth - s.size(), ' ');
+  return "\r" + s;
+}
+
 nlohmann::json requests_json(const sim::SimResult& s) {
   return {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
           {"preemptions", s.preemptions}, {"truncated", s.truncated},
@@ -479,6 +487,22 @@ std::string sim_text(const SimReport& r, TextFormat f) {
   if (f != TextFormat::table) return render(t, f);
   return "kvplan simulate\n" + render(t, TextFormat::table) +
          "TTFT: arrival to first token; TPOT: time per output token after the first; GiB = 2^30 bytes.\n";
+}
+
+std::string max_rate_progress(const std::string& what, uint64_t seed, int runs, std::optional<double> meets_per_s,
+                              std::optional<double> misses_per_s) {
+  std::string s = fmt::format("max rate{}, seed {}: run {}", what.empty() ? "" : " (" + what + ")", seed, runs);
+  if (meets_per_s) s += fmt::format("; meets the SLO at {}/s", number(*meets_per_s));
+  if (misses_per_s) s += fmt::format("{} misses at {}/s", meets_per_s ? "," : ";", number(*misses_per_s));
+  return progress_line(s);
+}
+
+std::string sweep_progress(int64_t concurrency, size_t point, size_t points) {
+  return progress_line(fmt::format("sweep: max concurrency {} ({} of {})", concurrency, point, points));
+}
+
+std::string progress_done(int runs, double wall_s) {
+  return progress_line(fmt::format("simulated {} run{} in {:.1f} s", runs, runs == 1 ? "" : "s", wall_s)) + "\n";
 }
 
 }  // namespace kvplan::reports

@@ -76,4 +76,14 @@ std::string sim_text(const SimReport& r, TextFormat f);
 //! median, p99 of TTFT, TPOT and ITL; output and total tokens/s; requests/s).
 std::string sweep_text(const SimReport& r, TextFormat f);
 
+//! The progress lines a terminal shows while `simulate` runs its longer parts (stderr,
+//! only when it is a terminal; each starts with a carriage return and is padded, so the
+//! next overwrites it): a max-rate search ("max rate, seed 0: run 7; meets the SLO at
+//! 10.2/s, misses at 11.5/s"; `what` names a search beside the main one, e.g. the error
+//! band's edge), a sweep point, and the line that ends them.
+std::string max_rate_progress(const std::string& what, uint64_t seed, int runs, std::optional<double> meets_per_s,
+                              std::optional<double> misses_per_s);
+std::string sweep_progress(int64_t concurrency, size_t point, size_t points);
+std::string progress_done(int runs, double wall_s);
+
 }  // namespace kvplan::reports
