@@ -112,6 +112,21 @@ std::string text(double x, double y, const std::string& s, const char* anchor = 
 
 }  // namespace
 
+std::optional<double> upper_fence(std::vector<double> values) {
+  if (values.size() < 4) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(values.size() - 1);
+    const auto i = static_cast<size_t>(std::floor(pos));
+    const double frac = pos - static_cast<double>(i);
+    return i + 1 < values.size() ? values[i] + frac * (values[i + 1] - values[i]) : values[i];
+  };
+  const double q1 = quantile(0.25), q3 = quantile(0.75);
+  const double fence = q3 + 1.5 * (q3 - q1);
+  if (!(values.back() > fence)) return std::nullopt;
+  return fence;
+}
+
 std::string line_chart(const Chart& c) {
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
   for (const auto& s : c.series)

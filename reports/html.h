@@ -50,6 +50,12 @@ struct Chart {
 //! An <svg> element: frame, gridlines, tick labels, axis labels, series, legend.
 std::string line_chart(const Chart& c);
 
+//! Where an axis should end so that one far outlier does not flatten every other point:
+//! Tukey's upper fence Q3 + 1.5 (Q3 - Q1) (quartiles interpolated between the sorted
+//! values, as numpy's default), when some value lies beyond it; nullopt when none does,
+//! or with fewer than four values (no quartiles worth the name).
+std::optional<double> upper_fence(std::vector<double> values);
+
 struct StackedBars {
   std::string title;
   std::string unit;                           //!< axis label, e.g. "GB per GPU (1e9 B)"

@@ -59,6 +59,17 @@ std::string html_charts(const SizeResult& r) {
       c.series.push_back(f);
     }
     c.note = "One dot per option; each line joins the options of one model that no other beats on cost and latency.";
+    // An option of hundreds of replicas would put every other on the axis: the cost axis
+    // ends at the costs' upper fence, and the note says what lies above it.
+    std::vector<double> costs;
+    for (const auto& o : r.options)
+      if (o.meets_slo && o.cost_per_hour_usd) costs.push_back(*o.cost_per_hour_usd);
+    if (const auto fence = html::upper_fence(costs)) {
+      c.y.max = *fence;
+      const auto above = std::count_if(costs.begin(), costs.end(), [&](double x) { return x > *fence; });
+      c.note += fmt::format(" {} option{} above ${:.2f}/h lie{} off the chart (the tables list {}).", above,
+                            above == 1 ? "" : "s", *fence, above == 1 ? "s" : "", above == 1 ? "it" : "them");
+    }
     h += html::line_chart(c) + "\n";
   }
   {

@@ -262,3 +262,18 @@ TEST_CASE("durations read in the unit three significant digits fit, never in exp
   CHECK(reports::seconds(4.56) == "4.56 s");
   CHECK(reports::seconds(2610.4) == "2610 s");  // was "2.61e+03 s"
 }
+
+TEST_CASE("an axis ends at the upper fence when one value lies far beyond the others") {
+  // [1, 2, 3, 4, 100]: Q1 = 2, Q3 = 4 (positions 1 and 3 of 0..4), fence 4 + 1.5 x 2 = 7.
+  CHECK(reports::html::upper_fence({1, 2, 3, 4, 100}) == doctest::Approx(7.0));
+  CHECK_FALSE(reports::html::upper_fence({1, 2, 3, 4, 5}).has_value());  // 5 <= 7: nothing to cut
+  CHECK_FALSE(reports::html::upper_fence({1, 2, 100}).has_value());      // too few for quartiles
+  // The cost chart of a result with a 1,000 $/h option among 2.66 to 6.70 $/h ones: its
+  // axis stops at the fence and the note says one option lies above it.
+  size::SizeResult r = result();
+  for (const double cost : {3.0, 4.0, 1000.0}) r.options.push_back(meeting_option("h100-sxm", 2, cost, false));
+  // Costs 2.66, 3, 4, 6.70, 1000: Q1 3, Q3 6.70, fence 6.70 + 1.5 x 3.70 = 12.25.
+  const std::string h = reports::size_html(r);
+  CHECK(h.find("1 option above $12.25/h lies off the chart (the tables list it).") != std::string::npos);
+  CHECK(reports::size_html(result()).find("off the chart") == std::string::npos);  // no outlier, no cut
+}
