@@ -99,17 +99,7 @@ TEST_CASE("Phi-4: the checkpoint's own fused qkv_proj and gate_up_proj hold one 
   //   down_proj:    lora_a 16 x 17920 = 286,720;  lora_b 5120 x 16 = 81,920
   //   = 1,392,640 per layer, x 40 = 55,705,600; embed_tokens and lm_head
   //   (100352 + 5120) x 16 = 1,687,552 each: 59,080,704 elements x 2 B = 118,161,408 B.
-  ModelConfig m;
-  m.name = "phi-4";
-  m.model_type = "phi3";
-  m.hidden_size = 5120;
-  m.num_layers = 40;
-  m.num_heads = 40;
-  m.num_kv_heads = 10;
-  m.head_dim = 128;
-  m.intermediate_size = 17920;
-  m.vocab_size = 100352;
-  m.torch_dtype = DType::bf16;
+  const ModelConfig m = io::load_model("phi-4");
   CHECK_NOTHROW(validate_lora(m, lora_options(1, 1, 16), "t"));
   const LoraMemory mem = lora_memory(m, lora_options(1, 1, 16));
   REQUIRE(mem.modules.size() == 6);
