@@ -307,20 +307,35 @@ SpecTimeModel::SpecTimeModel(const ModelConfig& target, const GpuSpec& g, const 
     draft_.emplace(draft_runner(target, *o.spec), g, runner_options(*o.spec, o));
 }
 
-double SpecTimeModel::draft_s(int64_t batch, int64_t context) const {
+SpecStepTime SpecTimeModel::step(const SpecStepLoad& l, const LoraStepLoad* lora) const {
+  SpecStepTime t;
+  const auto rows = static_cast<double>(k_ + 1);
+  // The verify pass: one target forward over the prefill chunks and k + 1 token rows per
+  // decoder, each sampled (k + 1 logit rows per decoder), reading each decoder's KV once
+  // (the attention kernel takes a sequence's k + 1 queries together); the k draft
+  // positions' extra query-key pairs are priced as chunk pairs. Their KV writes are not
+  // counted (docs/speculative.md).
+  t.verify_s = target_
+                   .step(l.prefill_tokens, l.prefill_pairs + l.verify_pairs, l.decoders * (k_ + 1), l.decode_keys,
+                         l.prefill_seqs, l.prefill_context, lora)
+                   .time_s;
   // n-gram proposals are a lookup in the prompt on the CPU (vLLM's NgramProposer): no
-  // GPU pass. The others run as vLLM's EagleProposer.propose does: one pass over the
-  // k + 1 tokens the target just verified per sequence, then k - 1 passes of one token,
-  // inside the same engine step (the host's per-step terms are not repeated).
-  if (!draft_) return 0;
-  const KvTraffic& kv = draft_->kv_traffic();
-  const auto b = static_cast<double>(batch);
-  const StepTime first = draft_->step(0, b * kv.prefill_pairs(context, k_), batch * (k_ + 1), b * kv.decode_keys(context));
-  const double host_first = host_per_step_s_ + host_per_seq_s_ * b * static_cast<double>(k_ + 1);
-  double t = std::max(0.0, first.time_s - host_first);
-  if (k_ > 1) {
-    const double host = host_per_step_s_ + host_per_seq_s_ * b;
-    t += static_cast<double>(k_ - 1) * std::max(0.0, draft_->decode(batch, context).time_s - host);
+  // GPU pass. The others run as vLLM's EagleProposer.propose does: one pass over every
+  // token the target just ran (the chunks' too: the draft keeps its own KV of the
+  // prompt), then k - 1 passes of one token per drafting sequence, inside the same engine
+  // step (the host's per-step terms are not repeated).
+  if (!draft_ || (l.decoders == 0 && l.prefill_tokens == 0)) return t;
+  const auto dec = static_cast<double>(l.decoders);
+  const StepTime first = draft_->step(l.prefill_tokens, l.draft_prefill_pairs + l.draft_verify_pairs,
+                                      l.decoders * (k_ + 1), l.draft_decode_keys, l.prefill_seqs, l.prefill_context);
+  const double host_first = host_per_step_s_ + host_per_seq_s_ * dec * rows;
+  t.draft_s = std::max(0.0, first.time_s - host_first);
+  if (k_ > 1 && l.drafting > 0) {
+    const auto drafting = static_cast<double>(l.drafting);
+    // The later passes attend about the decoders' contexts: their keys, per sequence.
+    const double keys = l.decoders > 0 ? l.draft_decode_keys / dec * drafting : 0;
+    const double host = host_per_step_s_ + host_per_seq_s_ * drafting;
+    t.draft_s += static_cast<double>(k_ - 1) * std::max(0.0, draft_->step(0, 0, l.drafting, keys).time_s - host);
   }
   return t;
 }
@@ -328,16 +343,22 @@ double SpecTimeModel::draft_s(int64_t batch, int64_t context) const {
 SpecStep SpecTimeModel::at(int64_t batch, int64_t context) const {
   SpecStep s;
   s.batch = batch;
-  const KvTraffic& kv = target_.kv_traffic();
   const auto b = static_cast<double>(batch);
-  // The verify pass: one target forward over batch x (k + 1) token rows, each sampled
-  // (k + 1 logit rows per sequence), reading each sequence's KV once (the attention kernel
-  // takes the k + 1 queries of a sequence together); the k draft positions' extra
-  // query-key pairs are priced as chunk pairs. Their KV writes are not counted
-  // (docs/speculative.md).
-  s.verify_s = target_.step(0, b * kv.prefill_pairs(context, k_), batch * (k_ + 1), b * kv.decode_keys(context)).time_s;
-  s.draft_s = draft_s(batch, context);
-  s.step_s = s.verify_s + s.draft_s;
+  SpecStepLoad l;
+  l.decoders = batch;
+  l.drafting = batch;
+  const KvTraffic& kv = target_.kv_traffic();
+  l.decode_keys = b * kv.decode_keys(context);
+  l.verify_pairs = b * kv.prefill_pairs(context, k_);
+  if (draft_) {
+    const KvTraffic& dkv = draft_->kv_traffic();
+    l.draft_decode_keys = b * dkv.decode_keys(context);
+    l.draft_verify_pairs = b * dkv.prefill_pairs(context, k_);
+  }
+  const SpecStepTime t = step(l);
+  s.verify_s = t.verify_s;
+  s.draft_s = t.draft_s;
+  s.step_s = t.time_s();
   s.tokens_per_step = tokens_per_step_;
   s.plain_step_s = target_.decode(batch, context).time_s;
   s.tokens_per_s = s.step_s > 0 ? b * tokens_per_step_ / s.step_s : 0;

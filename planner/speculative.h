@@ -97,16 +97,43 @@ struct SpecStep {
   double speedup() const { return plain_tokens_per_s > 0 ? tokens_per_s / plain_tokens_per_s : 0; }
 };
 
+//! One engine step with speculation as the simulator composes it: prefill chunks as
+//! StepTimeModel::step takes them, beside `decoders` sequences that each verify k + 1
+//! tokens. Keys and pairs are sums over the sequences (KvTraffic's units), once with the
+//! target's layers and once with the draft's (whose windows may differ).
+struct SpecStepLoad {
+  int64_t prefill_tokens = 0;
+  double prefill_pairs = 0;
+  int64_t prefill_seqs = 0;
+  double prefill_context = 0;
+  int64_t decoders = 0;
+  double decode_keys = 0;         //!< target: decode_keys(C) over the decoders (C: the context the first query attends)
+  double verify_pairs = 0;        //!< target: prefill_pairs(C, k), the k draft positions' pairs
+  double draft_prefill_pairs = 0, draft_decode_keys = 0, draft_verify_pairs = 0;  //!< the same, the draft's layers
+  //! Sequences the draft proposes for in the passes after its first: the decoders and the
+  //! prompts whose last chunk sampled their first token in this step.
+  int64_t drafting = 0;
+};
+struct SpecStepTime {
+  double verify_s = 0, draft_s = 0;
+  double time_s() const { return verify_s + draft_s; }
+};
+
 class SpecTimeModel {
  public:
   //! o.spec must be set and valid (validate_spec).
   SpecTimeModel(const ModelConfig& target, const GpuSpec& g, const ServingOptions& o);
   //! `batch` sequences decoding at `context` tokens each.
   SpecStep at(int64_t batch, int64_t context) const;
+  //! A step of the simulator; `lora` as StepTimeModel::step takes it (the target's pass).
+  SpecStepTime step(const SpecStepLoad& l, const LoraStepLoad* lora = nullptr) const;
   double tokens_per_step() const { return tokens_per_step_; }
+  int64_t draft_tokens() const { return k_; }
+  const KvTraffic& kv_traffic() const { return target_.kv_traffic(); }
+  //! The draft's layers (null for n-gram, which has none).
+  const KvTraffic* draft_kv_traffic() const { return draft_ ? &draft_->kv_traffic() : nullptr; }
 
  private:
-  double draft_s(int64_t batch, int64_t context) const;
   StepTimeModel target_;
   std::optional<StepTimeModel> draft_;
   int64_t k_ = 1;

@@ -35,7 +35,9 @@ double Engine::compose_step() {
     prefill_tokens += r.chunk;
   }
   const LoraStepLoad lora = lora_tracked_ ? lora_load() : LoraStepLoad{};
-  const double dt = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
+  const double dt = spec() ? spec_step_s(prefill_tokens, pairs, context, lora_tracked_ ? &lora : nullptr) + swap_s_ +
+                                 lora_load_step_s_
+                           : stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
                              static_cast<int64_t>(step_prefills_.size()), context, lora_tracked_ ? &lora : nullptr)
                         .time_s +
                     swap_s_ + lora_load_step_s_;
@@ -52,6 +54,14 @@ void Engine::grow_decoders() {
     if (!live(ev)) continue;
     if (ev.key != 2 * decode_steps_) throw std::logic_error("simulator: a block event was missed");
     EngineRequest& r = at(ev.slot);
+    if (spec()) {
+      if (r.spec_horizon != decode_steps_) throw std::logic_error("simulator: a speculative block event off its horizon");
+      r.spec_step = decode_steps_;
+      r.spec_gen = r.spec_horizon_gen;
+      if (!allocate(ev.slot, spec_blocks(r, r.spec_gen) - r.blocks)) continue;
+      spec_walk(ev.slot);
+      continue;
+    }
     const int64_t ctx = r.context_offset + decode_steps_;
     const int64_t need = table_.blocks_for(ctx) - r.blocks;
     if (!allocate(ev.slot, need)) continue;
@@ -112,7 +122,7 @@ void Engine::swap_in() {
       lora_skipped_.push_back(s);
       continue;
     }
-    const int64_t need = table_.blocks_for(r.cached + 1);
+    const int64_t need = spec() ? spec_blocks(r, r.generated) : table_.blocks_for(r.cached + 1);
     if (pool_.free() < need) break;
     swapped_.pop_front();
     take_blocks(r, need);
@@ -129,7 +139,7 @@ void Engine::compose_chunked() {
   decode_step_ = true;
   grow_decoders();
   if (!preempted_this_step_) swap_in();
-  int64_t left = token_budget_ - n_decoders_;
+  int64_t left = token_budget_ - n_decoders_ * (1 + spec_k_);  // 1 + k tokens per decoder with speculation
   for (size_t i = 0; i < prefilling_.size() && left > 0;) {
     const int32_t s = prefilling_[i];
     EngineRequest& r = at(s);
@@ -427,6 +437,53 @@ void Engine::compose_trtllm() {
   }
 }
 
+double Engine::spec_step_s(int64_t prefill_tokens, double pairs, double context, const LoraStepLoad* lora) {
+  const SpecTimeModel& m = *sim_.spec_model;
+  const KvTraffic& kv = m.kv_traffic();
+  const KvTraffic* dkv = m.draft_kv_traffic();
+  SpecStepLoad l;
+  l.prefill_tokens = prefill_tokens;
+  l.prefill_pairs = pairs;
+  l.prefill_seqs = static_cast<int64_t>(step_prefills_.size());
+  l.prefill_context = context;
+  l.decoders = n_decoders_;
+  l.drafting = n_decoders_;
+  for (int32_t s : step_prefills_) {
+    const EngineRequest& r = at(s);
+    if (dkv) l.draft_prefill_pairs += dkv->prefill_pairs(r.cached, r.chunk);
+    if (r.cached + r.chunk >= r.prompt + r.generated) ++l.drafting;  // sampled its first token: drafts for the next step
+  }
+  const int64_t k = spec_k_;
+  if (!kv.windowed() && (!dkv || !dkv->windowed())) {
+    // Without windows a decoder's keys are its context C and its drafts' pairs
+    // prefill_pairs(C, k) are affine in C: sums over the decoders from the context sum.
+    const auto n = static_cast<double>(n_decoders_), sum = static_cast<double>(context_sum_);
+    const auto affine = [&](const KvTraffic& t) {
+      const double p0 = t.prefill_pairs(0, k);
+      return n * p0 + (t.prefill_pairs(1, k) - p0) * sum;
+    };
+    l.decode_keys = sum;
+    l.verify_pairs = affine(kv);
+    if (dkv) {
+      l.draft_decode_keys = sum;
+      l.draft_verify_pairs = affine(*dkv);
+    }
+  } else {
+    for (int32_t s = head_; s >= 0; s = at(s).next) {
+      EngineRequest& r = at(s);
+      if (r.state != RequestState::decoding) continue;
+      const int64_t c = r.prompt + spec_generated(r);
+      l.decode_keys += kv.decode_keys(c);
+      l.verify_pairs += kv.prefill_pairs(c, k);
+      if (dkv) {
+        l.draft_decode_keys += dkv->decode_keys(c);
+        l.draft_verify_pairs += dkv->prefill_pairs(c, k);
+      }
+    }
+  }
+  return m.step(l, lora).time_s();
+}
+
 // Keys the decoders attend to this step: the sum of their contexts, or with sliding
 // layers each context capped per layer (KvTraffic), which needs a pass over them.
 double Engine::decode_keys(const KvTraffic& kv) const {
@@ -447,6 +504,18 @@ void Engine::check() const {
     ++n;
     blocks += r.blocks;
     int64_t held = r.cached;
+    if (r.state == RequestState::decoding && spec()) {
+      // Between its block events a speculative decoder holds at least its cached tokens'
+      // blocks and at most what its next step reserves (spec_blocks).
+      ++n_dec;
+      int64_t g = r.spec_gen;
+      for (int64_t d = r.spec_step; d < decode_steps_; ++d) g += spec_gain(r, d, g);
+      ctx += r.prompt + g;
+      if (g < 1 || g >= r.output) throw std::logic_error("simulator: decoder context outside its request");
+      if (r.blocks < table_.blocks_for(r.prompt + g - 1) || r.blocks > spec_blocks(r, g))
+        throw std::logic_error("simulator: speculative decoder holds the wrong block count");
+      continue;
+    }
     if (r.state == RequestState::decoding) {
       ++n_dec;
       ctx += r.context_offset + decode_steps_;

@@ -3,11 +3,13 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iterator>
 #include <list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace kvplan::sim {
 
@@ -56,6 +58,26 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
   new_token_ratio_decay_ = (init_new_token_ratio_ - min_new_token_ratio_) / 600;
   new_token_ratio_ = init_new_token_ratio_;
   tally_.warmup_left = opt.warmup_requests;
+  if (sim.spec_model) {
+    // vLLM V1's scheduler is the one whose speculative bookkeeping is modelled: each
+    // running request schedules 1 + k tokens (num_tokens_with_spec) out of the step's
+    // token budget and allocate_slots reserves its lookahead slots
+    // (vllm/v1/core/sched/scheduler.py).
+    if (opt_.scheduler != Scheduler::chunked)
+      throw InputError("command line", "--scheduler",
+                       "chunked (vLLM V1's scheduler) with speculative decoding: SGLang's, TensorRT-LLM's, V0's and "
+                       "static batching's speculative scheduling are not modelled",
+                       std::string(to_string(opt_.scheduler)));
+    spec_k_ = sim.spec_model->draft_tokens();
+    spec_seed_ = opt.seed ^ 0x5bd1e9955bd1e995ULL;  // its own stream: lengths and arrivals are unchanged
+    if (token_budget_ < max_seqs_ * (1 + spec_k_))
+      throw InputError("serving options", "max_num_batched_tokens",
+                       "at least max_num_seqs x (1 + num_speculative_tokens) = " +
+                           std::to_string(max_seqs_ * (1 + spec_k_)) +
+                           " with speculative decoding (each running request schedules 1 + k tokens a step; vLLM "
+                           "would cut the drafts of the last ones, which is not modelled)",
+                       std::to_string(token_budget_));
+  }
   if (w.lora.given()) {
     if (!sim.opts.lora)
       throw InputError(w.file.empty() ? "workload" : w.file, "lora",
@@ -206,6 +228,97 @@ void Engine::unlink_running(int32_t slot) {
   if (r.adapter >= 0) lora_leave(r.adapter);
 }
 
+// ------------------------------------------------------------------------- speculative decoding
+
+namespace {
+// splitmix64's finalizer (Steele, Lea and Flood, "Fast splittable pseudorandom number
+// generators", OOPSLA 2014): a counter-based stream, so a draw depends only on its key.
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+int64_t Engine::spec_gain(const EngineRequest& r, int64_t step, int64_t generated) const {
+  // Draft i is kept when drafts 1..i all were: P(at least i kept) = a1 ... ai, so one
+  // uniform u keeps the i drafts with u < that product (the products decrease).
+  // (Compared as 53-bit integers, u = draw / 2^53, without branches: the outcome is random.)
+  const uint64_t draw = mix64(r.spec_key + static_cast<uint64_t>(step)) >> 11;
+  int64_t kept = 0;
+  for (const uint64_t t : sim_.spec_at_least_draw) kept += draw < t ? 1 : 0;
+  return std::min(1 + kept, r.output - generated);
+}
+
+int64_t Engine::spec_generated(EngineRequest& r) {
+  for (; r.spec_step < decode_steps_; ++r.spec_step) r.spec_gen += spec_gain(r, r.spec_step, r.spec_gen);
+  return r.spec_gen;
+}
+
+int64_t Engine::spec_blocks(const EngineRequest& r, int64_t generated) const {
+  // A step holds the cached context, the 1 + k tokens it verifies and the k lookahead
+  // slots (spec_slots_per_step); vLLM caps scheduled tokens at max_model_len.
+  return table_.blocks_for(std::min(r.prompt + generated - 1 + sim_.spec_slots, sim_.max_model_len));
+}
+
+int64_t& Engine::spec_ahead(int64_t step) {
+  const auto i = static_cast<size_t>(step - decode_steps_);
+  if (i >= spec_ahead_.size()) {
+    std::vector<int64_t> grown(std::max(spec_ahead_.size() * 2, std::bit_ceil(i + 1)), 0);
+    for (size_t k = 0; k < spec_ahead_.size(); ++k) grown[k] = spec_ahead_[(spec_head_ + k) & (spec_ahead_.size() - 1)];
+    spec_ahead_ = std::move(grown);
+    spec_head_ = 0;
+  }
+  return spec_ahead_[(spec_head_ + i) & (spec_ahead_.size() - 1)];
+}
+
+void Engine::spec_walk(int32_t slot) {
+  EngineRequest& r = at(slot);
+  int64_t step = r.spec_horizon, g = r.spec_horizon_gen;
+  // The fewest tokens generated at which a step's slots need more than r.blocks: from the
+  // token count that first needs more blocks (BlockTable growth points), none past
+  // max_model_len (spec_blocks caps there).
+  int64_t more_at = std::numeric_limits<int64_t>::max();
+  if (spec_blocks(r, g) > r.blocks) {
+    more_at = g;
+  } else {
+    int64_t t = std::min(r.prompt + g - 1 + sim_.spec_slots, sim_.max_model_len);
+    while ((t = table_.next_growth_tokens(t)) >= 0 && t <= sim_.max_model_len && table_.blocks_for(t) <= r.blocks) {}
+    if (t >= 0 && t <= sim_.max_model_len) more_at = t - r.prompt + 1 - sim_.spec_slots;
+  }
+  for (; g < r.output && g < more_at; ++step) {
+    const int64_t gain = spec_gain(r, step, g);
+    spec_ahead(step) += gain;
+    g += gain;
+  }
+  r.spec_horizon = step;
+  r.spec_horizon_gen = g;
+  push_event(g >= r.output ? 2 * (step - 1) + 1 : 2 * step, slot);
+}
+
+void Engine::spec_join(int32_t slot) {
+  EngineRequest& r = at(slot);
+  r.spec_key = mix64(spec_seed_ + static_cast<uint64_t>(r.id));
+  r.spec_step = r.spec_horizon = decode_steps_;
+  r.spec_gen = r.spec_horizon_gen = r.generated;
+  context_sum_ += r.prompt + r.generated;
+  spec_walk(slot);
+}
+
+void Engine::spec_leave(EngineRequest& r) {
+  int64_t g = spec_generated(r);
+  context_sum_ -= r.prompt + g;
+  r.generated = g;
+  r.cached = r.prompt + g - 1;
+  // Its tokens drawn for the steps up to its horizon leave the sums due then.
+  for (int64_t step = decode_steps_; step < r.spec_horizon; ++step) {
+    const int64_t gain = spec_gain(r, step, g);
+    spec_ahead(step) -= gain;
+    g += gain;
+  }
+}
+
 // ------------------------------------------------------------------------- LoRA
 
 bool Engine::lora_blocked(EngineRequest& r) {
@@ -286,9 +399,9 @@ LoraStepLoad Engine::lora_load() const {
     l.tokens += static_cast<double>(r.chunk);
     if (r.cached + r.chunk >= r.prompt + r.generated) l.logit_rows += 1;  // its last chunk samples
   }
-  if (decode_step_) {
-    l.tokens += static_cast<double>(adapter_decoders_);
-    l.logit_rows += static_cast<double>(adapter_decoders_);
+  if (decode_step_) {  // 1 + k verified rows per decoder with speculation
+    l.tokens += static_cast<double>(adapter_decoders_ * (1 + spec_k_));
+    l.logit_rows += static_cast<double>(adapter_decoders_ * (1 + spec_k_));
   }
   l.adapters = static_cast<double>(adapters_running_);
   return l;
@@ -386,6 +499,7 @@ bool Engine::refuse(EngineRequest& r) {
     ++tally_.counts.truncated;
   }
   if (table_.blocks_for(r.prompt + r.output - 1) > pool_.total()) return true;
+  if (spec() && r.output > 1 && spec_blocks(r, r.output - 1) > pool_.total()) return true;  // its last step's slots
   // V0 never admits a prompt that would leave less than the watermark (AllocStatus.NEVER).
   return watermark_blocks_ > 0 && table_.blocks_for(r.prompt) > pool_.total() - watermark_blocks_;
 }
@@ -419,6 +533,10 @@ void Engine::join_decoders(int32_t slot, bool covers_next) {
   r.context_offset = next_ctx - decode_steps_;
   ++n_decoders_;
   if (r.adapter >= 0) ++adapter_decoders_;
+  if (spec()) {
+    spec_join(slot);
+    return;
+  }
   context_sum_ += next_ctx;
   const int64_t last_step = decode_steps_ + (r.output - 1 - r.generated);
   push_event(2 * last_step + 1, slot);
@@ -435,9 +553,13 @@ void Engine::preempt(int32_t slot) {
   if (r.state == RequestState::decoding) {
     --n_decoders_;
     if (r.adapter >= 0) --adapter_decoders_;
-    context_sum_ -= r.context_offset + decode_steps_;
-    r.generated = r.context_offset + decode_steps_ - r.prompt;  // its context in this step is P + g
-    r.cached = r.context_offset + decode_steps_ - 1;
+    if (spec()) {
+      spec_leave(r);
+    } else {
+      context_sum_ -= r.context_offset + decode_steps_;
+      r.generated = r.context_offset + decode_steps_ - r.prompt;  // its context in this step is P + g
+      r.cached = r.context_offset + decode_steps_ - 1;
+    }
   } else if (r.state == RequestState::prefilling) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
     auto it = std::find(step_prefills_.begin(), step_prefills_.end(), slot);
@@ -467,7 +589,9 @@ void Engine::finish(int32_t slot) {
   if (r.state == RequestState::decoding) {
     --n_decoders_;
     if (r.adapter >= 0) --adapter_decoders_;
-    context_sum_ -= r.context_offset + decode_steps_;
+    // After its last step a decoder's context is its whole length (with speculation its
+    // last gain was capped there).
+    context_sum_ -= spec() ? r.prompt + r.output : r.context_offset + decode_steps_;
   } else if (r.state == RequestState::prefilling) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
   }
@@ -560,9 +684,16 @@ void Engine::deliver_outputs(int64_t decoders) {
 }
 
 void Engine::retire_decoders() {
-  tally_.counts.tokens_simulated += n_decoders_;
+  int64_t gained = n_decoders_;
+  if (spec()) {
+    gained = std::exchange(spec_ahead_[spec_head_], 0);
+    spec_head_ = (spec_head_ + 1) & (spec_ahead_.size() - 1);
+    tally_.counts.spec.decoder_steps += n_decoders_;
+    tally_.counts.spec.decoded_tokens += gained;
+  }
+  tally_.counts.tokens_simulated += gained;
   ++decode_steps_;
-  context_sum_ += n_decoders_;
+  context_sum_ += gained;
   // Requests whose last token came out of this step leave.
   while (!heap_.empty() && heap_.top().key <= 2 * decode_steps_ - 1) {
     const DecodeEvent ev = heap_.top();

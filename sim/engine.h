@@ -15,6 +15,16 @@
 // before a recompute) leaves n tokens cached and samples one token; each decode step
 // caches one more token and samples one. A request of P prompt and O output tokens thus
 // needs one prefill and O - 1 decode steps, and ends holding P + O - 1 tokens.
+//
+// Speculative decoding (ServingOptions::spec, docs/speculative.md "Simulator"): a decode
+// step verifies 1 + k tokens per decoder and yields 1 + a of them, a the accepted drafts,
+// so contexts no longer grow in lock step. The draws are a pure function of (seed,
+// request, decode step) (spec_gain), so a decoder's future can be drawn ahead: from its
+// horizon it walks forward to its next event (a block it will need, or its last token),
+// adding each step's tokens to the context sum due at that step (spec_ahead_). It keeps
+// (spec_step, spec_gen), the tokens it had generated before decode step spec_step (an
+// anchor at or before the current step, advanced on demand), and its horizon
+// (spec_horizon, spec_horizon_gen), the step of its pending event.
 #pragma once
 
 #include <chrono>
@@ -31,6 +41,7 @@
 
 #include "sim/block_pool.h"
 #include "sim/prefix_cache.h"
+#include "planner/speculative.h"
 #include "sim/sim.h"
 
 namespace kvplan::sim {
@@ -46,6 +57,13 @@ struct Simulator::Impl {
   std::string pool_note;  // why the pool is empty, if it is
   std::unique_ptr<BlockTable> blocks;
   EngineBatchDefaults defaults;  // the engine release's batching (planner)
+  // Speculative decoding: the step model of a draft + verify step, the slots a decoder
+  // holds beyond its context while a step runs (spec_slots_per_step), and the
+  // probabilities that at least i drafts are accepted, i = 1..k, as thresholds on a
+  // 53-bit uniform draw (at least i kept when the draw is below the i-th).
+  std::unique_ptr<SpecTimeModel> spec_model;
+  int64_t spec_slots = 0;
+  std::vector<uint64_t> spec_at_least_draw;
   //! EngineLimits for scheduler `s` (resolved when automatic) and a pool of `pool_blocks`.
   EngineLimits limits(Scheduler s, int64_t pool_blocks) const;
   //! `s`, or the engine's own scheduler when it is automatic.
@@ -77,6 +95,11 @@ struct EngineRequest {
   bool reserved = false;   // static batching: blocks for the full length held from the start
   bool lora_waited = false;  // it waited at admission for a LoRA slot (counted once)
   int32_t adapter = -1;    // LoRA adapter (GeneratedRequest::adapter); -1: the base model
+  int64_t spec_step = 0;   // speculative decoder: it had generated spec_gen tokens before decode step spec_step
+  int64_t spec_gen = 0;
+  int64_t spec_horizon = 0;      // its pending event's step, drawn up to
+  int64_t spec_horizon_gen = 0;  // tokens generated before that step
+  uint64_t spec_key = 0;         // its draws' stream (spec_gain)
   RequestState state = RequestState::free;
   int32_t prev = -1, next = -1;  // running list, oldest admission first
 };
@@ -219,6 +242,25 @@ class Engine {
   void sglang_retract(int32_t slot);
   void compose_trtllm();
   double decode_keys(const KvTraffic& kv) const;
+  //! The step's time with speculation (SpecTimeModel::step over the composed step).
+  double spec_step_s(int64_t prefill_tokens, double pairs, double context, const LoraStepLoad* lora);
+
+  // ---- speculative decoding (Impl::spec_model set)
+  bool spec() const { return spec_k_ > 0; }
+  //! Tokens decode step `step` yields request `r` when it had generated `generated` before it.
+  int64_t spec_gain(const EngineRequest& r, int64_t step, int64_t generated) const;
+  //! Tokens `r` had generated before the current decode step (advances its anchor).
+  int64_t spec_generated(EngineRequest& r);
+  //! The KV blocks a speculative decoder needs for a step with `generated` tokens before it.
+  int64_t spec_blocks(const EngineRequest& r, int64_t generated) const;
+  //! Draws `slot`'s steps from its horizon to its next event (the first step whose slots
+  //! need more blocks than it holds, or its last step), adding their tokens to
+  //! spec_ahead_, and pushes that event.
+  void spec_walk(int32_t slot);
+  int64_t& spec_ahead(int64_t step);  //!< the tokens decode step `step` adds to the context sum
+  void spec_join(int32_t slot);
+  //! A speculative decoder leaves before its last step: its future gains leave the sums.
+  void spec_leave(EngineRequest& r);
 
   // ---- LoRA adapters (docs/lora.md "Simulator"), when requests carry them
   //! vLLM's max_loras rule at admission: a request on an adapter no running request uses
@@ -305,6 +347,13 @@ class Engine {
   bool step_running_ = false;
   double step_s_ = 0;         // the running step's duration
   double swap_s_ = 0;         // swap traffic of the step being composed
+
+  int64_t spec_k_ = 0;                 // draft tokens per step; 0: no speculation
+  uint64_t spec_seed_ = 0;
+  // A ring: spec_ahead_[(spec_head_ + i) & (size - 1)] is what decode step decode_steps_ + i
+  // adds to the decoders' contexts (a power-of-two size, grown as horizons need).
+  std::vector<int64_t> spec_ahead_ = std::vector<int64_t>(64, 0);
+  size_t spec_head_ = 0;
 
   bool lora_tracked_ = false;          // --enable-lora and requests on adapters
   int64_t max_loras_ = 0, max_cpu_loras_ = 0;

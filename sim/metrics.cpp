@@ -107,6 +107,8 @@ void RunTally::add(const RunTally& o) {
   r.lora.host_misses += x.lora.host_misses;
   r.lora.waited_requests += x.lora.waited_requests;
   r.lora.load_s += x.lora.load_s;
+  r.spec.decoder_steps += x.spec.decoder_steps;
+  r.spec.decoded_tokens += x.spec.decoded_tokens;
   adapters_time += o.adapters_time;
   warmup_end_s = std::max(warmup_end_s, o.warmup_end_s);
   ttft_s.insert(ttft_s.end(), o.ttft_s.begin(), o.ttft_s.end());

@@ -112,6 +112,15 @@ struct SimResult {
     int64_t gpu_loads = 0, host_misses = 0, waited_requests = 0;
     double load_s = 0, adapters_mean = 0;
   } lora;
+  //! Speculative decoding (ServingOptions::spec): decode steps summed over the sequences
+  //! that decoded in them, and the tokens those steps yielded (the realized mean tokens
+  //! per step; warm-up included).
+  struct Spec {
+    int64_t decoder_steps = 0, decoded_tokens = 0;
+    double tokens_per_step() const {
+      return decoder_steps > 0 ? static_cast<double>(decoded_tokens) / static_cast<double>(decoder_steps) : 0;
+    }
+  } spec;
   // the simulation itself
   int64_t steps = 0;
   int64_t events = 0;      // arrivals + steps + per-request events processed

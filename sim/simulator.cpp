@@ -1,6 +1,7 @@
 // The Simulator (one engine's fixed parts: pool, block table, step times), its limits,
 // the drive interface and the lone run (sim.h).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -50,6 +51,8 @@ SchedulerChoice choose(Scheduler requested, const ServingOptions& o, const Engin
     case kvplan::Engine::trtllm: return {Scheduler::trtllm, "auto: TensorRT-LLM " + release_of(o) + " in-flight batching"};
     case kvplan::Engine::ideal: break;
   }
+  // Speculation is modelled on vLLM V1's scheduler only (sim/engine.h).
+  if (o.spec) return {Scheduler::chunked, "auto: --engine ideal chunks prefills, as vLLM V1 does with speculative decoding"};
   return {Scheduler::continuous, "auto: --engine ideal batches continuously"};
 }
 
@@ -155,16 +158,20 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   if (!o.kv_cache)
     throw InputError("serving options", "--no-kv-cache",
                      "a KV cache (the simulator models vLLM's paged KV pool)", "--no-kv-cache");
-  // A speculative step yields a random number of tokens per sequence; the lock-step decode
-  // bookkeeping (sim/engine.h) does not model it yet: refused rather than run plainly.
-  if (o.spec)
-    throw InputError("serving options", "--speculative-config",
-                     "no speculative decoding in simulate or size yet (kvplan plan models it: docs/speculative.md)",
-                     "speculative decoding");
   Impl& s = *impl_;
   s.model = std::make_shared<const ModelConfig>(apply_what_if(m, o));
   s.opts = o;
   s.step_model = std::make_unique<StepTimeModel>(*s.model, g, o);
+  if (o.spec) {
+    validate_spec(*s.model, o, "serving options");
+    s.spec_model = std::make_unique<SpecTimeModel>(*s.model, g, o);
+    s.spec_slots = spec_slots_per_step(*o.spec);
+    double p = 1;
+    for (const double a : resolve_acceptance(*o.spec, *s.model).rates) {
+      p *= a;
+      s.spec_at_least_draw.push_back(static_cast<uint64_t>(std::ldexp(p, 53)));
+    }
+  }
   if (o.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
   s.max_model_len = max_model_len_of(*s.model, o);
   s.defaults = engine_batch_defaults(*s.model, g, o);
