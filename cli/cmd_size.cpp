@@ -65,6 +65,8 @@ int cmd_size(const Args& args) {
        "more than an option already proven; same recommendations)")
       ("disagg", po::value<std::string>()->implicit_value("1P1D,1P2D,1P3D,2P3D"),
        "also search disaggregated prefill/decode layouts, xPyD ratios (default 1P1D,1P2D,1P3D,2P3D), GPU mixes included")
+      ("speculation", po::value<std::string>(),
+       "with speculative decoding flags: both (default: each candidate with and without it) | on (only with it)")
       ("disagg-all", po::bool_switch(),
        "with --disagg, also simulate layouts whose one unit costs at least the aggregated answer (same verdict, slower)");
   add_serving_options(desc);
@@ -90,6 +92,23 @@ int cmd_size(const Args& args) {
   const auto gpu_names = vm.count("gpus") ? split_list(vm["gpus"].as<std::string>(), "--gpus") : io::catalog("gpus");
   for (const auto& name : gpu_names) space.gpus.push_back(io::load_gpu(name));
   space.base = expand_serving_options(vm);
+  // Speculation helps at low batch and hurts when steps are compute-bound
+  // (docs/speculative.md), so by default each candidate is searched both ways.
+  if (vm.count("speculation")) {
+    const std::string v = vm["speculation"].as<std::string>();
+    if (v != "both" && v != "on") throw InputError("command line", "--speculation", "both or on", "'" + v + "'");
+    if (!space.base.front().spec)
+      throw InputError("command line", "--speculation", "--speculative-config or --speculative-algorithm beside it",
+                       "no speculative decoding");
+  }
+  if (space.base.front().spec && (!vm.count("speculation") || vm["speculation"].as<std::string>() == "both")) {
+    const size_t n = space.base.size();
+    for (size_t i = 0; i < n; ++i) {
+      ServingOptions plain = space.base[i];
+      plain.spec.reset();
+      space.base.push_back(plain);
+    }
+  }
   // Dimensions the user fixed stay as given (in `base`); the others are searched.
   if (!vm.count("tensor-parallel-size")) space.tp = size::default_tp_options();
   if (!vm.count("quantization")) space.weights = size::default_weight_options();

@@ -266,6 +266,22 @@ nlohmann::json sim_json(const SimReport& r) {
                  {"waited_requests", s.lora.waited_requests},
                  {"adapters_mean", s.lora.tracked ? nlohmann::json(s.lora.adapters_mean) : nlohmann::json(nullptr)}};
   }
+  if (r.spec && r.options.spec) {
+    // Additive, with speculative decoding only (docs/formats.md "JSON contract", docs/speculative.md).
+    const SpecDecode& d = *r.options.spec;
+    j["speculative"] = {{"method", std::string(to_string(d.method))},
+                        {"num_speculative_tokens", d.num_speculative_tokens},
+                        {"draft", d.draft ? nlohmann::json(d.draft->name) : nlohmann::json(nullptr)},
+                        {"acceptance_rates", r.spec->acceptance.rates},
+                        {"acceptance_source", r.spec->acceptance.source},
+                        {"expected_tokens_per_step", r.spec->expected_tokens_per_step},
+                        {"slots_per_step_tokens", r.spec->slots_per_step},
+                        {"draft_weight_bytes_per_gpu", r.spec->memory.weight_bytes_per_gpu},
+                        {"draft_kv_bytes_per_token_per_gpu", r.spec->memory.kv_bytes_per_token_per_gpu},
+                        {"decoder_steps", s.spec.decoder_steps},
+                        {"decoded_tokens", s.spec.decoded_tokens},
+                        {"tokens_per_step", s.spec.tokens_per_step()}};
+  }
   j["sim"] = {{"events", s.events},
               {"steps", s.steps},
               {"wall_s", s.wall_s},
@@ -374,6 +390,25 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                   : slots + fmt::format("the workload gives no adapters (no `lora` key): each step pays the LoRA "
                                                         "kernels of min(sequences, {}) distinct adapters, the worst case",
                                                         l.max_loras)});
+  }
+  if (r.spec && r.options.spec) {
+    const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });
+    const SpecDecode& d = *r.options.spec;
+    std::string rates;
+    for (const double a : r.spec->acceptance.rates) rates += (rates.empty() ? "" : ", ") + fmt::format("{:.3g}", a);
+    main_rows.insert(
+        at + 1,
+        {"speculative decoding",
+         fmt::format("{}{}, {} draft token{} a step, acceptance {} ({}); tokens per decoder-step: expected {:.3f}, "
+                     "simulated {:.3f} over {} decoder-steps; {}, {} slots per decoder while a step runs (the error "
+                     "band was measured without speculation)",
+                     to_string(d.method), d.draft ? " (" + d.draft->name + ")" : "", d.num_speculative_tokens,
+                     d.num_speculative_tokens == 1 ? "" : "s", rates, r.spec->acceptance.source,
+                     r.spec->expected_tokens_per_step, s.spec.tokens_per_step(), count(s.spec.decoder_steps),
+                     r.spec->memory.weight_bytes_per_gpu > 0
+                         ? "draft weights " + gib(r.spec->memory.weight_bytes_per_gpu) + " per GPU"
+                         : std::string("no draft weights on the GPU"),
+                     r.spec->slots_per_step)});
   }
   rows.insert(rows.end(), main_rows.begin(), main_rows.end());
   if (!client_run(r)) {

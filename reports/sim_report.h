@@ -13,6 +13,7 @@
 
 #include "cluster/max_rate.h"
 #include "planner/error_bars.h"
+#include "planner/speculative.h"
 #include "planner/types.h"
 #include "reports/table.h"
 #include "sim/sim.h"
@@ -30,6 +31,15 @@ struct SimReport {
   int64_t lora_bytes_per_gpu = 0;  //!< --enable-lora: the slots' buffers, taken from the KV pool
   int64_t max_num_batched_tokens = 0;
   int64_t max_num_seqs = 0;    //!< the engine's limit as run (0: options.max_num_seqs)
+  //! With speculative decoding (options.spec): the planner's statement of it, beside which
+  //! the result's realized tokens per step (SimResult::spec) are printed.
+  struct Spec {
+    Acceptance acceptance;
+    double expected_tokens_per_step = 0;
+    int64_t slots_per_step = 0;
+    SpecMemory memory;
+  };
+  std::optional<Spec> spec;
   std::string scheduler_why;   //!< "auto: vLLM 0.19 (V1) always chunks prefills", "--scheduler chunked"
   //! Which collectives leave the GPU's scale-up domain and the link they pay (planner
   //! scale_out_note, as `plan` prints it); empty: the replica fits one domain.

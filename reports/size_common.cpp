@@ -1,4 +1,5 @@
 // Shared pieces of the size reports (size_common.h).
+#include "planner/speculative.h"
 #include "reports/size_common.h"
 
 #include <fmt/format.h>
@@ -39,6 +40,7 @@ std::string engine_label(const size::Deployment& o) {
   std::string out = fmt::format("{}, {} seqs", sim::to_string(o.candidate.scheduler), so.max_num_seqs);
   if (so.max_num_batched_tokens) out += fmt::format(", {} tok", *so.max_num_batched_tokens);
   if (so.lora) out += fmt::format(", {} LoRA", so.lora->max_loras);
+  if (so.spec) out += fmt::format(", {} k{}", to_string(so.spec->method), so.spec->num_speculative_tokens);
   return out;
 }
 

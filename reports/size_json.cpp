@@ -2,6 +2,7 @@
 // option label.
 #include <fmt/format.h>
 
+#include "planner/speculative.h"
 #include "reports/size_common.h"
 #include "reports/size_report.h"
 
@@ -39,7 +40,12 @@ std::string option_label(const Deployment& o) {
       so.lora ? fmt::format(", {} LoRA slot{} of rank {}", so.lora->max_loras, so.lora->max_loras == 1 ? "" : "s",
                             so.lora->max_lora_rank)
               : "";
-  return fmt::format("{} on {} ({}), {} weights, KV {}{}", o.model, gpus, shape, weight_label(o), kv_label(o), lora);
+  const std::string spec =
+      so.spec ? fmt::format(", speculative decoding {} with {} draft token{}", to_string(so.spec->method),
+                            so.spec->num_speculative_tokens, so.spec->num_speculative_tokens == 1 ? "" : "s")
+              : "";
+  return fmt::format("{} on {} ({}), {} weights, KV {}{}{}", o.model, gpus, shape, weight_label(o), kv_label(o), lora,
+                     spec);
 }
 
 nlohmann::json size_json(const SizeResult& r) {
@@ -84,6 +90,9 @@ nlohmann::json size_json(const SizeResult& r) {
                         {"max_num_seqs", so.max_num_seqs},
                         {"max_num_batched_tokens", so.max_num_batched_tokens ? nlohmann::json(*so.max_num_batched_tokens)
                                                                              : nlohmann::json(nullptr)},
+                        {"speculative", so.spec ? nlohmann::json{{"method", std::string(to_string(so.spec->method))},
+                                                                 {"num_speculative_tokens", so.spec->num_speculative_tokens}}
+                                                : nlohmann::json(nullptr)},
                         {"max_rate_per_s", o.eval.max_rate_per_s},
                         {"rate_ceiling_per_s", opt_num(o.rate_ceiling_per_s)},
                         {"meets_slo", o.meets_slo},

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "planner/speculative.h"
 #include "reports/size_common.h"
 #include "reports/size_report.h"
 
@@ -56,6 +57,26 @@ std::string summary_line(const SizeResult& r) {
                                       count(w.lora.adapters))
                         : fmt::format("the workload gives no adapters, so each step pays the LoRA kernels of "
                                       "min(sequences, slots) distinct adapters, the worst case.\n");
+  }
+  // Speculative decoding: which candidates run it (the engine column names it).
+  int64_t with_spec = 0;
+  const SpecDecode* spec = nullptr;
+  for (const Deployment& o : r.options)
+    if (o.candidate.options.spec) {
+      ++with_spec;
+      spec = o.candidate.options.spec.get();
+    }
+  if (spec) {
+    std::string rates;
+    for (const double a : spec->acceptance_rates) rates += (rates.empty() ? "" : ", ") + fmt::format("{:.3g}", a);
+    const std::string acceptance = spec->acceptance_length > 0
+                                       ? fmt::format("mean acceptance length {:.3g}", spec->acceptance_length)
+                                       : rates.empty() ? std::string("the shipped acceptance default")
+                                                       : "acceptance " + rates;
+    s += fmt::format("Speculative decoding: {} of the {} candidates run {} with {} draft token{} ({}), vLLM V1's "
+                     "scheduler; the others decode plainly (docs/speculative.md).\n",
+                     with_spec, r.options.size(), to_string(spec->method), spec->num_speculative_tokens,
+                     spec->num_speculative_tokens == 1 ? "" : "s", acceptance);
   }
   return s;
 }
