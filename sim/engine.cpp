@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/requests.h"
+
 namespace kvplan::sim {
 
 Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& opt, int64_t requests,
@@ -230,22 +232,12 @@ void Engine::unlink_running(int32_t slot) {
 
 // ------------------------------------------------------------------------- speculative decoding
 
-namespace {
-// splitmix64's finalizer (Steele, Lea and Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014): a counter-based stream, so a draw depends only on its key.
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
 int64_t Engine::spec_gain(const EngineRequest& r, int64_t step, int64_t generated) const {
   // Draft i is kept when drafts 1..i all were: P(at least i kept) = a1 ... ai, so one
   // uniform u keeps the i drafts with u < that product (the products decrease).
-  // (Compared as 53-bit integers, u = draw / 2^53, without branches: the outcome is random.)
-  const uint64_t draw = mix64(r.spec_key + static_cast<uint64_t>(step)) >> 11;
+  // (Compared as 53-bit integers, u = draw / 2^53, without branches: the outcome is random.
+  // splitmix64 over (request key + step) is a counter-based stream.)
+  const uint64_t draw = splitmix64(r.spec_key + static_cast<uint64_t>(step)) >> 11;
   int64_t kept = 0;
   for (const uint64_t t : sim_.spec_at_least_draw) kept += draw < t ? 1 : 0;
   return std::min(1 + kept, r.output - generated);
@@ -299,7 +291,7 @@ void Engine::spec_walk(int32_t slot) {
 
 void Engine::spec_join(int32_t slot) {
   EngineRequest& r = at(slot);
-  r.spec_key = mix64(spec_seed_ + static_cast<uint64_t>(r.id));
+  r.spec_key = splitmix64(spec_seed_ + static_cast<uint64_t>(r.id));
   r.spec_step = r.spec_horizon = decode_steps_;
   r.spec_gen = r.spec_horizon_gen = r.generated;
   context_sum_ += r.prompt + r.generated;

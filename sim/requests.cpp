@@ -12,16 +12,6 @@
 
 namespace kvplan::sim {
 
-namespace {
-//! SplitMix64 (Steele, Lea, Flood 2014): decorrelates the per-stream seeds.
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
 Rng::Rng(uint64_t seed) : mt_(seed) {}
 
 uint64_t Rng::next_u64() { return mt_(); }

@@ -18,6 +18,16 @@
 
 namespace kvplan::sim {
 
+//! SplitMix64's output function (Steele, Lea, Flood, "Fast splittable pseudorandom number
+//! generators", OOPSLA 2014): decorrelates per-stream seeds, and over a counter is a
+//! counter-based stream (a draw depends only on its key).
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 //! The project's own random numbers, identical on every standard library.
 class Rng {
  public:
