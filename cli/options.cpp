@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "cli/spec_options.h"
 #include "io/config_io.h"
 #include "planner/planner.h"
+#include "planner/units.h"
 
 namespace kvplan::cli {
 
@@ -170,6 +172,8 @@ void add_serving_options(po::options_description& desc) {
       ("no-kv-cache", po::bool_switch(), "naive recompute, no cache (the seed's baseline)")
       ("calibration", s(), "time-model profile: a kvplan.calibration/1 or /2 file, a catalog name, or none for the datasheet roofline (default h100-sxm-vllm; docs/calibration.md)")
       ("enable-prefix-caching", s(), "on|off: reuse cached prompt blocks (default on, as vLLM V1, SGLang, TRT-LLM)")
+      ("kv-offloading-size", s(), "vLLM KV offloading: GiB (2^30 bytes) of host memory for KV blocks below the GPU pool, the engine's over its tp x pp GPUs (0 = off; list ok; docs/kv-tiers.md)")
+      ("kv-offloading-backend", s(), "with --kv-offloading-size: native (vLLM's OffloadingConnector, the default); lmcache is not modelled")
       ("async-scheduling", s(), "on|off: vLLM V1 composes the next step while one runs, so arrivals wait one step more (default off; docs/calibration.md)")
       ("expert-parallel-size,ep", s(), "MoE: GPUs the routed experts are spread over, whole (a divisor of tp x dp; 1 = experts split over tp x dp; list ok)")
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
@@ -203,6 +207,15 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     const std::string v = vm["enable-prefix-caching"].as<std::string>();
     if (v != "on" && v != "off") throw InputError("--enable-prefix-caching", "", "on or off", "'" + v + "'");
     base.enable_prefix_caching = v == "on";
+  }
+  if (vm.count("kv-offloading-backend")) {
+    const std::string v = vm["kv-offloading-backend"].as<std::string>();
+    if (v == "lmcache")
+      throw InputError(kWhere, "--kv-offloading-backend",
+                       "native (LMCache's connector keeps its own capacity and chunking, which is not modelled)", "'lmcache'");
+    if (v != "native") throw InputError(kWhere, "--kv-offloading-backend", "native or lmcache", "'" + v + "'");
+    if (!vm.count("kv-offloading-size"))
+      throw InputError(kWhere, "--kv-offloading-backend", "--kv-offloading-size beside it (vLLM requires the size)", "");
   }
   if (vm.count("async-scheduling")) {
     const std::string v = vm["async-scheduling"].as<std::string>();
@@ -281,6 +294,10 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   });
   expand("max-num-batched-tokens", [](ServingOptions& o, const std::string& v) {
     o.max_num_batched_tokens = parse_int_option(v, "--max-num-batched-tokens");
+  });
+  expand("kv-offloading-size", [](ServingOptions& o, const std::string& v) {
+    // vllm/config/vllm.py: cpu_bytes_to_use = kv_offloading_size * (1 << 30).
+    o.kv_offloading_bytes = std::llround(parse_num_option(v, "--kv-offloading-size", 0, 1e6) * kBytesPerGiB);
   });
   expand("engine", [](ServingOptions& o, const std::string& v) {
     // ENGINE[@VERSION]: vllm@0.10 selects that release's accounting; none = the latest.

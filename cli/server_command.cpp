@@ -140,7 +140,8 @@ constexpr std::array kVllmFlags{
     Flag{"speculative-config", "", Kind::map, "speculative-config", ""},
     Flag{"kv-cache-memory-bytes", "", Kind::refuse, "", "a KV pool given in bytes is not modelled yet (use --gpu-memory-utilization)"},
     Flag{"cpu-offload-gb", "", Kind::refuse, "", "weights offloaded to host memory are not modelled yet"},
-    Flag{"kv-offloading-size", "", Kind::refuse, "", "a host-memory KV tier is not modelled yet"},
+    Flag{"kv-offloading-size", "", Kind::map, "kv-offloading-size", ""},
+    Flag{"kv-offloading-backend", "", Kind::map, "kv-offloading-backend", ""},
     Flag{"kv-transfer-config", "", Kind::refuse, "", kDisagg},
     Flag{"enable-lora", "", Kind::map_switch, "enable-lora", ""},
     Flag{"max-loras", "", Kind::map, "max-loras", ""},
@@ -712,7 +713,9 @@ bool command_takes(const std::string& command, const std::string& option) {
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
       "speculative-num-draft-tokens", "speculative-draft-model-path",
       // LoRA (planner/lora.h): every command plans the slots and times the kernels.
-      "enable-lora", "max-loras", "max-lora-rank", "max-cpu-loras", "lora-target-modules"};
+      "enable-lora", "max-loras", "max-lora-rank", "max-cpu-loras", "lora-target-modules",
+      // The host KV tier (docs/kv-tiers.md): plan states its size, simulate and size run it.
+      "kv-offloading-size", "kv-offloading-backend"};
   return std::find(kServing.begin(), kServing.end(), option) != kServing.end();
 }
 

@@ -29,6 +29,7 @@
 
 #include "planner/checked.h"
 #include "planner/planner.h"
+#include "planner/speculative.h"
 
 namespace kvplan {
 
@@ -276,6 +277,19 @@ int64_t state_bytes_per_request_per_gpu(const ModelConfig& m, const ServingOptio
 
 int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   return detail::checked_mul(kv_bytes_per_token_per_gpu(m, o), o.block_size, "KV block");
+}
+
+std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o) {
+  if (o.kv_offloading_bytes <= 0) return std::nullopt;
+  HostKvTier t;
+  t.bytes_per_gpu = o.kv_offloading_bytes / (o.tp * o.pp);
+  // A drafter's KV layers live in the same blocks (detail::target_kv_budget), so each
+  // offloaded block carries them too.
+  const int64_t draft_per_token = o.spec ? spec_memory(m, o).kv_bytes_per_token_per_gpu : 0;
+  t.block_bytes_per_gpu = detail::checked_mul(kv_bytes_per_token_per_gpu(m, o) + draft_per_token, o.block_size, "KV block");
+  t.blocks = t.block_bytes_per_gpu > 0 ? t.bytes_per_gpu / t.block_bytes_per_gpu : 0;
+  t.tokens = detail::checked_mul(t.blocks, o.block_size, "host KV tier");
+  return t;
 }
 
 // Bytes a request of `tokens` tokens holds on one GPU, in whole blocks per layer, and

@@ -20,6 +20,37 @@ std::string str(int64_t v) { return std::to_string(v); }
 // --enable-expert-parallel and 1 without; SGLang also splits experts over a divisor of
 // its world (moe_tp_size = tp_size // moe_ep_size // moe_dp_size,
 // python/sglang/srt/distributed/parallel_state.py).
+// vLLM's KV offloading (host_kv_tier): the OffloadingConnector of V1 from 0.11, which
+// hashes blocks only with prefix caching on, for uniform attention stacks (a recurrent
+// state has no blocks to offload); SGLang's HiCache and TensorRT-LLM's host cache have
+// their own flags and are not modelled.
+void validate_kv_offloading(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
+  if (o.kv_offloading_bytes == 0) return;
+  const std::string flag = "--kv-offloading-size";
+  require(o.kv_offloading_bytes > 0, where, flag, "a size in GiB > 0", str(o.kv_offloading_bytes));
+  require(o.engine == Engine::vllm || o.engine == Engine::ideal, where, flag,
+          "--engine vllm or ideal (vLLM's OffloadingConnector; SGLang's HiCache and TensorRT-LLM's host cache are "
+          "not modelled)",
+          std::string(to_string(o.engine)));
+  if (o.engine == Engine::vllm) {
+    const std::string v = detail::vllm_release(o).version;
+    const auto minor = std::stoi(v.substr(v.find('.') + 1));
+    require(minor >= 11, where, flag, "vLLM 0.11 or later (the OffloadingConnector's first release)", "vllm@" + v);
+  }
+  require(o.kv_cache, where, flag, "a KV cache (--no-kv-cache keeps none to offload)", "");
+  require(o.enable_prefix_caching.value_or(true), where, flag,
+          "prefix caching on (the connector finds offloaded blocks by their prefix hashes)",
+          "--enable-prefix-caching off");
+  require(!m.has_state_layers(), where, flag,
+          "a model without Mamba / linear-attention layers (" + m.name + "'s recurrent state is not offloaded in blocks)",
+          "");
+  const HostKvTier t = *host_kv_tier(m, o);
+  require(t.blocks >= 1, where, flag,
+          "at least one KV block per GPU (" + str(t.block_bytes_per_gpu) +
+              " bytes; the size is split over tp x pp = " + str(o.tp * o.pp) + ")",
+          str(t.bytes_per_gpu) + " bytes per GPU");
+}
+
 void validate_expert_parallel(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
   require(o.ep >= 1, where, "--expert-parallel-size", "an integer >= 1", str(o.ep));
   require(o.dp >= 1, where, "--data-parallel-size", "an integer >= 1", str(o.dp));
@@ -110,6 +141,7 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
   }
   validate_spec(m, o, where);
   validate_lora(m, o, where);
+  validate_kv_offloading(m, o, where);
   const int64_t group = o.kv_group;
   require(group >= 0, where, "--kv-group", "an integer >= 1", str(group));
   if (o.kv_quant == KvQuant::kivi && dtype_bits(o.kv_dtype(m)) < 16) {
@@ -205,6 +237,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   const int64_t derived = derived_max_model_len(m);
   p.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : context_tokens);
   if (o.kv_cache) p.contiguous_max_requests = capacity(m, o, p.memory, p.max_model_len).max_concurrent_requests;
+  p.host_tier = host_kv_tier(m, o);
   return p;
 }
 

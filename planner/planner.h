@@ -182,6 +182,20 @@ struct MemoryBudget {
   int64_t tower_bytes = 0;        // vision encoders (multimodal), apart from weights
   int64_t lora_bytes = 0;         // LoRA adapter slots (planner/lora.h), apart from weights
 };
+//! The host-memory KV tier of vLLM's KV offloading (--kv-offloading-size, backend
+//! native = OffloadingConnector, vLLM 0.11+): vllm/config/vllm.py sets cpu_bytes_to_use =
+//! size x 2^30 for the whole engine, and the CPU offloading spec splits it over the tp x pp
+//! KV ranks and cuts each rank's share into blocks of that rank's block bytes. Every rank
+//! holds its shard of every offloaded block, so `blocks` is also the engine's count.
+struct HostKvTier {
+  int64_t bytes_per_gpu = 0;   //!< kv_offloading_bytes / (tp x pp)
+  int64_t block_bytes_per_gpu = 0;
+  int64_t blocks = 0;          //!< floor(bytes_per_gpu / block_bytes_per_gpu)
+  int64_t tokens = 0;          //!< blocks x block_size: prefix tokens the tier holds
+};
+//! Empty when o.kv_offloading_bytes is 0.
+std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o);
+
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 
@@ -406,6 +420,7 @@ struct Plan {
   //! tokens up front, as engines allocated before PagedAttention (docs/speculative.md).
   int64_t max_model_len = 0;
   int64_t contiguous_max_requests = 0;
+  std::optional<HostKvTier> host_tier;  // --kv-offloading-size
 };
 
 //! Everything above for one configuration. Throws InputError on impossible options.

@@ -438,6 +438,10 @@ struct ServingOptions {
   std::shared_ptr<const SpecDecode> spec;
   //! LoRA adapters (--enable-lora, planner/lora.h); empty = off.
   std::optional<LoraOptions> lora;
+  //! vLLM's --kv-offloading-size (GiB) in bytes: host memory for KV blocks below the GPU
+  //! pool, the whole engine's over its tp x pp ranks (OffloadingConnector; planner.h
+  //! host_kv_tier). 0 = off.
+  int64_t kv_offloading_bytes = 0;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

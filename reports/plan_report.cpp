@@ -76,6 +76,31 @@ std::string kv_quant_label(const PlanRow& r) {
   return dtype_bits(r.plan.kv_dtype) >= 16 ? "-" : std::string(to_string(r.options.kv_quant));
 }
 
+// The host KV tier, after what paging bought: how many prefix tokens sit below the pool.
+std::string host_tier_text(const Plan& p, const ServingOptions& o) {
+  if (!p.host_tier) return {};
+  const HostKvTier& t = *p.host_tier;
+  const int64_t pool_tokens = p.capacity.num_blocks * o.block_size;
+  return fmt::format(
+      "Host KV tier (--kv-offloading-size {}): {} per GPU = {} blocks of {} per GPU = {} prefix tokens{}; a hit loads its "
+      "blocks over the host link (docs/kv-tiers.md)\n",
+      gib(o.kv_offloading_bytes), gib(t.bytes_per_gpu), count(t.blocks), bytes_binary(t.block_bytes_per_gpu),
+      count(t.tokens),
+      pool_tokens > 0 ? fmt::format(" ({:.1f}× the GPU pool's {})", static_cast<double>(t.blocks) /
+                                                                        static_cast<double>(p.capacity.num_blocks),
+                                    count(pool_tokens))
+                      : "");
+}
+
+nlohmann::json host_tier_json(const Plan& p, const ServingOptions& o) {
+  if (!p.host_tier) return nullptr;
+  const HostKvTier& t = *p.host_tier;
+  return {{"kv_offloading_bytes", o.kv_offloading_bytes},
+          {"bytes_per_gpu", t.bytes_per_gpu},
+          {"block_bytes_per_gpu", t.block_bytes_per_gpu},
+          {"blocks", t.blocks},
+          {"tokens", t.tokens}};
+}
 }  // namespace
 
 nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
@@ -132,6 +157,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
                                                               p.shared_prefix->max_concurrent_requests}}
                                             : nlohmann::json(nullptr)}}},
         {"paging", paging_json(p)},
+        {"host_kv_tier", host_tier_json(p, r.options)},
         {"speculative", r.spec ? spec_json(*r.spec) : nlohmann::json(nullptr)},
         {"lora", r.lora ? lora_json(*r.lora) : nlohmann::json(nullptr)},
         {"flops",
@@ -301,6 +327,7 @@ std::string plan_detail(const PlanRow& r) {
                      "holding its own requests' KV\n",
                      o.dp);
   s += paging_text(p);
+  s += host_tier_text(p, o);
   s += "FLOPs (2 per multiply-add)      prefill      decode step   generate (cache)  generate (naive)\n";
   const auto frow = [&](const char* what, double FlopBreakdown::*f) {
     s += fmt::format("  {:<26} {:>12}  {:>12}  {:>16}  {:>16}\n", what, flops(p.prefill.*f), flops(p.decode_step.*f),

@@ -254,6 +254,20 @@ nlohmann::json sim_json(const SimReport& r) {
   j["error_bars"] = error_bars_json(r);
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
+  if (r.options.kv_offloading_bytes > 0) {
+    // Additive, with --kv-offloading-size only (docs/formats.md "JSON contract", docs/kv-tiers.md).
+    const sim::SimResult::HostTier& h = s.host_tier;
+    j["host_kv_tier"] = {{"kv_offloading_bytes", r.options.kv_offloading_bytes},
+                         {"capacity_blocks", h.capacity_blocks},
+                         {"capacity_tokens", h.capacity_blocks * s.block_size},
+                         {"hit_tokens", h.hit_tokens},
+                         {"gpu_hit_tokens", s.cached_prompt_tokens - h.hit_tokens},
+                         {"loads", h.loads},
+                         {"load_s", h.load_s},
+                         {"stored_blocks", h.stored_blocks},
+                         {"evicted_blocks", h.evicted_blocks},
+                         {"host_link_bytes_per_s", r.sim.host_link_bytes_per_s}};
+  }
   if (r.options.lora) {
     // Additive, with --enable-lora only (docs/formats.md "JSON contract", docs/lora.md).
     j["lora"] = {{"max_loras", r.options.lora->max_loras},
@@ -372,6 +386,22 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"wall", fmt::format("{}, {} simulated tokens/s of wall time", seconds(s.wall_s),
                            number(s.tokens_per_wall_s))},
   };
+  if (r.options.kv_offloading_bytes > 0) {
+    const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });
+    const sim::SimResult::HostTier& h = s.host_tier;
+    const auto share = [&](int64_t tokens) {
+      return s.prompt_tokens > 0 ? percent(static_cast<double>(tokens) / static_cast<double>(s.prompt_tokens)) : "-";
+    };
+    main_rows.insert(
+        at + 1,
+        {"host KV tier",
+         fmt::format("{} ({} blocks = {} tokens per engine); prompt tokens from the GPU cache {}, from the host tier {} "
+                     "({} loads at {} GB/s, {} on the steps' critical path); {} blocks written through, {} evicted",
+                     gib(r.options.kv_offloading_bytes), count(h.capacity_blocks), count(h.capacity_blocks * s.block_size),
+                     share(s.cached_prompt_tokens - h.hit_tokens), share(h.hit_tokens), count(h.loads),
+                     number(r.sim.host_link_bytes_per_s / 1e9), seconds(h.load_s), count(h.stored_blocks),
+                     count(h.evicted_blocks))});
+  }
   if (r.options.lora) {
     // After "KV pool": the slots are what the pool lost.
     const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });

@@ -46,6 +46,17 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
                      std::to_string(token_budget_) + " < " + std::to_string(max_seqs_));
   if (opt.preemption == Preemption::swap && !(opt.host_link_bytes_per_s > 0))
     throw InputError("simulate", "host_link_bytes_per_s", "a positive number");
+  if (const auto tier = host_kv_tier(*sim.model, sim.opts)) {
+    if (!caching_)
+      throw InputError("command line", "--kv-offloading-size",
+                       "a scheduler with a prefix cache (the host tier is found by prefix; --scheduler static keeps none)",
+                       std::string(to_string(opt_.scheduler)));
+    if (!(opt.host_link_bytes_per_s > 0))
+      throw InputError("simulate", "host_link_bytes_per_s", "a positive number (the host KV tier loads over it)");
+    host_.emplace(tier->blocks * sim.opts.dp);  // each DP rank is an engine with its own tier
+    tally_.counts.host_tier.capacity_blocks = tier->blocks * sim.opts.dp;
+    host_block_load_s_ = static_cast<double>(tier->block_bytes_per_gpu) / opt.host_link_bytes_per_s;
+  }
   if (opt.preemption == Preemption::swap && (opt_.scheduler == Scheduler::sglang || opt_.scheduler == Scheduler::trtllm))
     throw InputError("command line", "--swap",
                      "the continuous or chunked scheduler (SGLang retracts and TensorRT-LLM pauses by recompute)",
@@ -426,8 +437,12 @@ int64_t Engine::lookup(EngineRequest& r) {
   if (r.preloaded > 0) return r.cached = r.preloaded;
   if (!caching_ || r.content.unique()) return 0;
   const int64_t block_size = table_.block_size();
-  const int64_t hit = cache_.hits(r.content, (r.prompt - 1) / block_size, block_size);
-  r.cached = hit * block_size;
+  const int64_t max_blocks = (r.prompt - 1) / block_size;
+  const int64_t hit = cache_.hits(r.content, max_blocks, block_size);
+  // vLLM asks the connector for the blocks past the GPU cache's hit
+  // (get_num_new_matched_tokens after get_computed_blocks).
+  r.host_hit_blocks = host_ ? host_->hits(r.content, hit, max_blocks, block_size) : 0;
+  r.cached = (hit + r.host_hit_blocks) * block_size;
   return r.cached;
 }
 
@@ -437,11 +452,44 @@ void Engine::ref_hits(EngineRequest& r) {
   for (int64_t i = 0; i < hit; ++i) cache_.ref(PrefixCache::key(r.content, i, table_.block_size()));
   r.cache_blocks = hit;
   tally_.counts.cached_prompt_tokens += r.cached;
+  if (!host_) return;
+  r.host_stored = hit;  // the GPU's hits are not stored again; the loaded ones are there
+  if (r.host_hit_blocks == 0) return;
+  for (int64_t i = hit - r.host_hit_blocks; i < hit; ++i) host_->store(PrefixCache::key(r.content, i, table_.block_size()));
+  // The blocks cross the host link into the blocks just allocated before the request's
+  // chunk can run: charged to the step that schedules it, as a swap-in is.
+  const double load_s = static_cast<double>(r.host_hit_blocks) * host_block_load_s_;
+  swap_s_ += load_s;
+  SimResult::HostTier& t = tally_.counts.host_tier;
+  t.hit_tokens += r.host_hit_blocks * table_.block_size();
+  t.loads += 1;
+  t.load_s += load_s;
+}
+
+void Engine::store_to_host(EngineRequest& r, int64_t full) {
+  const int64_t block_size = table_.block_size();
+  // Full prompt blocks have content a later prompt can hit; the rest (a unique prompt's,
+  // the output's) only take room.
+  const int64_t named = std::min(full, r.prompt / block_size);
+  for (; r.host_stored < named; ++r.host_stored) {
+    const uint64_t k = PrefixCache::key(r.content, r.host_stored, block_size);
+    if (k == 0) break;
+    host_->store(k);
+    ++tally_.counts.host_tier.stored_blocks;
+  }
+  if (full > r.host_stored) {
+    host_->store_anonymous(full - r.host_stored);
+    tally_.counts.host_tier.stored_blocks += full - r.host_stored;
+    r.host_stored = full;
+  }
+  tally_.counts.host_tier.evicted_blocks = host_->evicted();
 }
 
 void Engine::register_blocks(EngineRequest& r) {
-  if (!caching_ || r.content.unique()) return;
+  if (!caching_) return;
   const int64_t full = std::min(r.cached, r.prompt) / table_.block_size();
+  if (host_) store_to_host(r, full);
+  if (r.content.unique()) return;
   for (; r.cache_blocks < full; ++r.cache_blocks) {
     const uint64_t k = PrefixCache::key(r.content, r.cache_blocks, table_.block_size());
     if (k == 0) break;  // the rest of the prompt is unique
@@ -587,6 +635,9 @@ void Engine::finish(int32_t slot) {
   } else if (r.state == RequestState::prefilling) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
   }
+  // The blocks its output filled were written through as they filled (vLLM's connector
+  // stores every full block of the request's tokens); nothing can hit them.
+  if (host_) store_to_host(r, (r.prompt + r.output - 1) / table_.block_size());
   if (hold_finished_) {
     held_blocks_ += r.blocks;
     held_.emplace(r.id, slot);

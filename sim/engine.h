@@ -87,6 +87,8 @@ struct EngineRequest {
   int64_t preloaded = 0;   // prompt tokens whose KV arrived from another instance
   PromptContent content;   // for the prefix cache
   int64_t cache_blocks = 0;  // leading prompt blocks it holds a reference on in the cache
+  int64_t host_hit_blocks = 0;  // of its lookup's hit, the blocks from the host tier
+  int64_t host_stored = 0;      // leading blocks written to the host tier or found there
   double first_token_s = 0;
   double scheduled_s = 0;
   uint32_t epoch = 0;
@@ -198,8 +200,11 @@ class Engine {
   int64_t lookup(EngineRequest& r);
   //! References the hit blocks of an admitted request (lookup() set r.cached).
   void ref_hits(EngineRequest& r);
-  //! Registers the prompt blocks a prefill chunk completed.
+  //! Registers the prompt blocks a prefill chunk completed (and writes them through to
+  //! the host tier).
   void register_blocks(EngineRequest& r);
+  //! Writes blocks [r.host_stored, full) of the request's tokens to the host tier.
+  void store_to_host(EngineRequest& r, int64_t full);
 
   // ---- a request's life
   void arrive(const GeneratedRequest& g, int64_t preloaded, double seen_s);
@@ -318,6 +323,8 @@ class Engine {
   double step_start_s_ = -1, step_end_s_ = -1;  // of the last step that ran
   double delivered_s_ = 0;    // when the tokens of the step that just ended reach the client
   PrefixCache cache_;
+  std::optional<HostTier> host_;  // --kv-offloading-size
+  double host_block_load_s_ = 0;  // one block's bytes per GPU over the host link
 
   std::vector<EngineRequest> requests_;
   std::vector<int32_t> free_slots_;
@@ -346,7 +353,7 @@ class Engine {
   bool stalled_ = false;      // nothing could run at the last scheduling point
   bool step_running_ = false;
   double step_s_ = 0;         // the running step's duration
-  double swap_s_ = 0;         // swap traffic of the step being composed
+  double swap_s_ = 0;         // host-link traffic of the step being composed (swaps, tier loads)
 
   int64_t spec_k_ = 0;                 // draft tokens per step; 0: no speculation
   uint64_t spec_seed_ = 0;

@@ -109,6 +109,12 @@ void RunTally::add(const RunTally& o) {
   r.lora.load_s += x.lora.load_s;
   r.spec.decoder_steps += x.spec.decoder_steps;
   r.spec.decoded_tokens += x.spec.decoded_tokens;
+  r.host_tier.capacity_blocks += x.host_tier.capacity_blocks;
+  r.host_tier.hit_tokens += x.host_tier.hit_tokens;
+  r.host_tier.loads += x.host_tier.loads;
+  r.host_tier.stored_blocks += x.host_tier.stored_blocks;
+  r.host_tier.evicted_blocks += x.host_tier.evicted_blocks;
+  r.host_tier.load_s += x.host_tier.load_s;
   adapters_time += o.adapters_time;
   warmup_end_s = std::max(warmup_end_s, o.warmup_end_s);
   ttft_s.insert(ttft_s.end(), o.ttft_s.begin(), o.ttft_s.end());

@@ -121,6 +121,13 @@ struct SimResult {
       return decoder_steps > 0 ? static_cast<double>(decoded_tokens) / static_cast<double>(decoder_steps) : 0;
     }
   } spec;
+  //! The host KV tier (--kv-offloading-size): its size in blocks, prompt tokens loaded
+  //! from it (a part of cached_prompt_tokens), the admissions that loaded any and the
+  //! loads' time on the steps' critical path, blocks written to it and evicted from it.
+  struct HostTier {
+    int64_t capacity_blocks = 0, hit_tokens = 0, loads = 0, stored_blocks = 0, evicted_blocks = 0;
+    double load_s = 0;
+  } host_tier;
   // the simulation itself
   int64_t steps = 0;
   int64_t events = 0;      // arrivals + steps + per-request events processed

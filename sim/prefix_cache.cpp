@@ -43,4 +43,45 @@ void PrefixCache::evict(int64_t free_blocks) {
   }
 }
 
+int64_t HostTier::hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size) const {
+  int64_t n = from;
+  while (n < max_blocks) {
+    const uint64_t k = PrefixCache::key(c, n, block_size);
+    if (k == 0 || !map_.contains(k)) break;
+    ++n;
+  }
+  return n - from;
+}
+
+void HostTier::store(uint64_t key) {
+  if (capacity_ <= 0) return;
+  if (const auto it = map_.find(key); it != map_.end()) {
+    lru_.splice(lru_.end(), lru_, it->second);
+    return;
+  }
+  map_.emplace(key, lru_.insert(lru_.end(), Run{key, 1}));
+  ++used_;
+  make_room();
+}
+
+void HostTier::store_anonymous(int64_t blocks) {
+  if (capacity_ <= 0 || blocks <= 0) return;
+  if (!lru_.empty() && lru_.back().key == 0) lru_.back().blocks += blocks;
+  else lru_.push_back(Run{0, blocks});
+  used_ += blocks;
+  make_room();
+}
+
+void HostTier::make_room() {
+  while (used_ > capacity_) {
+    Run& front = lru_.front();
+    const int64_t out = std::min(front.blocks, used_ - capacity_);
+    used_ -= out;
+    evicted_ += out;
+    if ((front.blocks -= out) > 0) continue;
+    if (front.key != 0) map_.erase(front.key);
+    lru_.pop_front();
+  }
+}
+
 }  // namespace kvplan::sim

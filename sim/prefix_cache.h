@@ -47,4 +47,34 @@ class PrefixCache {
   std::list<uint64_t> lru_;
 };
 
+//! The host-memory tier below the GPU cache: vLLM's KV offloading (OffloadingConnector
+//! with its LRU manager, vllm/v1/kv_offload/lru_manager.py). Every full block a request
+//! computes is stored (write-through, on a copy stream: the store costs no step time),
+//! a lookup continues past the GPU cache's hit into this tier and touches what it finds,
+//! and the least recently used blocks are evicted when a store needs the room. Blocks no
+//! later prompt can hit (a unique prompt's, generated tokens') are stored as well and take
+//! room like any other; they are kept as counted runs, so a request costs O(1) for them.
+class HostTier {
+ public:
+  explicit HostTier(int64_t capacity_blocks) : capacity_(capacity_blocks) {}
+  //! Consecutive blocks of the prompt in the tier from block `from` (below `max_blocks`).
+  int64_t hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size) const;
+  //! Stores block `key` (nonzero), or marks it most recently used when it is there.
+  void store(uint64_t key);
+  void store_anonymous(int64_t blocks);
+  int64_t capacity() const { return capacity_; }
+  int64_t used() const { return used_; }
+  int64_t evicted() const { return evicted_; }
+
+ private:
+  void make_room();
+  struct Run {
+    uint64_t key = 0;     // 0: `blocks` blocks nothing can hit
+    int64_t blocks = 1;
+  };
+  int64_t capacity_ = 0, used_ = 0, evicted_ = 0;
+  std::list<Run> lru_;  // least recently used first
+  std::unordered_map<uint64_t, std::list<Run>::iterator> map_;
+};
+
 }  // namespace kvplan::sim

@@ -125,3 +125,39 @@ TEST_CASE("a KIVI request's paged footprint never shrinks as tokens are appended
   const double bits = 80.0 * 2048 * (1889 * 5 + 159 * 16);
   CHECK(kv_request_footprint_per_gpu(m, o, 2048) == static_cast<int64_t>(bits / 8));
 }
+
+TEST_CASE("the host KV tier: --kv-offloading-size GiB split over the tp x pp ranks, cut into each rank's blocks") {
+  // vLLM: cpu_bytes_to_use = 64 x 2^30 for the engine; TP 2 gives each rank 32 GiB =
+  // 34,359,738,368 bytes. Llama-3-8B at TP 2 keeps 4 of its 8 KV heads per GPU:
+  // 2 x 32 layers x 4 x 128 x 2 B = 65,536 B per token, 1 MiB per 16-token block, so
+  // 32,768 blocks = 524,288 tokens of prefix.
+  const ModelConfig m = io::load_model("llama-3-8b");
+  ServingOptions o;
+  o.tp = 2;
+  o.kv_offloading_bytes = int64_t{64} << 30;
+  const auto t = host_kv_tier(m, o);
+  REQUIRE(t.has_value());
+  CHECK(t->bytes_per_gpu == 34359738368);
+  CHECK(t->block_bytes_per_gpu == 1048576);
+  CHECK(t->blocks == 32768);
+  CHECK(t->tokens == 524288);
+  CHECK_FALSE(host_kv_tier(m, ServingOptions{}).has_value());
+  // Refused where the connector does not run: SGLang (HiCache is its own flag), a vLLM
+  // before 0.11, prefix caching off, a model with recurrent state.
+  ServingOptions sglang = o;
+  sglang.engine = Engine::sglang;
+  CHECK_THROWS_AS(validate(m, sglang, "test"), InputError);
+  ServingOptions v010 = o;
+  v010.engine = Engine::vllm;
+  v010.engine_version = "0.10";
+  CHECK_THROWS_AS(validate(m, v010, "test"), InputError);
+  ServingOptions v011 = v010;
+  v011.engine_version = "0.11";
+  CHECK_NOTHROW(validate(m, v011, "test"));
+  ServingOptions nocache = o;
+  nocache.enable_prefix_caching = false;
+  CHECK_THROWS_AS(validate(m, nocache, "test"), InputError);
+  ServingOptions tiny = o;
+  tiny.kv_offloading_bytes = 1 << 20;  // 0.5 MiB per GPU: not one 1 MiB block
+  CHECK_THROWS_AS(validate(m, tiny, "test"), InputError);
+}

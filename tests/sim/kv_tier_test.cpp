@@ -1,0 +1,168 @@
+// The host KV tier (--kv-offloading-size): vLLM's OffloadingConnector below the prefix
+// cache, its LRU order, its capacity and the load time of a hit.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "sim/prefix_cache.h"
+#include "sim/sim.h"
+#include "tests/sim/fixtures.h"
+
+using namespace kvplan;
+using namespace kvplan::sim;
+using kvplan::sim::test::h100;
+using kvplan::sim::test::llama3_8b;
+
+namespace {
+
+// Llama-3-8B in bf16: 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 bytes
+// per token, 2,097,152 (2 MiB) per 16-token block on one GPU.
+constexpr int64_t kBlockBytes = 2 * 32 * 8 * 128 * 2 * 16;
+
+//! `groups` users with a 200-token prompt of their own each (13 blocks, 12 full), one
+//! output token, 1,000 s apart so each runs alone: users A, B, A, ... in turn.
+Workload alternating(int64_t groups, int64_t n) {
+  Workload w;
+  w.name = "alternating";
+  w.requests = n;
+  w.arrival.process = ArrivalProcess::fixed;
+  w.arrival.rate_per_s = 1e-3;
+  w.prompt_tokens.kind = LengthKind::fixed;
+  w.prompt_tokens.value = 200;
+  w.output_tokens.kind = LengthKind::fixed;
+  w.output_tokens.value = 1;
+  w.shared_prefix = SharedPrefix{groups, 1, 0, true};
+  w.slo = Slo{1e9, 1e9};
+  return w;
+}
+
+ServingOptions offloading(int64_t tier_blocks) {
+  ServingOptions o;
+  o.kv_offloading_bytes = tier_blocks * kBlockBytes;
+  return o;
+}
+
+SimOptions small_pool() {
+  SimOptions so = kvplan::sim::test::with(Scheduler::chunked);
+  so.num_blocks = 20;
+  return so;
+}
+
+std::vector<double> ttfts(const Simulator& sim, const Workload& w, SimOptions so) {
+  std::vector<double> arrival, ttft;
+  so.on_request = [&](const RequestEvent& e) {
+    if (e.kind == RequestEventKind::arrived) arrival.push_back(e.time_s);
+    if (e.kind == RequestEventKind::first_token) ttft.push_back(e.time_s - arrival[static_cast<size_t>(e.request)]);
+  };
+  (void)sim.run(w, so);
+  return ttft;
+}
+
+}  // namespace
+
+TEST_CASE("the host tier evicts its least recently used blocks, a run of unhittable ones in part") {
+  const PromptContent a{0, 7, 0};
+  HostTier t(4);
+  for (int64_t i = 0; i < 3; ++i) t.store(PrefixCache::key(a, i, 16));
+  CHECK(t.hits(a, 0, 10, 16) == 3);
+  t.store(PrefixCache::key(a, 0, 16));  // touched: block 1 is now the oldest
+  t.store_anonymous(2);                 // 5 blocks for 4: block 1 goes
+  CHECK(t.used() == 4);
+  CHECK(t.evicted() == 1);
+  CHECK(t.hits(a, 0, 10, 16) == 1);  // block 0 only: the run stops at the missing block 1
+  CHECK(t.hits(a, 2, 10, 16) == 1);
+  t.store(PrefixCache::key(a, 1, 16));  // oldest now block 2: evicted
+  CHECK(t.hits(a, 2, 10, 16) == 0);
+  t.store(PrefixCache::key(a, 3, 16));  // the oldest is block 0 (touched before the run)
+  CHECK(t.hits(a, 0, 10, 16) == 0);
+  CHECK(t.used() == 4);  // blocks 1, 3 and what is left of the run (2 of 2)
+  t.store(PrefixCache::key(a, 4, 16));  // one block of the run goes, the other stays
+  CHECK(t.evicted() == 4);
+  CHECK(t.used() == 4);
+}
+
+TEST_CASE("a prefix evicted from the GPU pool is loaded from the host tier: blocks x block bytes / host link") {
+  // Pool of 20 blocks; requests A, B, A (prefix_cache_test.cpp's case): without a tier A's
+  // third request finds blocks 0..6 (112 tokens) on the GPU, B having taken 13 of the 20.
+  // With a tier every full block A and B computed was written through: blocks 7..11 come
+  // back from host memory, so it hits 12 blocks = 192 tokens as with an unbounded pool,
+  // and its prefill step is the same step plus the load: 5 x 2 MiB / 25 GB/s = 0.419 ms.
+  const ModelConfig m = llama3_8b();
+  const Workload w = alternating(2, 3);
+  const Simulator plain(m, h100(), ServingOptions{});
+  CHECK(plain.run(w, small_pool()).cached_prompt_tokens == 112);
+
+  const Simulator tiered(m, h100(), offloading(512));
+  const SimResult r = tiered.run(w, small_pool());
+  CHECK(r.cached_prompt_tokens == 192);
+  CHECK(r.host_tier.capacity_blocks == 512);
+  CHECK(r.host_tier.hit_tokens == 80);
+  CHECK(r.host_tier.loads == 1);
+  const double load_s = 5.0 * static_cast<double>(kBlockBytes) / 25e9;
+  CHECK(r.host_tier.load_s == doctest::Approx(load_s).epsilon(1e-12));
+  CHECK(r.host_tier.stored_blocks == 24);  // A's 12 full blocks and B's; A's third found its 5
+  CHECK(r.host_tier.evicted_blocks == 0);
+
+  const std::vector<double> unbounded = ttfts(plain, w, kvplan::sim::test::with(Scheduler::chunked));
+  const std::vector<double> loaded = ttfts(tiered, w, small_pool());
+  REQUIRE(loaded.size() == 3);
+  CHECK(loaded[2] - unbounded[2] == doctest::Approx(load_s).epsilon(1e-9));
+  CHECK(loaded[0] == doctest::Approx(unbounded[0]).epsilon(1e-12));  // a store costs no step time
+
+  // A faster link loads in proportion.
+  SimOptions fast = small_pool();
+  fast.host_link_bytes_per_s = 50e9;
+  CHECK(tiered.run(w, fast).host_tier.load_s == doctest::Approx(load_s / 2).epsilon(1e-12));
+}
+
+TEST_CASE("a full tier keeps the most recently stored blocks: A's tail survives B's 12 blocks in 17, not in 16") {
+  // A stores its blocks 0..11 in order, then B its 12: a tier of 17 blocks evicts A's
+  // seven oldest, 0..6, the very blocks A's third request still finds on the GPU, and
+  // keeps 7..11, which it loads (192 tokens hit). A tier of 16 evicts block 7 as well and
+  // the host run starts with a miss: 112 tokens, as without a tier.
+  const ModelConfig m = llama3_8b();
+  const Workload w = alternating(2, 3);
+  const SimResult kept = Simulator(m, h100(), offloading(17)).run(w, small_pool());
+  CHECK(kept.cached_prompt_tokens == 192);
+  CHECK(kept.host_tier.hit_tokens == 80);
+  CHECK(kept.host_tier.evicted_blocks == 7);
+  const SimResult lost = Simulator(m, h100(), offloading(16)).run(w, small_pool());
+  CHECK(lost.cached_prompt_tokens == 112);
+  CHECK(lost.host_tier.hit_tokens == 0);
+  CHECK(lost.host_tier.loads == 0);
+}
+
+TEST_CASE("generated tokens' blocks take room in the tier as vLLM's connector stores them") {
+  // Output 33 tokens: each request writes the KV of 200 + 33 - 1 = 232 tokens, 14 full
+  // blocks: 12 of its prompt and 2 nothing can hit, stored in the order A0..A11, A's two,
+  // B0..B11, B's two (28). On the GPU B grows to 15 of the 20 blocks, leaving A's blocks
+  // 0..4 cached, so A's third request looks for blocks 5..11 in the tier: a tier of 23
+  // evicted only A0..A4 and serves all seven (112 tokens); one of 22 evicted A5 too, and
+  // the run starts with a miss.
+  const ModelConfig m = llama3_8b();
+  Workload w = alternating(2, 3);
+  w.output_tokens.value = 33;
+  const SimResult r = Simulator(m, h100(), offloading(23)).run(w, small_pool());
+  CHECK(r.host_tier.hit_tokens == 112);
+  CHECK(r.cached_prompt_tokens == 192);
+  CHECK(r.host_tier.stored_blocks == 14 + 14 + 2);  // A's third adds its two output blocks
+  const SimResult tight = Simulator(m, h100(), offloading(22)).run(w, small_pool());
+  CHECK(tight.host_tier.hit_tokens == 0);
+  CHECK(tight.cached_prompt_tokens == 80);
+}
+
+TEST_CASE("the host tier needs the prefix cache, and vLLM or the ideal engine") {
+  const ModelConfig m = llama3_8b();
+  ServingOptions off = offloading(64);
+  off.enable_prefix_caching = false;
+  CHECK_THROWS_AS(Simulator(m, h100(), off), InputError);
+  ServingOptions sglang = offloading(64);
+  sglang.engine = kvplan::Engine::sglang;
+  CHECK_THROWS_AS(Simulator(m, h100(), sglang), InputError);
+  ServingOptions old = offloading(64);
+  old.engine = kvplan::Engine::vllm;
+  old.engine_version = "0.10";
+  CHECK_THROWS_AS(Simulator(m, h100(), old), InputError);
+  const Simulator tiered(m, h100(), offloading(64));
+  CHECK_THROWS_AS((void)tiered.run(alternating(2, 3), kvplan::sim::test::with(Scheduler::static_batch)), InputError);
+}
