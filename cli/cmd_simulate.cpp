@@ -233,6 +233,7 @@ int cmd_simulate(const Args& args) {
   r.scheduler_why = choice.why;
   const sim::EngineLimits limits = simulator.limits(so.scheduler);
   r.max_num_batched_tokens = limits.max_num_batched_tokens;
+  r.host_tier = host_kv_tier(apply_what_if(m, r.options), r.options, so.num_blocks.value_or(simulator.num_blocks()));
   r.max_num_seqs = limits.max_num_seqs;
   r.max_model_len = simulator.max_model_len();
   refuse_same_path(vm, "output", "timeseries");

@@ -174,6 +174,10 @@ void add_serving_options(po::options_description& desc) {
       ("enable-prefix-caching", s(), "on|off: reuse cached prompt blocks (default on, as vLLM V1, SGLang, TRT-LLM)")
       ("kv-offloading-size", s(), "vLLM KV offloading: GiB (2^30 bytes) of host memory for KV blocks below the GPU pool, the engine's over its tp x pp GPUs (0 = off; list ok; docs/kv-tiers.md)")
       ("kv-offloading-backend", s(), "with --kv-offloading-size: native (vLLM's OffloadingConnector, the default); lmcache is not modelled")
+      ("enable-hierarchical-cache", po::bool_switch(), "SGLang HiCache: a host-memory KV tier below the GPU pool (--engine sglang; docs/kv-tiers.md)")
+      ("hicache-ratio", s(), "with --enable-hierarchical-cache: the host pool in GPU pools (2.0; > 1)")
+      ("hicache-size", s(), "with --enable-hierarchical-cache: the host pool in GB (1e9 bytes) per GPU, instead of the ratio (0)")
+      ("hicache-write-policy", s(), "with --enable-hierarchical-cache: write_through (the default; the others are not modelled)")
       ("async-scheduling", s(), "on|off: vLLM V1 composes the next step while one runs, so arrivals wait one step more (default off; docs/calibration.md)")
       ("expert-parallel-size,ep", s(), "MoE: GPUs the routed experts are spread over, whole (a divisor of tp x dp; 1 = experts split over tp x dp; list ok)")
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
@@ -216,6 +220,27 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     if (v != "native") throw InputError(kWhere, "--kv-offloading-backend", "native or lmcache", "'" + v + "'");
     if (!vm.count("kv-offloading-size"))
       throw InputError(kWhere, "--kv-offloading-backend", "--kv-offloading-size beside it (vLLM requires the size)", "");
+  }
+  if (vm.count("enable-hierarchical-cache") && vm["enable-hierarchical-cache"].as<bool>()) {
+    base.hicache = ServingOptions::HiCache{};
+    if (vm.count("hicache-ratio"))
+      base.hicache->ratio = parse_num_option(vm["hicache-ratio"].as<std::string>(), "--hicache-ratio", 1e-6, 1e6);
+    if (vm.count("hicache-size"))
+      base.hicache->size_bytes_per_gpu =
+          std::llround(parse_num_option(vm["hicache-size"].as<std::string>(), "--hicache-size", 0, 1e6) * kBytesPerGB);
+    if (vm.count("hicache-write-policy")) {
+      const std::string v = vm["hicache-write-policy"].as<std::string>();
+      if (v != "write_through")
+        throw InputError(kWhere, "--hicache-write-policy",
+                         "write_through (write_back and write_through_selective back blocks up on other events, which "
+                         "is not modelled)",
+                         "'" + v + "'");
+    }
+  } else {
+    for (const char* flag : {"hicache-ratio", "hicache-size", "hicache-write-policy"})
+      if (vm.count(flag))
+        throw InputError(kWhere, std::string("--") + flag, "--enable-hierarchical-cache beside it (HiCache is off without it)",
+                         "");
   }
   if (vm.count("async-scheduling")) {
     const std::string v = vm["async-scheduling"].as<std::string>();
@@ -355,7 +380,8 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
     return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.quantization_given, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
                     o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
-                    o.redundant_experts, o.spec, o.lora);
+                    o.redundant_experts, o.spec, o.lora, o.kv_offloading_bytes, o.hicache, o.enable_prefix_caching,
+                    o.async_scheduling, o.engine_version, o.offline_entry);
   };
   return key(a) == key(b);
 }

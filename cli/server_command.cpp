@@ -207,7 +207,13 @@ constexpr std::array kSglangFlags{
     Flag{"disaggregation-mode", "", Kind::refuse, "", kDisagg},
     Flag{"enable-torch-compile", "", Kind::refuse_flag, "", kSpeed},
     Flag{"attention-backend", "", Kind::refuse, "", kSpeed},
-    Flag{"enable-hierarchical-cache", "", Kind::refuse_flag, "", "a host-memory KV tier is not modelled yet"},
+    Flag{"enable-hierarchical-cache", "", Kind::map_switch, "enable-hierarchical-cache", ""},
+    Flag{"hicache-ratio", "", Kind::map, "hicache-ratio", ""},
+    Flag{"hicache-size", "", Kind::map, "hicache-size", ""},
+    Flag{"hicache-write-policy", "", Kind::map, "hicache-write-policy", ""},
+    Flag{"hicache-io-backend", "", Kind::note, "", "how HiCache copies (kvplan prices a load as bytes over the host link)"},
+    Flag{"hicache-mem-layout", "", Kind::note, "", "how HiCache copies (kvplan prices a load as bytes over the host link)"},
+    Flag{"hicache-storage-backend", "", Kind::refuse, "", "a storage tier below HiCache's host pool is not modelled yet"},
     Flag{"revision", "", Kind::special, "", ""},
     Flag{"host", "", Kind::note, "", kServer},
     Flag{"port", "", Kind::note, "", kServer},
@@ -715,7 +721,8 @@ bool command_takes(const std::string& command, const std::string& option) {
       // LoRA (planner/lora.h): every command plans the slots and times the kernels.
       "enable-lora", "max-loras", "max-lora-rank", "max-cpu-loras", "lora-target-modules",
       // The host KV tier (docs/kv-tiers.md): plan states its size, simulate and size run it.
-      "kv-offloading-size", "kv-offloading-backend"};
+      "kv-offloading-size", "kv-offloading-backend", "enable-hierarchical-cache", "hicache-ratio", "hicache-size",
+      "hicache-write-policy"};
   return std::find(kServing.begin(), kServing.end(), option) != kServing.end();
 }
 

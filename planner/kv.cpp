@@ -30,6 +30,7 @@
 #include "planner/checked.h"
 #include "planner/planner.h"
 #include "planner/speculative.h"
+#include "planner/units.h"
 
 namespace kvplan {
 
@@ -279,16 +280,34 @@ int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   return detail::checked_mul(kv_bytes_per_token_per_gpu(m, o), o.block_size, "KV block");
 }
 
-std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o) {
-  if (o.kv_offloading_bytes <= 0) return std::nullopt;
+std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o, int64_t pool_blocks_per_gpu) {
+  if (o.kv_offloading_bytes <= 0 && !o.hicache) return std::nullopt;
   HostKvTier t;
-  t.bytes_per_gpu = o.kv_offloading_bytes / (o.tp * o.pp);
   // A drafter's KV layers live in the same blocks (detail::target_kv_budget), so each
-  // offloaded block carries them too.
-  const int64_t draft_per_token = o.spec ? spec_memory(m, o).kv_bytes_per_token_per_gpu : 0;
+  // offloaded block carries them too (vLLM; SGLang sizes its draft pool apart).
+  const int64_t draft_per_token =
+      o.spec && o.engine != Engine::sglang ? spec_memory(m, o).kv_bytes_per_token_per_gpu : 0;
   t.block_bytes_per_gpu = detail::checked_mul(kv_bytes_per_token_per_gpu(m, o) + draft_per_token, o.block_size, "KV block");
+  if (o.hicache) {
+    if (o.hicache->size_bytes_per_gpu > 0) {
+      t.bytes_per_gpu = o.hicache->size_bytes_per_gpu;
+      t.sized_by = "--hicache-size " + shortest(static_cast<double>(t.bytes_per_gpu) / 1e9) + " GB per GPU";
+    } else {
+      t.bytes_per_gpu = static_cast<int64_t>(std::floor(o.hicache->ratio * static_cast<double>(pool_blocks_per_gpu) *
+                                                        static_cast<double>(t.block_bytes_per_gpu)));
+      t.sized_by = "--hicache-ratio " + shortest(o.hicache->ratio) + " x the GPU pool";
+    }
+  } else {
+    t.bytes_per_gpu = o.kv_offloading_bytes / (o.tp * o.pp);
+    t.sized_by = "--kv-offloading-size " + shortest(static_cast<double>(o.kv_offloading_bytes) / kBytesPerGiB) + " GiB";
+  }
   t.blocks = t.block_bytes_per_gpu > 0 ? t.bytes_per_gpu / t.block_bytes_per_gpu : 0;
   t.tokens = detail::checked_mul(t.blocks, o.block_size, "host KV tier");
+  if (o.hicache && t.blocks <= pool_blocks_per_gpu)
+    throw InputError("command line", o.hicache->size_bytes_per_gpu > 0 ? "--hicache-size" : "--hicache-ratio",
+                     "a host pool larger than the GPU pool (" + std::to_string(pool_blocks_per_gpu * o.block_size) +
+                         " tokens per GPU; SGLang asserts it)",
+                     std::to_string(t.tokens) + " tokens per GPU");
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include "planner/planner.h"
 #include "planner/lora.h"
 #include "planner/speculative.h"
+#include "planner/units.h"
 
 namespace kvplan {
 
@@ -20,31 +21,45 @@ std::string str(int64_t v) { return std::to_string(v); }
 // --enable-expert-parallel and 1 without; SGLang also splits experts over a divisor of
 // its world (moe_tp_size = tp_size // moe_ep_size // moe_dp_size,
 // python/sglang/srt/distributed/parallel_state.py).
-// vLLM's KV offloading (host_kv_tier): the OffloadingConnector of V1 from 0.11, which
-// hashes blocks only with prefix caching on, for uniform attention stacks (a recurrent
-// state has no blocks to offload); SGLang's HiCache and TensorRT-LLM's host cache have
-// their own flags and are not modelled.
+// The host KV tiers (host_kv_tier). vLLM's OffloadingConnector, sized in bytes by
+// --kv-offloading-size from 0.14 (PR #24498), and SGLang's HiCache both find host blocks
+// by prefix, so prefix caching must be on; a recurrent state is not paged in blocks, so
+// hybrid models are left out. TensorRT-LLM's host cache is not modelled.
 void validate_kv_offloading(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
-  if (o.kv_offloading_bytes == 0) return;
-  const std::string flag = "--kv-offloading-size";
-  require(o.kv_offloading_bytes > 0, where, flag, "a size in GiB > 0", str(o.kv_offloading_bytes));
-  require(o.engine == Engine::vllm || o.engine == Engine::ideal, where, flag,
-          "--engine vllm or ideal (vLLM's OffloadingConnector; SGLang's HiCache and TensorRT-LLM's host cache are "
-          "not modelled)",
-          std::string(to_string(o.engine)));
+  if (o.kv_offloading_bytes == 0 && !o.hicache) return;
+  const std::string flag = o.hicache ? "--enable-hierarchical-cache" : "--kv-offloading-size";
+  require(!(o.hicache && o.kv_offloading_bytes != 0), where, "--kv-offloading-size",
+          "one host tier: vLLM's --kv-offloading-size or SGLang's --enable-hierarchical-cache", "both");
+  if (o.hicache) {
+    require(o.engine == Engine::sglang, where, flag, "--engine sglang (HiCache is SGLang's; vLLM's is --kv-offloading-size)",
+            std::string(to_string(o.engine)));
+    require(o.hicache->ratio > 1 || o.hicache->size_bytes_per_gpu > 0, where, "--hicache-ratio",
+            "a ratio > 1 (SGLang asserts the host pool exceeds the GPU pool)", shortest(o.hicache->ratio));
+    require(o.hicache->size_bytes_per_gpu >= 0, where, "--hicache-size", "a size in GB >= 0",
+            str(o.hicache->size_bytes_per_gpu));
+  } else {
+    require(o.kv_offloading_bytes > 0, where, flag, "a size in GiB > 0", str(o.kv_offloading_bytes));
+    require(o.engine == Engine::vllm || o.engine == Engine::ideal, where, flag,
+            "--engine vllm or ideal (vLLM's OffloadingConnector; SGLang's tier is --enable-hierarchical-cache, "
+            "TensorRT-LLM's host cache is not modelled)",
+            std::string(to_string(o.engine)));
+  }
   if (o.engine == Engine::vllm) {
     const std::string v = detail::vllm_release(o).version;
     const auto minor = std::stoi(v.substr(v.find('.') + 1));
-    require(minor >= 11, where, flag, "vLLM 0.11 or later (the OffloadingConnector's first release)", "vllm@" + v);
+    require(minor >= 14, where, flag,
+            "vLLM 0.14 or later (its --kv-offloading-size, vllm-project/vllm PR #24498; 0.11-0.13 sized the "
+            "connector in CPU blocks per worker through --kv-transfer-config, which is not modelled)",
+            "vllm@" + v);
   }
   require(o.kv_cache, where, flag, "a KV cache (--no-kv-cache keeps none to offload)", "");
   require(o.enable_prefix_caching.value_or(true), where, flag,
-          "prefix caching on (the connector finds offloaded blocks by their prefix hashes)",
-          "--enable-prefix-caching off");
+          "prefix caching on (the tier is found by prefix)", "--enable-prefix-caching off");
   require(!m.has_state_layers(), where, flag,
           "a model without Mamba / linear-attention layers (" + m.name + "'s recurrent state is not offloaded in blocks)",
           "");
-  const HostKvTier t = *host_kv_tier(m, o);
+  if (o.hicache) return;  // sized against the pool: host_kv_tier checks it where the pool is known
+  const HostKvTier t = *host_kv_tier(m, o, 0);
   require(t.blocks >= 1, where, flag,
           "at least one KV block per GPU (" + str(t.block_bytes_per_gpu) +
               " bytes; the size is split over tp x pp = " + str(o.tp * o.pp) + ")",
@@ -237,7 +252,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   const int64_t derived = derived_max_model_len(m);
   p.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : context_tokens);
   if (o.kv_cache) p.contiguous_max_requests = capacity(m, o, p.memory, p.max_model_len).max_concurrent_requests;
-  p.host_tier = host_kv_tier(m, o);
+  p.host_tier = host_kv_tier(m, o, p.capacity.num_blocks);
   return p;
 }
 

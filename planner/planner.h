@@ -182,19 +182,28 @@ struct MemoryBudget {
   int64_t tower_bytes = 0;        // vision encoders (multimodal), apart from weights
   int64_t lora_bytes = 0;         // LoRA adapter slots (planner/lora.h), apart from weights
 };
-//! The host-memory KV tier of vLLM's KV offloading (--kv-offloading-size, backend
-//! native = OffloadingConnector, vLLM 0.11+): vllm/config/vllm.py sets cpu_bytes_to_use =
-//! size x 2^30 for the whole engine, and the CPU offloading spec splits it over the tp x pp
-//! KV ranks and cuts each rank's share into blocks of that rank's block bytes. Every rank
-//! holds its shard of every offloaded block, so `blocks` is also the engine's count.
+//! The host-memory KV tier below the GPU pool, as the engine sizes it:
+//! - vLLM's KV offloading (--kv-offloading-size, backend native = OffloadingConnector,
+//!   vLLM 0.14+): vllm/config/vllm.py sets cpu_bytes_to_use = size x 2^30 for the whole
+//!   engine, and the CPU offloading spec splits it over the tp x pp KV ranks and cuts each
+//!   rank's share into blocks of that rank's block bytes (a drafter's KV layers included:
+//!   they share the target's blocks);
+//! - SGLang's HiCache (--enable-hierarchical-cache): HostKVCache holds
+//!   hicache_size x 1e9 / bytes per token tokens per rank when --hicache-size is given,
+//!   else hicache_ratio x the device pool's tokens, and asserts it exceeds the device pool
+//!   (python/sglang/srt/mem_cache/memory_pool_host.py).
+//! Every rank holds its shard of every block, so `blocks` is also the engine's count.
 struct HostKvTier {
-  int64_t bytes_per_gpu = 0;   //!< kv_offloading_bytes / (tp x pp)
+  int64_t bytes_per_gpu = 0;
   int64_t block_bytes_per_gpu = 0;
   int64_t blocks = 0;          //!< floor(bytes_per_gpu / block_bytes_per_gpu)
   int64_t tokens = 0;          //!< blocks x block_size: prefix tokens the tier holds
+  std::string sized_by;        //!< the flags, as given: "--kv-offloading-size 64 GiB", "--hicache-ratio 2"
 };
-//! Empty when o.kv_offloading_bytes is 0.
-std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o);
+//! Empty when neither tier is asked for. `pool_blocks_per_gpu`: the GPU pool the engine
+//! runs with (HiCache's ratio is of it). Throws InputError when HiCache's host pool would
+//! not exceed the GPU pool (SGLang refuses to start).
+std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o, int64_t pool_blocks_per_gpu);
 
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);

@@ -442,6 +442,16 @@ struct ServingOptions {
   //! pool, the whole engine's over its tp x pp ranks (OffloadingConnector; planner.h
   //! host_kv_tier). 0 = off.
   int64_t kv_offloading_bytes = 0;
+  //! SGLang's HiCache (--enable-hierarchical-cache): a host pool of `ratio` x the GPU
+  //! pool's tokens per rank (--hicache-ratio, default 2.0), or `size_bytes_per_gpu`
+  //! (--hicache-size GB, 1e9 bytes, per rank) when nonzero. Empty = off.
+  struct HiCache {
+    double ratio = 2.0;
+    int64_t size_bytes_per_gpu = 0;
+    // Spelled out: the CUDA sources include this header as C++17 (no defaulted ==).
+    bool operator==(const HiCache& b) const { return ratio == b.ratio && size_bytes_per_gpu == b.size_bytes_per_gpu; }
+  };
+  std::optional<HiCache> hicache;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

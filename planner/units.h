@@ -21,6 +21,13 @@ inline constexpr double to_gb(double bytes) { return bytes / kBytesPerGB; }
 //! Binary gibibytes as a number: bytes / 2^30.
 inline constexpr double to_gib(double bytes) { return bytes / kBytesPerGiB; }
 
+//! A number as a user writes it on a command line (%g): 64, 2.5, 1e-06.
+inline std::string shortest(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 //! Decimal gigabytes with `decimals` digits after the point: gb(80e9) = "80.00 GB",
 //! gb(137953296384, 1) = "138.0 GB". Rounded to nearest from the exact double.
 inline std::string gb(int64_t bytes, int decimals = 2) {

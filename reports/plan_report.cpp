@@ -82,9 +82,9 @@ std::string host_tier_text(const Plan& p, const ServingOptions& o) {
   const HostKvTier& t = *p.host_tier;
   const int64_t pool_tokens = p.capacity.num_blocks * o.block_size;
   return fmt::format(
-      "Host KV tier (--kv-offloading-size {}): {} per GPU = {} blocks of {} per GPU = {} prefix tokens{}; a hit loads its "
+      "Host KV tier ({}): {} per GPU = {} blocks of {} per GPU = {} prefix tokens{}; a hit loads its "
       "blocks over the host link (docs/kv-tiers.md)\n",
-      gib(o.kv_offloading_bytes), gib(t.bytes_per_gpu), count(t.blocks), bytes_binary(t.block_bytes_per_gpu),
+      t.sized_by, gib(t.bytes_per_gpu), count(t.blocks), bytes_binary(t.block_bytes_per_gpu),
       count(t.tokens),
       pool_tokens > 0 ? fmt::format(" ({:.1f}× the GPU pool's {})", static_cast<double>(t.blocks) /
                                                                         static_cast<double>(p.capacity.num_blocks),
@@ -95,7 +95,8 @@ std::string host_tier_text(const Plan& p, const ServingOptions& o) {
 nlohmann::json host_tier_json(const Plan& p, const ServingOptions& o) {
   if (!p.host_tier) return nullptr;
   const HostKvTier& t = *p.host_tier;
-  return {{"kv_offloading_bytes", o.kv_offloading_bytes},
+  return {{"sized_by", t.sized_by},
+          {"kv_offloading_bytes", o.kv_offloading_bytes},
           {"bytes_per_gpu", t.bytes_per_gpu},
           {"block_bytes_per_gpu", t.block_bytes_per_gpu},
           {"blocks", t.blocks},

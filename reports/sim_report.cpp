@@ -254,10 +254,11 @@ nlohmann::json sim_json(const SimReport& r) {
   j["error_bars"] = error_bars_json(r);
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
                        {"cached_prompt_tokens", s.cached_prompt_tokens}};
-  if (r.options.kv_offloading_bytes > 0) {
-    // Additive, with --kv-offloading-size only (docs/formats.md "JSON contract", docs/kv-tiers.md).
+  if (r.host_tier) {
+    // Additive, with a host KV tier only (docs/formats.md "JSON contract", docs/kv-tiers.md).
     const sim::SimResult::HostTier& h = s.host_tier;
-    j["host_kv_tier"] = {{"kv_offloading_bytes", r.options.kv_offloading_bytes},
+    j["host_kv_tier"] = {{"sized_by", r.host_tier->sized_by},
+                         {"bytes_per_gpu", r.host_tier->bytes_per_gpu},
                          {"capacity_blocks", h.capacity_blocks},
                          {"capacity_tokens", h.capacity_blocks * s.block_size},
                          {"hit_tokens", h.hit_tokens},
@@ -386,7 +387,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"wall", fmt::format("{}, {} simulated tokens/s of wall time", seconds(s.wall_s),
                            number(s.tokens_per_wall_s))},
   };
-  if (r.options.kv_offloading_bytes > 0) {
+  if (r.host_tier) {
     const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });
     const sim::SimResult::HostTier& h = s.host_tier;
     const auto share = [&](int64_t tokens) {
@@ -395,9 +396,10 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
     main_rows.insert(
         at + 1,
         {"host KV tier",
-         fmt::format("{} ({} blocks = {} tokens per engine); prompt tokens from the GPU cache {}, from the host tier {} "
-                     "({} loads at {} GB/s, {} on the steps' critical path); {} blocks written through, {} evicted",
-                     gib(r.options.kv_offloading_bytes), count(h.capacity_blocks), count(h.capacity_blocks * s.block_size),
+         fmt::format("{} per GPU ({}: {} blocks = {} tokens per engine); prompt tokens from the GPU cache {}, from the "
+                     "host tier {} ({} loads at {} GB/s, {} on the steps' critical path); {} blocks written through, "
+                     "{} evicted",
+                     gib(r.host_tier->bytes_per_gpu), r.host_tier->sized_by, count(h.capacity_blocks), count(h.capacity_blocks * s.block_size),
                      share(s.cached_prompt_tokens - h.hit_tokens), share(h.hit_tokens), count(h.loads),
                      number(r.sim.host_link_bytes_per_s / 1e9), seconds(h.load_s), count(h.stored_blocks),
                      count(h.evicted_blocks))});

@@ -40,6 +40,9 @@ struct SimReport {
     SpecMemory memory;
   };
   std::optional<Spec> spec;
+  //! With a host KV tier (--kv-offloading-size, --enable-hierarchical-cache): how the
+  //! planner sized it, beside which the result's hits and loads (SimResult::host_tier).
+  std::optional<HostKvTier> host_tier;
   std::string scheduler_why;   //!< "auto: vLLM 0.19 (V1) always chunks prefills", "--scheduler chunked"
   //! Which collectives leave the GPU's scale-up domain and the link they pay (planner
   //! scale_out_note, as `plan` prints it); empty: the replica fits one domain.

@@ -41,6 +41,11 @@ std::string engine_label(const size::Deployment& o) {
   if (so.max_num_batched_tokens) out += fmt::format(", {} tok", *so.max_num_batched_tokens);
   if (so.lora) out += fmt::format(", {} LoRA", so.lora->max_loras);
   if (so.spec) out += fmt::format(", {} k{}", to_string(so.spec->method), so.spec->num_speculative_tokens);
+  if (so.kv_offloading_bytes > 0) out += fmt::format(", host KV {:g} GiB", to_gib(static_cast<double>(so.kv_offloading_bytes)));
+  if (so.hicache)
+    out += so.hicache->size_bytes_per_gpu > 0
+               ? fmt::format(", HiCache {:g} GB", to_gb(static_cast<double>(so.hicache->size_bytes_per_gpu)))
+               : fmt::format(", HiCache x{:g}", so.hicache->ratio);
   return out;
 }
 
@@ -117,6 +122,12 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
                           "{} generated requests.",
                           r.shape.context_p99_tokens, r.shape.prompt_p99_tokens, r.shape.samples));
   a.push_back("GPU prices are indicative list prices from the GPU catalog (configs/gpus), not quotes.");
+  if (std::any_of(r.options.begin(), r.options.end(), [](const size::Deployment& o) {
+        return o.candidate.options.kv_offloading_bytes > 0 || o.candidate.options.hicache.has_value();
+      }))
+    a.push_back("Host KV tier: its host memory is assumed installed in the server and is not priced (a server file "
+                "does not state its DRAM); its loads run over a 25 GB/s host link per GPU, PCIe 4.0 x16 as achieved "
+                "(docs/kv-tiers.md).");
   return a;
 }
 

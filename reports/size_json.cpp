@@ -44,8 +44,15 @@ std::string option_label(const Deployment& o) {
       so.spec ? fmt::format(", speculative decoding {} with {} draft token{}", to_string(so.spec->method),
                             so.spec->num_speculative_tokens, so.spec->num_speculative_tokens == 1 ? "" : "s")
               : "";
-  return fmt::format("{} on {} ({}), {} weights, KV {}{}{}", o.model, gpus, shape, weight_label(o), kv_label(o), lora,
-                     spec);
+  const std::string tier =
+      so.kv_offloading_bytes > 0
+          ? fmt::format(", a {:g} GiB host KV tier", to_gib(static_cast<double>(so.kv_offloading_bytes)))
+      : so.hicache ? (so.hicache->size_bytes_per_gpu > 0
+                          ? fmt::format(", HiCache of {:g} GB per GPU", to_gb(static_cast<double>(so.hicache->size_bytes_per_gpu)))
+                          : fmt::format(", HiCache of {:g} GPU pools", so.hicache->ratio))
+                   : "";
+  return fmt::format("{} on {} ({}), {} weights, KV {}{}{}{}", o.model, gpus, shape, weight_label(o), kv_label(o), lora,
+                     spec, tier);
 }
 
 nlohmann::json size_json(const SizeResult& r) {
@@ -93,6 +100,13 @@ nlohmann::json size_json(const SizeResult& r) {
                         {"speculative", so.spec ? nlohmann::json{{"method", std::string(to_string(so.spec->method))},
                                                                  {"num_speculative_tokens", so.spec->num_speculative_tokens}}
                                                 : nlohmann::json(nullptr)},
+                        {"host_kv_tier",
+                         so.kv_offloading_bytes > 0 || so.hicache
+                             ? nlohmann::json{{"kv_offloading_bytes", so.kv_offloading_bytes},
+                                              {"hicache_ratio", so.hicache ? nlohmann::json(so.hicache->ratio) : nlohmann::json(nullptr)},
+                                              {"hicache_size_bytes_per_gpu",
+                                               so.hicache ? nlohmann::json(so.hicache->size_bytes_per_gpu) : nlohmann::json(nullptr)}}
+                             : nlohmann::json(nullptr)},
                         {"max_rate_per_s", o.eval.max_rate_per_s},
                         {"rate_ceiling_per_s", opt_num(o.rate_ceiling_per_s)},
                         {"meets_slo", o.meets_slo},

@@ -46,7 +46,7 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
                      std::to_string(token_budget_) + " < " + std::to_string(max_seqs_));
   if (opt.preemption == Preemption::swap && !(opt.host_link_bytes_per_s > 0))
     throw InputError("simulate", "host_link_bytes_per_s", "a positive number");
-  if (const auto tier = host_kv_tier(*sim.model, sim.opts)) {
+  if (const auto tier = host_kv_tier(*sim.model, sim.opts, opt.num_blocks.value_or(sim.num_blocks))) {
     if (!caching_)
       throw InputError("command line", "--kv-offloading-size",
                        "a scheduler with a prefix cache (the host tier is found by prefix; --scheduler static keeps none)",

@@ -50,6 +50,22 @@ TEST_CASE("comma lists expand to one row per combination") {
   CHECK(rows.size() == 6);  // (fp16, int4/raw, int4/kivi) x 2 contexts
 }
 
+TEST_CASE("rows that differ only in the host KV tier, the engine release or the entry point are all kept") {
+  // The duplicate filter (same_options) once keyed on neither: '64, 256' printed one row,
+  // and two releases of one engine collapsed into the first.
+  const auto rows = [](const std::string& args) {
+    const Run r = kvplan("plan --model llama-3.1-8b --gpu h100-sxm " + args + " --format json");
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["rows"];
+  };
+  const auto tiers = rows("--engine vllm --kv-offloading-size '64, 256'");
+  REQUIRE(tiers.size() == 2);
+  CHECK(tiers[0]["host_kv_tier"]["blocks"] == 32768);   // 64 GiB / 2 MiB
+  CHECK(tiers[1]["host_kv_tier"]["blocks"] == 131072);  // 256 GiB / 2 MiB
+  CHECK(rows("--engine 'vllm@0.10, vllm@0.15'").size() == 2);
+  CHECK(rows("--engine vllm --entry-point 'server, llm'").size() == 2);
+}
+
 TEST_CASE("the seed's chain in one table: fp16 → int4 about 4× the requests, KIVI under 3.3×") {
   const Run r = kvplan("plan --model llama-2-70b --gpu a100-80gb --tp 2 --kv-cache-dtype fp16,int4 --kv-quant raw,kivi "
                        "--format json");

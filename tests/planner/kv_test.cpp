@@ -135,24 +135,24 @@ TEST_CASE("the host KV tier: --kv-offloading-size GiB split over the tp x pp ran
   ServingOptions o;
   o.tp = 2;
   o.kv_offloading_bytes = int64_t{64} << 30;
-  const auto t = host_kv_tier(m, o);
+  const auto t = host_kv_tier(m, o, 0);
   REQUIRE(t.has_value());
   CHECK(t->bytes_per_gpu == 34359738368);
   CHECK(t->block_bytes_per_gpu == 1048576);
   CHECK(t->blocks == 32768);
   CHECK(t->tokens == 524288);
-  CHECK_FALSE(host_kv_tier(m, ServingOptions{}).has_value());
-  // Refused where the connector does not run: SGLang (HiCache is its own flag), a vLLM
-  // before 0.11, prefix caching off, a model with recurrent state.
+  CHECK_FALSE(host_kv_tier(m, ServingOptions{}, 0).has_value());
+  // Refused where the flag does not run: SGLang (HiCache is its own flag), a vLLM before
+  // 0.14 (the flag's first release), prefix caching off, a model with recurrent state.
   ServingOptions sglang = o;
   sglang.engine = Engine::sglang;
   CHECK_THROWS_AS(validate(m, sglang, "test"), InputError);
   ServingOptions v010 = o;
   v010.engine = Engine::vllm;
-  v010.engine_version = "0.10";
+  v010.engine_version = "0.13";
   CHECK_THROWS_AS(validate(m, v010, "test"), InputError);
   ServingOptions v011 = v010;
-  v011.engine_version = "0.11";
+  v011.engine_version = "0.14";
   CHECK_NOTHROW(validate(m, v011, "test"));
   ServingOptions nocache = o;
   nocache.enable_prefix_caching = false;
@@ -160,4 +160,32 @@ TEST_CASE("the host KV tier: --kv-offloading-size GiB split over the tp x pp ran
   ServingOptions tiny = o;
   tiny.kv_offloading_bytes = 1 << 20;  // 0.5 MiB per GPU: not one 1 MiB block
   CHECK_THROWS_AS(validate(m, tiny, "test"), InputError);
+}
+
+TEST_CASE("SGLang's HiCache: --hicache-ratio GPU pools, or --hicache-size GB per GPU, and larger than the pool") {
+  // memory_pool_host.py: size = hicache_size x 1e9 / bytes per token when given, else
+  // ratio x the device pool. Llama-3-8B at TP 1: 2 MiB per 16-token block, so 100 GB is
+  // floor(1e11 / 2,097,152) = 47,683 blocks = 762,928 tokens.
+  const ModelConfig m = io::load_model("llama-3-8b");
+  ServingOptions o;
+  o.engine = Engine::sglang;
+  o.hicache = ServingOptions::HiCache{};
+  const auto by_ratio = host_kv_tier(m, o, 25000);
+  REQUIRE(by_ratio.has_value());
+  CHECK(by_ratio->blocks == 50000);  // the default ratio 2.0
+  CHECK(by_ratio->sized_by == "--hicache-ratio 2 x the GPU pool");
+  o.hicache->size_bytes_per_gpu = 100'000'000'000;
+  const auto by_size = host_kv_tier(m, o, 25000);
+  CHECK(by_size->blocks == 47683);
+  CHECK(by_size->tokens == 762928);
+  CHECK_THROWS_AS(host_kv_tier(m, o, 47683), InputError);  // not larger than the pool
+  ServingOptions one = o;
+  one.hicache = ServingOptions::HiCache{1.0, 0};
+  CHECK_THROWS_AS(validate(m, one, "test"), InputError);  // SGLang asserts host > device
+  ServingOptions vllm = o;
+  vllm.engine = Engine::vllm;
+  CHECK_THROWS_AS(validate(m, vllm, "test"), InputError);  // HiCache is SGLang's
+  ServingOptions both = o;
+  both.kv_offloading_bytes = int64_t{64} << 30;
+  CHECK_THROWS_AS(validate(m, both, "test"), InputError);
 }

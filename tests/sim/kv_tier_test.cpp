@@ -161,8 +161,29 @@ TEST_CASE("the host tier needs the prefix cache, and vLLM or the ideal engine") 
   CHECK_THROWS_AS(Simulator(m, h100(), sglang), InputError);
   ServingOptions old = offloading(64);
   old.engine = kvplan::Engine::vllm;
-  old.engine_version = "0.10";
+  old.engine_version = "0.13";
   CHECK_THROWS_AS(Simulator(m, h100(), old), InputError);
   const Simulator tiered(m, h100(), offloading(64));
   CHECK_THROWS_AS((void)tiered.run(alternating(2, 3), kvplan::sim::test::with(Scheduler::static_batch)), InputError);
+}
+
+TEST_CASE("SGLang's HiCache serves the same evicted prefix from its host pool under SGLang's scheduler") {
+  // --enable-hierarchical-cache --hicache-size: a host pool of 1 GB per GPU =
+  // floor(1e9 / 2,097,152) = 476 blocks, write-through. A, B, A on a 20-block pool: A's
+  // blocks 7..11 come back from host memory, 5 x 2 MiB over the link.
+  ServingOptions o;
+  o.engine = kvplan::Engine::sglang;
+  o.hicache = ServingOptions::HiCache{2.0, 1'000'000'000};
+  const Simulator sim(llama3_8b(), h100(), o);
+  SimOptions so = kvplan::sim::test::with(Scheduler::sglang);
+  so.num_blocks = 20;
+  const SimResult r = sim.run(alternating(2, 3), so);
+  CHECK(r.host_tier.capacity_blocks == 476);
+  CHECK(r.cached_prompt_tokens == 192);
+  CHECK(r.host_tier.hit_tokens == 80);
+  CHECK(r.host_tier.load_s == doctest::Approx(5.0 * static_cast<double>(kBlockBytes) / 25e9).epsilon(1e-12));
+  // SGLang refuses a host pool no larger than the GPU pool: 0.04 GB = 19 blocks < 20.
+  o.hicache->size_bytes_per_gpu = 40'000'000;
+  const Simulator small(llama3_8b(), h100(), o);
+  CHECK_THROWS_AS((void)small.run(alternating(2, 3), so), InputError);
 }
