@@ -128,6 +128,10 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
   r.base.max_num_batched_tokens = simulator.decode_engine().limits(so.scheduler).max_num_batched_tokens;
   r.base.max_num_seqs = simulator.decode_engine().limits(so.scheduler).max_num_seqs;
   r.base.max_model_len = simulator.decode_engine().max_model_len();
+  r.base.spec = spec_statement(apply_what_if(m, layout.decode.options), layout.decode.options);
+  // The prefill pool's tier is the one prompts hit (the decode pool's receives its KV).
+  r.base.host_tier = host_kv_tier(apply_what_if(m, layout.prefill.options), layout.prefill.options,
+                                  layout.prefill.num_blocks.value_or(simulator.prefill_engine().num_blocks()));
   if (vm.count("output")) check_output_path("--output", vm["output"].as<std::string>(), vm["force"].as<bool>());
   r.result = simulator.run(r.base.workload, so);
   r.base.result = r.result.overall;

@@ -219,15 +219,7 @@ int cmd_simulate(const Args& args) {
   const sim::Simulator simulator(m, g, r.options);
   r.kv_block_bytes_per_gpu = kv_block_bytes_per_gpu(apply_what_if(m, r.options), r.options);
   r.lora_bytes_per_gpu = lora_bytes_per_gpu(apply_what_if(m, r.options), r.options);
-  if (r.options.spec) {
-    const ModelConfig applied = apply_what_if(m, r.options);
-    reports::SimReport::Spec sp;
-    sp.acceptance = resolve_acceptance(*r.options.spec, applied);
-    sp.expected_tokens_per_step = expected_tokens_per_step(sp.acceptance.rates);
-    sp.slots_per_step = spec_slots_per_step(*r.options.spec);
-    sp.memory = spec_memory(applied, r.options);
-    r.spec = sp;
-  }
+  r.spec = spec_statement(apply_what_if(m, r.options), r.options);
   const sim::SchedulerChoice choice = simulator.scheduler(so.scheduler);
   so.scheduler = choice.scheduler;
   r.scheduler_why = choice.why;

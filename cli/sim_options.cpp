@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "planner/speculative.h"
 #include "planner/units.h"
 
 namespace kvplan::cli {
@@ -57,6 +58,16 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
     so.rate_scale = parse_num_option(vm["rate"].as<std::string>(), "--rate", 1e-9, 1e12) / w.base_rate_per_s();
   }
   return so;
+}
+
+std::optional<reports::SimReport::Spec> spec_statement(const ModelConfig& applied, const ServingOptions& o) {
+  if (!o.spec) return std::nullopt;
+  reports::SimReport::Spec sp;
+  sp.acceptance = resolve_acceptance(*o.spec, applied);
+  sp.expected_tokens_per_step = expected_tokens_per_step(sp.acceptance.rates);
+  sp.slots_per_step = spec_slots_per_step(*o.spec);
+  sp.memory = spec_memory(applied, o);
+  return sp;
 }
 
 void add_scheduler_options(po::options_description& desc) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "reports/sim_report.h"
 #include "sim/sim.h"
 
 namespace kvplan::cli {
@@ -17,6 +18,10 @@ namespace kvplan::cli {
 //! `w`: a trace whose arrivals share one instant (a burst) has no rate to scale and
 //! replays at most its own rows.
 sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w, const std::string& schedulers);
+
+//! The planner's statement of speculative decoding a report prints beside the simulated
+//! tokens per step (`applied`: the model with o's what-ifs). Empty without o.spec.
+std::optional<reports::SimReport::Spec> spec_statement(const ModelConfig& applied, const ServingOptions& o);
 
 //! The scheduler flags `simulate` adds beside the serving options (add_scheduler_options).
 void add_scheduler_options(po::options_description& desc);

@@ -57,6 +57,7 @@ DisaggSimulator::DisaggSimulator(const ModelConfig& m, const DisaggLayout& layou
 
 DisaggSimulator::~DisaggSimulator() = default;
 
+const sim::Simulator& DisaggSimulator::prefill_engine() const { return *impl_->prefill; }
 const sim::Simulator& DisaggSimulator::decode_engine() const { return *impl_->decode; }
 const DisaggLayout& DisaggSimulator::layout() const { return impl_->layout; }
 const KvTransferLink& DisaggSimulator::link() const { return impl_->link; }
@@ -351,9 +352,20 @@ void DisaggRun::merge_pools(DisaggResult& res, const std::vector<SimResult>& pr,
       all.tokens_simulated += r.tokens_simulated;
       all.busy_s += r.busy_s;
     }
-  for (const SimResult& r : pr) all.cached_prompt_tokens += r.cached_prompt_tokens;
+  for (const SimResult& r : pr) {
+    all.cached_prompt_tokens += r.cached_prompt_tokens;
+    // The host KV tier prompts hit: the prefill pool's, one instance's size.
+    all.host_tier.capacity_blocks = r.host_tier.capacity_blocks;
+    all.host_tier.hit_tokens += r.host_tier.hit_tokens;
+    all.host_tier.loads += r.host_tier.loads;
+    all.host_tier.load_s += r.host_tier.load_s;
+    all.host_tier.stored_blocks += r.host_tier.stored_blocks;
+    all.host_tier.evicted_blocks += r.host_tier.evicted_blocks;
+  }
   for (const SimResult& r : dr) {
     all.truncated += r.truncated;
+    all.spec.decoder_steps += r.spec.decoder_steps;  // decoding runs on the decode pool
+    all.spec.decoded_tokens += r.spec.decoded_tokens;
     tally_.peak_blocks = std::max(tally_.peak_blocks, r.peak_blocks);
   }
   const double duration_s = all.completed > 0 ? tally_.last_finish_s - tally_.first_arrival_s : 0;

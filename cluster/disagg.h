@@ -92,6 +92,7 @@ class DisaggSimulator {
   //! PoolSpec::num_blocks per pool).
   DisaggResult run(const Workload& w, const sim::SimOptions& opt) const;
 
+  const sim::Simulator& prefill_engine() const;
   const sim::Simulator& decode_engine() const;
   const DisaggLayout& layout() const;
   const KvTransferLink& link() const;

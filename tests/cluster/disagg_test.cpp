@@ -249,3 +249,32 @@ TEST_CASE("a prefill instance keeps a request's KV until it has landed: a full p
   CHECK(r.overall.ttft_s.p50 == doctest::Approx(l0 + s1).epsilon(1e-9));
   CHECK(r.overall.ttft_s.p99 == doctest::Approx(l1 + s1).epsilon(1e-9));
 }
+
+TEST_CASE("a host KV tier on the prefill pool serves the prefix its GPU pool evicted, and the report gets its figures") {
+  // A, B, A (200-token prompts of their own, one output token each, 1,000 s apart) on a
+  // 20-block prefill pool, as tests/sim/kv_tier_test.cpp: A's third prefill finds blocks
+  // 0..6 on the GPU and loads 7..11 from host memory, 5 x 2 MiB over 25 GB/s.
+  const ModelConfig m = llama3_8b();
+  DisaggLayout l{pool(h100_with_links(), 1, 1), pool(h100_with_links("h100-b"), 1, 1), {}};
+  l.prefill.options.kv_offloading_bytes = int64_t{1} << 30;  // 512 blocks of 2 MiB
+  l.decode.options.kv_offloading_bytes = int64_t{1} << 30;
+  l.prefill.num_blocks = 20;
+  const DisaggSimulator ds(m, l);
+  Workload w;
+  w.name = "alternating";
+  w.requests = 3;
+  w.arrival.process = ArrivalProcess::fixed;
+  w.arrival.rate_per_s = 1e-3;
+  w.prompt_tokens.kind = LengthKind::fixed;
+  w.prompt_tokens.value = 200;
+  w.output_tokens.kind = LengthKind::fixed;
+  w.output_tokens.value = 1;
+  w.shared_prefix = SharedPrefix{2, 1, 0, true};
+  w.slo = Slo{1e9, 1e9};
+  const DisaggResult r = ds.run(w, kvplan::sim::test::with(Scheduler::chunked));
+  CHECK(r.overall.cached_prompt_tokens == 192);
+  CHECK(r.overall.host_tier.hit_tokens == 80);
+  CHECK(r.overall.host_tier.loads == 1);
+  CHECK(r.overall.host_tier.capacity_blocks == 512);
+  CHECK(r.overall.host_tier.load_s == doctest::Approx(5.0 * 2097152 / 25e9).epsilon(1e-12));
+}
