@@ -715,7 +715,8 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   // Qwen3_5MoeTextConfig has no intermediate_size: every layer is sparse (qwen3_5.py builds a
   // Qwen3NextSparseMoeBlock in each, whatever mlp_only_layers says).
   const bool all_sparse = fam && fam->all_sparse;
-  m.intermediate_size = all_sparse && !has(n, "intermediate_size") ? 0 : r.req("intermediate_size");
+  const char* width_key = fam ? fam->intermediate_key : "intermediate_size";
+  m.intermediate_size = all_sparse && !has(n, width_key) ? 0 : r.req(width_key);
   m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
   if (fam && fam->attention == Attention::falcon) {
     // HF FalconConfig: multi_query (default true) = one K/V head unless
@@ -742,6 +743,24 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   }
   m.tie_word_embeddings = r.b("tie_word_embeddings").value_or(fam ? fam->tie_default : false);
   m.max_position_embeddings = r.i("max_position_embeddings").value_or(0);
+  if (fam && fam->learned_positions_offset >= 0) {
+    if (m.max_position_embeddings == 0)
+      throw InputError(file, "max_position_embeddings", "the learned position table's length", "nothing");
+    m.learned_positions = m.max_position_embeddings + fam->learned_positions_offset;
+  }
+  // OPT's options that change the layer plan, read only at the values kvplan counts
+  // (modeling_opt.py): embeddings of hidden_size (else project_in/out matrices),
+  // pre-norm layers with the final LayerNorm, biases and LayerNorm weights present.
+  if (const auto proj = r.i("word_embed_proj_dim"); proj && *proj != m.hidden_size)
+    throw InputError(file, "word_embed_proj_dim",
+                     "hidden_size (" + std::to_string(m.hidden_size) + "; the project_in/out matrices of a narrower "
+                     "embedding are not modelled)",
+                     std::to_string(*proj));
+  for (const auto& [key, counted] : {std::pair{"do_layer_norm_before", true}, std::pair{"_remove_final_layer_norm", false},
+                                     std::pair{"enable_bias", true}, std::pair{"layer_norm_elementwise_affine", true}})
+    if (const auto v = r.b(key); v && *v != counted)
+      throw InputError(file, key, std::string(counted ? "true" : "false") + " (the layer plan kvplan counts)",
+                       counted ? "false" : "true");
   // Speculative decoding's extra layers: DeepSeek-V3's MTP module, an EAGLE-3 head's vocabulary.
   m.num_nextn_predict_layers = r.i("num_nextn_predict_layers", 0).value_or(0);
   m.draft_vocab_size = r.i("draft_vocab_size").value_or(0);

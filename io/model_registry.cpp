@@ -73,6 +73,15 @@ constexpr ModelFamily kRegistry[] = {
    .keys = "layer_types (sliding_attention / full_attention), sliding_window", .source = "models/olmo3/configuration_olmo3.py"},
   {.model_type = "phi", .kind = RowKind::family, .architecture = "PhiForCausalLM", .norms = 1, .ungated = true,
    .keys = "GELU MLP with biases, one LayerNorm a layer", .source = "models/phi/configuration_phi.py"},
+  // OPT (OPTDecoderLayer): q/k/v/out projections and fc1/fc2 (ReLU, ungated) all with
+  // biases (enable_bias), two LayerNorms a layer and a final one, learned positions of
+  // max_position_embeddings + 2 rows (OPTLearnedPositionalEmbedding's offset), the LM head
+  // tied to the embedding. Only word_embed_proj_dim = hidden_size with pre-norm layers is
+  // read (opt-350m's projections and post-norm are refused by name).
+  {.model_type = "opt", .kind = RowKind::family, .architecture = "OPTForCausalLM", .tie_default = true,
+   .ungated = true, .intermediate_key = "ffn_dim", .learned_positions_offset = 2,
+   .keys = "ffn_dim (ReLU MLP with biases), learned positions (max_position_embeddings + 2); word_embed_proj_dim = hidden_size, do_layer_norm_before true",
+   .source = "models/opt/configuration_opt.py, modeling_opt.py"},
   {.model_type = "phi3", .kind = RowKind::family, .architecture = "Phi3ForCausalLM", .keys = "sliding_window",
    .source = "models/phi3/configuration_phi3.py"},
   {.model_type = "deepseek_v2", .kind = RowKind::family, .architecture = "DeepseekV2ForCausalLM",

@@ -49,7 +49,10 @@ struct ModelFamily {
   Attention attention = Attention::gqa;
   bool tie_default = false;       //!< the config class's tie_word_embeddings default
   int64_t norms = 2;              //!< norms per decoder layer
-  bool ungated = false;           //!< GELU MLP with biases everywhere (GPT-2 lineage)
+  bool ungated = false;           //!< an ungated MLP (GELU, ReLU) with biases everywhere (GPT-2 lineage, OPT)
+  const char* intermediate_key = "intermediate_size";  //!< the dense MLP width's key (OPT: ffn_dim)
+  //! Learned absolute positions: max_position_embeddings + this many rows (-1: none, rotary).
+  int64_t learned_positions_offset = -1;
   bool qkv_bias_default = false;  //!< biases on q/k/v without attention_bias in the file
   QkNorm qk_norm = QkNorm::none;
   bool o_bias_with_qkv = false;   //!< the output projection has a bias whenever q/k/v do

@@ -170,6 +170,7 @@ ParamCount count_params(const ModelConfig& m) {
   c.tower = m.tower_params;
   c.embedding = mul(m.vocab_size, m.hidden_size);
   if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.linear_bias ? m.vocab_size : 0);
+  c.embedding = plus(c.embedding, mul(m.learned_positions, m.hidden_size));
   for (int64_t l = 0; l < m.num_layers; ++l) {
     const LayerParams p = layer_params(m, l);
     c.attention = plus(c.attention, p.attention);
@@ -226,6 +227,9 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
     // Engines keep the vocabulary-parallel embedding and LM head in 16-bit.
     const int64_t vocab = mul3(detail::ceil_div(m.vocab_size, tp), m.hidden_size, act_bytes);
     if (s == 0) bytes = plus(bytes, vocab);
+    // Learned positions are a plain embedding, whole on every rank (vLLM's
+    // OPTLearnedPositionalEmbedding is an nn.Embedding).
+    if (s == 0) bytes = plus(bytes, mul3(m.learned_positions, m.hidden_size, act_bytes));
     if (s == o.pp - 1) {
       if (!m.tie_word_embeddings || o.pp > 1) bytes = plus(bytes, vocab);
       bytes = plus(bytes, mul(m.hidden_size, act_bytes));

@@ -143,6 +143,9 @@ struct ModelConfig {
   bool linear_bias = false;         // biases on every linear layer (phi-2)
   bool qkv_bias = false;            // biases on q/k/v only (Qwen2)
   int64_t max_position_embeddings = 0;
+  //! Learned absolute position embeddings, rows of hidden_size (OPT: max_position_embeddings
+  //! + 2, its offset); 0 = rotary or none.
+  int64_t learned_positions = 0;
   DType torch_dtype = DType::bf16;
 
   //! Per layer: 0 = full attention, otherwise the sliding window in tokens.

@@ -49,6 +49,45 @@ TEST_CASE("a Hugging Face config.json loads unchanged") {
   CHECK(count_params(m).total() == 8030261248LL);  // Meta's published 8.03 B, exactly
 }
 
+namespace {
+// facebook/opt-125m's config.json as the Hub serves it (transformers 4.21 era keys).
+const char* kOpt125mJson = R"({
+  "_name_or_path": "facebook/opt-125m", "_remove_final_layer_norm": false, "activation_dropout": 0.0,
+  "activation_function": "relu", "architectures": ["OPTForCausalLM"], "attention_dropout": 0.0,
+  "bos_token_id": 2, "do_layer_norm_before": true, "dropout": 0.1, "eos_token_id": 2, "ffn_dim": 3072,
+  "hidden_size": 768, "init_std": 0.02, "layerdrop": 0.0, "max_position_embeddings": 2048,
+  "model_type": "opt", "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 1,
+  "prefix": "</s>", "torch_dtype": "float16", "transformers_version": "4.21.0.dev0", "use_cache": true,
+  "vocab_size": 50272, "word_embed_proj_dim": 768
+})";
+}  // namespace
+
+TEST_CASE("OPT, vLLM's quickstart model: learned positions, a ReLU MLP and biases everywhere") {
+  // modeling_opt.py, by hand for opt-125m (h = 768, 12 layers, ffn 3072, vocab 50272):
+  //   per layer: q/k/v/out 4 x (768 x 768 + 768) = 2,362,368; fc1 768 x 3072 + 3072 =
+  //   2,362,368; fc2 3072 x 768 + 768 = 2,360,064; two LayerNorms 2 x 2 x 768 = 3,072;
+  //   = 7,087,872, x 12 = 85,054,464;
+  //   embeddings 50272 x 768 = 38,608,896, learned positions (2048 + 2) x 768 = 1,574,400,
+  //   final LayerNorm 1,536, LM head tied: 0.
+  //   total 125,239,296: the parameter count of facebook/opt-125m (OPTForCausalLM).
+  const ModelConfig m = io::parse_model(kOpt125mJson, "config.json");
+  CHECK(m.learned_positions == 2050);
+  CHECK(m.intermediate_size == 3072);
+  CHECK_FALSE(m.gated_mlp);
+  CHECK(m.tie_word_embeddings);
+  CHECK(count_params(m).total() == 125239296);
+  // MHA: 2 (K, V) x 12 layers x 12 heads x 64 x 2 B = 36,864 B per token in fp16.
+  CHECK(kv_bytes_per_token(m, ServingOptions{}) == 36864);
+  // opt-350m's narrower embeddings (project_in/out) and post-norm layers are refused by name.
+  std::string narrow = kOpt125mJson;
+  narrow.replace(narrow.find("\"word_embed_proj_dim\": 768"), 26, "\"word_embed_proj_dim\": 512");
+  CHECK(error_of(narrow, "config.json").find("key 'word_embed_proj_dim': expected hidden_size (768") !=
+        std::string::npos);
+  std::string post = kOpt125mJson;
+  post.replace(post.find("\"do_layer_norm_before\": true"), 28, "\"do_layer_norm_before\": false");
+  CHECK(error_of(post, "config.json").find("key 'do_layer_norm_before': expected true") != std::string::npos);
+}
+
 TEST_CASE("num_key_value_heads defaults to the attention heads (MHA)") {
   const ModelConfig m = io::parse_model(kMinimal, "m.yaml");
   CHECK(m.num_kv_heads == 4);
