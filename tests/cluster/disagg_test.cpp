@@ -260,17 +260,7 @@ TEST_CASE("a host KV tier on the prefill pool serves the prefix its GPU pool evi
   l.decode.options.kv_offloading_bytes = int64_t{1} << 30;
   l.prefill.num_blocks = 20;
   const DisaggSimulator ds(m, l);
-  Workload w;
-  w.name = "alternating";
-  w.requests = 3;
-  w.arrival.process = ArrivalProcess::fixed;
-  w.arrival.rate_per_s = 1e-3;
-  w.prompt_tokens.kind = LengthKind::fixed;
-  w.prompt_tokens.value = 200;
-  w.output_tokens.kind = LengthKind::fixed;
-  w.output_tokens.value = 1;
-  w.shared_prefix = SharedPrefix{2, 1, 0, true};
-  w.slo = Slo{1e9, 1e9};
+  const Workload w = kvplan::sim::test::alternating(2, 3);
   const DisaggResult r = ds.run(w, kvplan::sim::test::with(Scheduler::chunked));
   CHECK(r.overall.cached_prompt_tokens == 192);
   CHECK(r.overall.host_tier.hit_tokens == 80);

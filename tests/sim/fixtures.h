@@ -46,6 +46,23 @@ inline Workload poisson(int64_t n, double rate_per_s, int64_t prompt, int64_t ou
   return w;
 }
 
+//! `groups` users with a 200-token prompt of their own each (13 blocks, 12 full), one
+//! output token, 1,000 s apart so each runs alone: users A, B, A, ... in turn.
+inline Workload alternating(int64_t groups, int64_t n) {
+  Workload w;
+  w.name = "alternating";
+  w.requests = n;
+  w.arrival.process = ArrivalProcess::fixed;
+  w.arrival.rate_per_s = 1e-3;
+  w.prompt_tokens.kind = LengthKind::fixed;
+  w.prompt_tokens.value = 200;
+  w.output_tokens.kind = LengthKind::fixed;
+  w.output_tokens.value = 1;
+  w.shared_prefix = SharedPrefix{groups, 1, 0, true};
+  w.slo = Slo{1e9, 1e9};
+  return w;
+}
+
 //! Serving options of up to 256 sequences (vLLM V0's default max_num_seqs).
 inline ServingOptions serving() {
   ServingOptions o;

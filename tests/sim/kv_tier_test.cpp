@@ -19,23 +19,6 @@ namespace {
 // per token, 2,097,152 (2 MiB) per 16-token block on one GPU.
 constexpr int64_t kBlockBytes = 2 * 32 * 8 * 128 * 2 * 16;
 
-//! `groups` users with a 200-token prompt of their own each (13 blocks, 12 full), one
-//! output token, 1,000 s apart so each runs alone: users A, B, A, ... in turn.
-Workload alternating(int64_t groups, int64_t n) {
-  Workload w;
-  w.name = "alternating";
-  w.requests = n;
-  w.arrival.process = ArrivalProcess::fixed;
-  w.arrival.rate_per_s = 1e-3;
-  w.prompt_tokens.kind = LengthKind::fixed;
-  w.prompt_tokens.value = 200;
-  w.output_tokens.kind = LengthKind::fixed;
-  w.output_tokens.value = 1;
-  w.shared_prefix = SharedPrefix{groups, 1, 0, true};
-  w.slo = Slo{1e9, 1e9};
-  return w;
-}
-
 ServingOptions offloading(int64_t tier_blocks) {
   ServingOptions o;
   o.kv_offloading_bytes = tier_blocks * kBlockBytes;
@@ -88,7 +71,7 @@ TEST_CASE("a prefix evicted from the GPU pool is loaded from the host tier: bloc
   // back from host memory, so it hits 12 blocks = 192 tokens as with an unbounded pool,
   // and its prefill step is the same step plus the load: 5 x 2 MiB / 25 GB/s = 0.419 ms.
   const ModelConfig m = llama3_8b();
-  const Workload w = alternating(2, 3);
+  const Workload w = kvplan::sim::test::alternating(2, 3);
   const Simulator plain(m, h100(), ServingOptions{});
   CHECK(plain.run(w, small_pool()).cached_prompt_tokens == 112);
 
@@ -121,7 +104,7 @@ TEST_CASE("a full tier keeps the most recently stored blocks: A's tail survives 
   // keeps 7..11, which it loads (192 tokens hit). A tier of 16 evicts block 7 as well and
   // the host run starts with a miss: 112 tokens, as without a tier.
   const ModelConfig m = llama3_8b();
-  const Workload w = alternating(2, 3);
+  const Workload w = kvplan::sim::test::alternating(2, 3);
   const SimResult kept = Simulator(m, h100(), offloading(17)).run(w, small_pool());
   CHECK(kept.cached_prompt_tokens == 192);
   CHECK(kept.host_tier.hit_tokens == 80);
@@ -140,7 +123,7 @@ TEST_CASE("generated tokens' blocks take room in the tier as vLLM's connector st
   // evicted only A0..A4 and serves all seven (112 tokens); one of 22 evicted A5 too, and
   // the run starts with a miss.
   const ModelConfig m = llama3_8b();
-  Workload w = alternating(2, 3);
+  Workload w = kvplan::sim::test::alternating(2, 3);
   w.output_tokens.value = 33;
   const SimResult r = Simulator(m, h100(), offloading(23)).run(w, small_pool());
   CHECK(r.host_tier.hit_tokens == 112);
@@ -164,7 +147,7 @@ TEST_CASE("the host tier needs the prefix cache, and vLLM or the ideal engine") 
   old.engine_version = "0.13";
   CHECK_THROWS_AS(Simulator(m, h100(), old), InputError);
   const Simulator tiered(m, h100(), offloading(64));
-  CHECK_THROWS_AS((void)tiered.run(alternating(2, 3), kvplan::sim::test::with(Scheduler::static_batch)), InputError);
+  CHECK_THROWS_AS((void)tiered.run(kvplan::sim::test::alternating(2, 3), kvplan::sim::test::with(Scheduler::static_batch)), InputError);
 }
 
 TEST_CASE("SGLang's HiCache serves the same evicted prefix from its host pool under SGLang's scheduler") {
@@ -177,7 +160,7 @@ TEST_CASE("SGLang's HiCache serves the same evicted prefix from its host pool un
   const Simulator sim(llama3_8b(), h100(), o);
   SimOptions so = kvplan::sim::test::with(Scheduler::sglang);
   so.num_blocks = 20;
-  const SimResult r = sim.run(alternating(2, 3), so);
+  const SimResult r = sim.run(kvplan::sim::test::alternating(2, 3), so);
   CHECK(r.host_tier.capacity_blocks == 476);
   CHECK(r.cached_prompt_tokens == 192);
   CHECK(r.host_tier.hit_tokens == 80);
@@ -185,5 +168,5 @@ TEST_CASE("SGLang's HiCache serves the same evicted prefix from its host pool un
   // SGLang refuses a host pool no larger than the GPU pool: 0.04 GB = 19 blocks < 20.
   o.hicache->size_bytes_per_gpu = 40'000'000;
   const Simulator small(llama3_8b(), h100(), o);
-  CHECK_THROWS_AS((void)small.run(alternating(2, 3), so), InputError);
+  CHECK_THROWS_AS((void)small.run(kvplan::sim::test::alternating(2, 3), so), InputError);
 }
