@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -189,6 +190,7 @@ constexpr const char* kGeometryKeys[] = {
   "moe_layer_freq", "shared_expert_intermediate_size", "intermediate_size_mlp", "v_head_dim",
   "sliding_window_pattern", "use_sliding_window", "max_window_layers", "moe_layer_start_index",
   "num_local_experts", "n_routed_experts", "num_experts", "rotary_dim", "partial_rotary_factor",
+  "block_configs",
 };
 
 // Keys whose mere presence does not change geometry for the values below.
@@ -554,6 +556,104 @@ void read_mamba2(Reader& r, ModelConfig& m, const char* heads, const char* head_
   m.mamba_inner = m.mamba_heads * m.mamba_head_dim;
 }
 
+// Nemotron-NAS block_configs (DeciLMDecoderLayer): per layer an attention block (no_op,
+// or GQA with num_attention_heads / n_heads_in_group K/V heads) and an FFN block (no_op,
+// or a gated MLP of _ffn_mult_to_intermediate_size(ffn_mult, hidden)); each present block
+// has its RMSNorm. Every other variant the format can state is refused by its path.
+void apply_nas_blocks(Reader& r, ModelConfig& m) {
+  const std::string& file = r.file;
+  const auto L = static_cast<size_t>(m.num_layers);
+  r.use({"block_configs"});
+  const YAML::Node blocks = r.n["block_configs"];
+  if (!blocks.IsDefined() || !blocks.IsSequence() || blocks.size() != L)
+    throw InputError(file, "block_configs", "a list of " + std::to_string(L) + " blocks (num_hidden_layers)",
+                     blocks.IsSequence() ? std::to_string(blocks.size()) + " blocks" : "no list");
+  const auto shown = [](const YAML::Node& v) { return v.IsScalar() ? "'" + v.Scalar() + "'" : std::string("a non-scalar"); };
+  const auto present = [](const YAML::Node& v) { return v.IsDefined() && !v.IsNull(); };
+  int64_t group = 0;  // n_heads_in_group of the first attention layer
+  size_t group_layer = 0;
+  m.block_norms = true;
+  for (size_t l = 0; l < L; ++l) {
+    const std::string at = "block_configs[" + std::to_string(l) + "]";
+    const YAML::Node b = blocks[l];
+    if (!b.IsMap()) throw InputError(file, at, "a mapping with attention and ffn", shown(b));
+    for (const auto& kv : b) {
+      const std::string k = kv.first.Scalar();
+      if (k != "attention" && k != "ffn")
+        throw InputError(file, at + "." + k, "only attention and ffn (kvplan cannot place a '" + k + "' block)", "the key");
+    }
+    // Flags that must be absent, null or false, and values that must be absent or null, for
+    // the layer kvplan counts; keys outside these lists may change the layer: refused.
+    const auto part = [&](const char* name, std::initializer_list<const char*> falses,
+                          std::initializer_list<const char*> nulls, std::initializer_list<const char*> read) {
+      const YAML::Node p = b[name];
+      const std::string where = at + "." + name;
+      if (!p.IsDefined() || !p.IsMap()) throw InputError(file, where, "a mapping", present(p) ? shown(p) : "nothing");
+      for (const auto& kv : p) {
+        const std::string k = kv.first.Scalar();
+        const auto is = [&](std::initializer_list<const char*> list) {
+          return std::any_of(list.begin(), list.end(), [&](const char* x) { return k == x; });
+        };
+        const YAML::Node v = kv.second;
+        if (k == "no_op" || is(falses)) {
+          if (present(v) && !(v.IsScalar() && (v.Scalar() == "false" || v.Scalar() == "true")))
+            throw InputError(file, where + "." + k, "true or false", shown(v));
+          if (k != "no_op" && present(v) && v.Scalar() == "true")
+            throw InputError(file, where + "." + k, "false (kvplan does not model this block variant)", "true");
+        } else if (is(nulls)) {
+          if (present(v)) throw InputError(file, where + "." + k, "null (kvplan does not model this block variant)", shown(v));
+        } else if (!is(read)) {
+          throw InputError(file, where + "." + k, "a key kvplan can place (docs/models.md, nemotron-nas)", "the key");
+        }
+      }
+      const YAML::Node no_op = p["no_op"];
+      return std::pair{p, present(no_op) && no_op.Scalar() == "true"};
+    };
+    const auto [attn, attn_no_op] = part("attention", {"replace_with_linear", "unshifted_sink", "use_prefill_window_in_sink_attention"},
+                                         {"sparsify", "window_length", "num_sink_tokens"}, {"n_heads_in_group"});
+    const auto [ffn, ffn_no_op] = part("ffn", {"replace_with_linear"}, {"sparsify"}, {"ffn_mult"});
+    if (attn_no_op) {
+      m.layer_mixer.push_back(Mixer::none);
+    } else {
+      const std::string key = at + ".attention.n_heads_in_group";
+      const YAML::Node g = attn["n_heads_in_group"];
+      int64_t n = 0;
+      if (g.IsScalar()) n = std::atoll(g.Scalar().c_str());
+      if (!present(g) || n < 1 || std::to_string(n) != g.Scalar() || m.num_heads % n != 0)
+        throw InputError(file, key, "a divisor of num_attention_heads (" + std::to_string(m.num_heads) + ")",
+                         present(g) ? shown(g) : "nothing");
+      if (group == 0) group = n, group_layer = l;
+      if (n != group)
+        throw InputError(file, key,
+                         std::to_string(group) + " as in block_configs[" + std::to_string(group_layer) +
+                             "] (one K/V head count in every attention layer; per-layer counts are not modelled)",
+                         std::to_string(n));
+      m.layer_mixer.push_back(Mixer::attention);
+    }
+    if (ffn_no_op) {
+      m.layer_ffn.push_back(Ffn::none);
+      m.layer_intermediate.push_back(0);
+    } else {
+      const std::string key = at + ".ffn.ffn_mult";
+      const YAML::Node f = ffn["ffn_mult"];
+      double mult = 0;
+      try {
+        mult = present(f) && f.IsScalar() ? f.as<double>() : 0;
+      } catch (const YAML::Exception&) {
+        mult = 0;
+      }
+      if (!(mult > 0) || !std::isfinite(mult)) throw InputError(file, key, "a positive number", present(f) ? shown(f) : "nothing");
+      // _ffn_mult_to_intermediate_size: int(2 * ffn_mult * n_embd / 3) rounded up to 256,
+      // in the same floating-point order.
+      const auto width = static_cast<int64_t>(2.0 * mult * static_cast<double>(m.hidden_size) / 3.0);
+      m.layer_ffn.push_back(Ffn::dense);
+      m.layer_intermediate.push_back(detail::ceil_div(width, 256) * 256);
+    }
+  }
+  m.num_kv_heads = group > 0 ? m.num_heads / group : m.num_heads;
+  m.intermediate_size = *std::max_element(m.layer_intermediate.begin(), m.layer_intermediate.end());
+}
+
 void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
   const std::string& file = r.file;
   const auto L = static_cast<size_t>(m.num_layers);
@@ -673,6 +773,10 @@ void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
       }
       return;
     }
+    case LayerPlan::nemotron_nas: {
+      apply_nas_blocks(r, m);
+      return;
+    }
     case LayerPlan::llama4: {
       // HF Llama4TextConfig: MoE layers every interleave_moe_layer_step (from step - 1),
       // experts of intermediate_size plus one shared expert of the same width, dense
@@ -715,8 +819,8 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   // Qwen3_5MoeTextConfig has no intermediate_size: every layer is sparse (qwen3_5.py builds a
   // Qwen3NextSparseMoeBlock in each, whatever mlp_only_layers says).
   const bool all_sparse = fam && fam->all_sparse;
-  const char* width_key = fam ? fam->intermediate_key : "intermediate_size";
-  m.intermediate_size = all_sparse && !has(n, width_key) ? 0 : r.req(width_key);
+  const std::string width_key = fam ? fam->intermediate_key : "intermediate_size";
+  if (!width_key.empty()) m.intermediate_size = all_sparse && !has(n, width_key) ? 0 : r.req(width_key.c_str());
   m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
   if (fam && fam->attention == Attention::falcon) {
     // HF FalconConfig: multi_query (default true) = one K/V head unless

@@ -128,6 +128,17 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "llama4_text", .kind = RowKind::family, .architecture = "Llama4ForCausalLM", .plan = LayerPlan::llama4,
    .keys = "interleave_moe_layer_step, intermediate_size_mlp, attention_chunk_size (chunked RoPE layers), no_rope_layers (global every 4th)",
    .defaults = kLlama4Defaults, .source = "models/llama4/configuration_llama4.py"},
+  // Nemotron-NAS (DeciLM, the Llama-Nemotron Super/Ultra line): Llama-3 layers cut down by
+  // neural architecture search. block_configs gives each layer's attention (no_op, or GQA
+  // with num_attention_heads / n_heads_in_group K/V heads) and FFN (no_op, or a gated MLP
+  // of round_up(int(2 ffn_mult hidden / 3), 256)); a no-op block has no norm either
+  // (DeciLMDecoderLayer in the checkpoint's modeling_decilm.py and vLLM's
+  // models/nemotron_nas.py). Linear replacements, sparsified, windowed or sink attention
+  // and per-layer K/V head counts are refused by name.
+  {.model_type = "nemotron-nas", .kind = RowKind::family, .architecture = "DeciLMForCausalLM", .plan = LayerPlan::nemotron_nas,
+   .intermediate_key = "",
+   .keys = "block_configs (per layer: attention no_op / n_heads_in_group, ffn no_op / ffn_mult); intermediate_size and num_key_value_heads null",
+   .source = "nvidia/Llama-3_3-Nemotron-Super-49B-v1 modeling_decilm.py; vllm/model_executor/models/nemotron_nas.py"},
   // ---------------------------------------------------------------- multimodal wrappers
   // The language model sits under text_key; top_level: the Hub's own config.json may hold
   // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as
@@ -168,6 +179,7 @@ const char* plan_name(LayerPlan p) {
     case LayerPlan::gated_deltanet: return "full attention / Gated DeltaNet";
     case LayerPlan::mimo_v2: return "MiMo-V2: sliding / full pattern, MoE list";
     case LayerPlan::llama4: return "Llama-4: chunked / global, MoE interleave";
+    case LayerPlan::nemotron_nas: return "Nemotron-NAS: per-layer attention / FFN blocks, no-ops";
   }
   return "";
 }

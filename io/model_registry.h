@@ -14,7 +14,7 @@ namespace kvplan::io {
 
 //! How the layers are laid out beyond "every layer attention + MLP" (io/config_io.cpp
 //! apply_layer_plan): the standard decoder, or a hybrid's rule.
-enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4 };
+enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4, nemotron_nas };
 //! The attention a family's layers hold, as far as it changes the reading.
 enum class Attention {
   gqa,          //!< MHA/GQA/MQA from num_key_value_heads (MLA too when kv_lora_rank is set)
@@ -50,7 +50,8 @@ struct ModelFamily {
   bool tie_default = false;       //!< the config class's tie_word_embeddings default
   int64_t norms = 2;              //!< norms per decoder layer
   bool ungated = false;           //!< an ungated MLP (GELU, ReLU) with biases everywhere (GPT-2 lineage, OPT)
-  const char* intermediate_key = "intermediate_size";  //!< the dense MLP width's key (OPT: ffn_dim)
+  //! The dense MLP width's key (OPT: ffn_dim); "" where the layer plan gives each layer's.
+  const char* intermediate_key = "intermediate_size";
   //! Learned absolute positions: max_position_embeddings + this many rows (-1: none, rotary).
   int64_t learned_positions_offset = -1;
   bool qkv_bias_default = false;  //!< biases on q/k/v without attention_bias in the file

@@ -28,6 +28,9 @@ struct StageSpan {
 //! stages just before the last (the last holds the LM head). SGLang splits the same way.
 std::vector<StageSpan> pp_stages(const ModelConfig& m, int64_t pp);
 
+//! The stage's layers that hold K/V (Nemotron-NAS's no-op attention layers hold none).
+int64_t kv_layers(const ModelConfig& m, const StageSpan& s);
+
 //! Weight bytes of one stage on one GPU as vLLM (and SGLang, whose layers shard the same
 //! way) load them: vocabulary padded to 64 and split over TP, embedding and LM head in
 //! 16-bit whatever the weight quantization, tied LM head shared (unless PP splits them),

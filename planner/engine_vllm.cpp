@@ -160,7 +160,9 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
   const int64_t tp = o.tp, h = m.hidden_size, act = act_bytes(m, o);
   const QuantSpec q = weight_quant_of(m, o);
   int64_t attn = 0, plain = 0;  // attention matrices; 16-bit vectors and router
-  if (m.is_mla()) {
+  const bool mixer = m.mixer(layer) != Mixer::none, ffn = m.ffn(layer) != Ffn::none;
+  // A no-op attention block (Nemotron-NAS) has no module and no weights.
+  if (mixer && m.is_mla()) {
     const int64_t nh = ceil_div(m.num_heads, tp);
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     if (m.q_lora_rank > 0) {
@@ -173,7 +175,7 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
     plain += m.kv_lora_rank;                                   // kv_a_layernorm
     attn += m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim);  // kv_b
     attn += nh * m.v_head_dim * h;                             // o_proj
-  } else {
+  } else if (mixer) {
     const int64_t qd = m.q_dim() / tp, kv = kv_heads_rank(m, tp) * m.head_dim;
     attn += h * (qd + 2 * kv) + qd * h;
     if (m.qkv_bias || m.linear_bias) plain += qd + 2 * kv;
@@ -191,12 +193,13 @@ int64_t layer_weight_bytes(const ModelConfig& m, const ServingOptions& o, int64_
                           (m.num_experts + o.redundant_experts) / o.ep * mlp_mats(m) * h * routed_w, act);
     bytes += linear_bytes(m, q, WeightPart::shared_experts, layer, m.num_shared_experts * mlp_mats(m) * h * w, act);
     plain += m.num_experts * h;  // router gate: replicated, not quantized
-  } else {
-    const int64_t w = ceil_div(m.intermediate_size, tp);
+  } else if (ffn) {
+    const int64_t w = ceil_div(m.intermediate(layer), tp);
     bytes += linear_bytes(m, q, WeightPart::dense_mlp, layer, mlp_mats(m) * h * w, act);
     if (m.linear_bias) plain += w + h;
   }
-  plain += m.norms_per_layer * (m.linear_bias ? 2 * h : h);
+  const int64_t norms = m.block_norms ? (mixer ? 1 : 0) + (ffn ? 1 : 0) : m.norms_per_layer;
+  plain += norms * (m.linear_bias ? 2 * h : h);
   return bytes + checked_mul(plain, act, "weights");
 }
 
@@ -235,6 +238,12 @@ std::vector<StageSpan> pp_stages(const ModelConfig& m, int64_t pp) {
   return out;
 }
 
+int64_t kv_layers(const ModelConfig& m, const StageSpan& s) {
+  int64_t n = 0;
+  for (int64_t l = s.first; l < s.last; ++l) n += m.caches_kv(l) ? 1 : 0;
+  return n;
+}
+
 int64_t engine_weight_bytes(const ModelConfig& m, const ServingOptions& o, const StageSpan& s) {
   const int64_t act = act_bytes(m, o), h = m.hidden_size;
   int64_t bytes = 0;
@@ -263,7 +272,7 @@ int64_t vllm_page_bytes_per_layer(const ModelConfig& m, const ServingOptions& o)
 int64_t kv_cell_bytes(const ModelConfig& m, const ServingOptions& o, const StageSpan& s) {
   const int64_t elems = m.is_mla() ? m.kv_lora_rank + m.qk_rope_head_dim
                                    : 2 * kv_heads_rank(m, o.tp) * m.head_dim;
-  const int64_t bits = checked_mul(checked_mul(elems, s.layers(), "KV cell"),
+  const int64_t bits = checked_mul(checked_mul(elems, kv_layers(m, s), "KV cell"),
                                    dtype_bits(o.kv_dtype(m)), "KV cell");
   return ceil_div(bits, 8);
 }
@@ -271,15 +280,17 @@ int64_t kv_cell_bytes(const ModelConfig& m, const ServingOptions& o, const Stage
 int64_t vllm_tokens_for_budget(const ModelConfig& m, const ServingOptions& o, const StageSpan& s,
                                int64_t kv_bytes) {
   const int64_t page = vllm_page_bytes_per_layer(m, o);
-  if (page <= 0 || s.layers() <= 0 || kv_bytes <= 0) return 0;
+  const int64_t layers = kv_layers(m, s);
+  if (page <= 0 || layers <= 0 || kv_bytes <= 0) return 0;
   int64_t sliding = 0;
   if (!m.layer_window.empty())
     for (int64_t l = s.first; l < s.last; ++l)
-      if (m.layer_window[static_cast<size_t>(l)] > 0) ++sliding;
-  const int64_t full = s.layers() - sliding;
+      if (m.caches_kv(l) && m.layer_window[static_cast<size_t>(l)] > 0) ++sliding;
+  const int64_t full = layers - sliding;
   if (sliding == 0 || full == 0) {
     // _get_kv_cache_config_uniform_type: num_blocks = available // page_size // num_layers
-    const int64_t blocks = kv_bytes / page / s.layers();
+    // (the layers with an Attention module: a no-op layer registers no KV cache spec)
+    const int64_t blocks = kv_bytes / page / layers;
     return checked_mul(blocks, o.block_size, "KV tokens");
   }
   // _get_kv_cache_config_uniform_page_size: layers split into groups of `group` layers
@@ -462,7 +473,7 @@ std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const Ser
     // V0 executor: "# GPU blocks: N, # CPU blocks: M" and concurrency = blocks x block
     // size / max_model_len, the length printed without separators.
     const StageSpan s = pp_stages(m, 1).front();
-    const int64_t block_bytes = checked_mul(vllm_page_bytes_per_layer(m, o), s.layers(), "KV page");
+    const int64_t block_bytes = checked_mul(vllm_page_bytes_per_layer(m, o), kv_layers(m, s), "KV page");
     const int64_t cpu_blocks = block_bytes > 0 ? kV0SwapBytes / block_bytes : 0;
     std::snprintf(buf, sizeof buf, "%.2fx", static_cast<double>(pool_blocks * bs) / static_cast<double>(len));
     const std::string blocks = std::string(rel.blocks_label) + ": " + std::to_string(pool_blocks) +
@@ -483,9 +494,10 @@ std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const Ser
   const StageSpan s = pp_stages(m, 1).front();
   int64_t sliding = 0, window = 0;
   for (int64_t l = s.first; l < s.last && !m.layer_window.empty(); ++l)
-    if (const int64_t w = m.layer_window[static_cast<size_t>(l)]; w > 0) ++sliding, window = w;
-  const int64_t full = s.layers() - sliding;
-  const int64_t group = sliding == 0 || full == 0 ? s.layers() : std::min(sliding, full);
+    if (const int64_t w = m.layer_window[static_cast<size_t>(l)]; w > 0 && m.caches_kv(l)) ++sliding, window = w;
+  const int64_t layers = kv_layers(m, s);
+  const int64_t full = layers - sliding;
+  const int64_t group = sliding == 0 || full == 0 ? layers : std::min(sliding, full);
   const int64_t sliding_groups = sliding > 0 ? ceil_div(sliding, group) : 0;
   const int64_t full_groups = full > 0 ? ceil_div(full, group) : 0;
   const int64_t batched = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));

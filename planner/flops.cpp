@@ -58,7 +58,7 @@ void mla_attention(const ModelConfig& m, Form f, PerToken& p, double mla_layers)
 }
 
 bool per_layer(const ModelConfig& m) {
-  return !m.layer_mixer.empty() || !m.layer_ffn.empty() || m.attn_output_gate || m.attn_v_head_dim > 0 ||
+  return !m.layer_mixer.empty() || !m.layer_ffn.empty() || !m.layer_intermediate.empty() || m.attn_output_gate || m.attn_v_head_dim > 0 ||
          m.shared_expert_intermediate_size > 0 || m.index_head_dim > 0;
 }
 

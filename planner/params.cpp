@@ -155,11 +155,13 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
       p.active_mlp = plus(plus(mul(m.experts_per_token, expert), p.shared), p.router);
       break;
     }
-    case Ffn::dense: p.mlp = p.active_mlp = mlp_matrix_params(m, m.intermediate_size); break;
+    case Ffn::dense: p.mlp = p.active_mlp = mlp_matrix_params(m, m.intermediate(layer)); break;
     case Ffn::none: break;
   }
   // RMSNorm has a weight; LayerNorm (phi) a weight and a bias.
-  p.norms = mul(m.norms_per_layer, m.linear_bias ? mul(2, h) : h);
+  const int64_t norms = m.block_norms ? (m.mixer(layer) != Mixer::none ? 1 : 0) + (m.ffn(layer) != Ffn::none ? 1 : 0)
+                                      : m.norms_per_layer;
+  p.norms = mul(norms, m.linear_bias ? mul(2, h) : h);
   return p;
 }
 
@@ -193,8 +195,6 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   const int64_t layers_per_stage = detail::ceil_div(m.num_layers, o.pp);
   const int64_t act_bytes = dtype_bits(o.activation_dtype(m)) / 8;
   const QuantSpec q = weight_quant_of(m, o);
-  // Scale rows per GPU of a layer (per-channel schemes): every output row of its matrices.
-  const int64_t rows = plus(plus(m.q_dim(), m.hidden_size), m.intermediate_size) / tp;
   int64_t worst = 0;
   for (int64_t s = 0; s < o.pp; ++s) {
     const int64_t first = s * layers_per_stage;
@@ -202,6 +202,8 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
     int64_t bytes = 0;
     for (int64_t l = first; l < last; ++l) {
       const LayerParams p = layer_params(m, l);
+      // Scale rows per GPU of a layer (per-channel schemes): every output row of its matrices.
+      const int64_t rows = plus(plus(m.q_dim(), m.hidden_size), m.intermediate(l)) / tp;
       // K/V heads are replicated when there are fewer of them than TP ranks.
       int64_t attention = p.attention;
       if (m.mixer(l) == Mixer::attention && !m.is_mla() && m.num_kv_heads < tp) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 
 #include "planner/checked.h"
@@ -122,9 +123,13 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
   // The engine models (engine_*.cpp) follow each engine's code for uniform attention
   // stacks; hybrid layers, per-layer geometry and indexer caches are modelled by the
   // ideal engine only, rather than counted wrong.
+  // Dense layers whose attention or MLP block may be a no-op, with widths per layer
+  // (Nemotron-NAS), are counted layer by layer there (layer_weight_bytes, kv_layers).
+  const bool dense_blocks = !m.is_moe() && std::none_of(m.layer_ffn.begin(), m.layer_ffn.end(),
+                                                         [](Ffn f) { return f == Ffn::moe; });
   const bool per_layer = m.has_state_layers() || m.swa_num_kv_heads > 0 || !m.layer_kv_shared.empty() ||
                          m.index_head_dim > 0 || m.attn_v_head_dim > 0 || m.attn_output_gate ||
-                         !m.layer_ffn.empty() || m.shared_expert_intermediate_size > 0;
+                         (!m.layer_ffn.empty() && !dense_blocks) || m.shared_expert_intermediate_size > 0;
   require(o.engine == Engine::ideal || !per_layer, where, "--engine",
           "ideal for " + m.name + " (its hybrid / per-layer attention is not modelled for " +
               std::string(to_string(o.engine)) + " yet)",

@@ -304,10 +304,19 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
       embedding_table_bytes_ = static_cast<double>(detail::ceil_div(m.vocab_size, o.tp)) * static_cast<double>(m.hidden_size) *
                                act_bytes_per_elem_;
     const auto layers = static_cast<double>(layers_per_stage);
-    // vLLM's decoder layer: fused QKV, attention, O, fused gate-up, activation, down, two
-    // fused add+RMSNorm, RoPE, KV-cache write = 10 kernels; plus embedding, final norm and
-    // sampling.
-    kernels_per_step_ = 10 * layers + 3;
+    // A layer's token mixer and its FFN are blocks of their own; a no-op block (Nemotron-
+    // NAS, Nemotron-H's single-block layers) runs no kernel. Per stage: the model's share.
+    double mixers = 0, ffns = 0;
+    for (int64_t l = 0; l < m.num_layers; ++l) {
+      mixers += m.mixer(l) != Mixer::none ? 1 : 0;
+      ffns += m.ffn(l) != Ffn::none ? 1 : 0;
+    }
+    mixers = mixers * layers / static_cast<double>(m.num_layers);
+    ffns = ffns * layers / static_cast<double>(m.num_layers);
+    // vLLM's decoder layer: fused QKV, attention, O, RoPE, KV-cache write and a fused
+    // add+RMSNorm in the attention block; fused gate-up, activation, down and the second
+    // add+RMSNorm in the MLP block = 10 kernels; plus embedding, final norm and sampling.
+    kernels_per_step_ = 6 * mixers + 4 * ffns + 3;
     // An MoE layer runs the routed experts as vLLM's fused_moe does (fused_experts_impl):
     // one grouped GEMM launch for gate-up over all experts, the activation, one for down,
     // in the dense MLP's three places; around them the router GEMM, the top-k kernel
@@ -325,12 +334,17 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     // both: 4 h each), SiLU-and-mul (read 2 i/tp, write i/tp), RoPE on local q and k heads
     // (read and write).
     const auto h = static_cast<double>(m.hidden_size);
-    const auto inter = static_cast<double>(m.is_moe() && m.moe_intermediate_size > 0 ? m.moe_intermediate_size * m.experts_per_token
-                                                                                     : m.intermediate_size);
+    auto inter = static_cast<double>(m.is_moe() && m.moe_intermediate_size > 0 ? m.moe_intermediate_size * m.experts_per_token
+                                                                               : m.intermediate_size);
+    if (!m.layer_intermediate.empty()) {
+      // Dense widths that differ by layer (Nemotron-NAS, no-op FFNs at 0): their mean.
+      double sum = 0;
+      for (int64_t l = 0; l < m.num_layers; ++l) sum += m.ffn(l) == Ffn::dense ? static_cast<double>(m.intermediate(l)) : 0;
+      inter = sum / static_cast<double>(m.num_layers);
+    }
     const auto tp = static_cast<double>(o.tp);
     const auto qk = static_cast<double>((m.num_heads + m.num_kv_heads) * m.head_dim);
-    elementwise_bytes_per_token_ =
-        layers * act_bytes_per_elem_ * (2 * 4 * h + 3 * inter / tp + 2 * qk / tp);
+    elementwise_bytes_per_token_ = act_bytes_per_elem_ * (4 * h * (mixers + ffns) + layers * 3 * inter / tp + mixers * 2 * qk / tp);
     // moe_sum reads a token's top-k expert outputs and writes their sum (h each).
     elementwise_bytes_per_token_ += static_cast<double>(moe_layers_per_gpu_) * act_bytes_per_elem_ *
                                     static_cast<double>(top_k_ + 1) * h;
@@ -344,10 +358,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
       // and an e4m3 scale per 16.
       const double quantized_bytes_per_elem = fp4 ? 0.5 + 1.0 / 16 : 1;
       const auto moe_layers = static_cast<double>(moe_layers_per_gpu_);
-      kernels_per_step_ += 4 * layers + 2 * moe_layers;
+      kernels_per_step_ += 2 * mixers + 2 * ffns + 2 * moe_layers;
       const auto q = static_cast<double>(m.q_dim());
-      elementwise_bytes_per_token_ += (act_bytes_per_elem_ + quantized_bytes_per_elem) * (layers * (2 * h + q / tp + inter / tp) +
-                                                                   moe_layers * (h + inter / tp));
+      elementwise_bytes_per_token_ += (act_bytes_per_elem_ + quantized_bytes_per_elem) *
+                                      (mixers * (h + q / tp) + ffns * h + layers * inter / tp + moe_layers * (h + inter / tp));
     }
   }
 }

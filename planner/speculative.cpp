@@ -53,6 +53,7 @@ ModelConfig with_layers(ModelConfig c, int64_t layers) {
   c.layer_window.assign(static_cast<size_t>(layers), window);
   c.layer_mixer.clear();
   c.layer_ffn.clear();
+  c.layer_intermediate.clear();
   c.layer_kv_shared.clear();
   c.num_nextn_predict_layers = 0;
   c.tower_params = 0;

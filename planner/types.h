@@ -136,7 +136,7 @@ struct ModelConfig {
   int64_t num_heads = 0;            // n_h (query heads)
   int64_t num_kv_heads = 0;         // n_kv (= n_h for MHA, 1 for MQA)
   int64_t head_dim = 0;             // d_h
-  int64_t intermediate_size = 0;    // dense MLP width
+  int64_t intermediate_size = 0;    // dense MLP width (with layer_intermediate: the widest)
   int64_t vocab_size = 0;           // V
   bool tie_word_embeddings = false;
   bool gated_mlp = true;            // SwiGLU/GeGLU (3 matrices) vs GELU MLP (2, phi/gpt2)
@@ -171,6 +171,9 @@ struct ModelConfig {
   // Per layer (empty = every layer is attention; MoE per first_dense_layers).
   std::vector<Mixer> layer_mixer;
   std::vector<Ffn> layer_ffn;
+  //! Per layer, the dense MLP's width where layers differ (Nemotron-NAS block_configs);
+  //! empty = intermediate_size in every dense layer.
+  std::vector<int64_t> layer_intermediate;
   //! Layers that read another layer's K/V (cross-layer KV sharing): no cache of their own.
   std::vector<uint8_t> layer_kv_shared;
   // Sliding-window layers with their own geometry (MiMo-V2-Flash swa_*): 0 = as full ones.
@@ -178,6 +181,9 @@ struct ModelConfig {
   int64_t attn_v_head_dim = 0;     // V head size when it differs from head_dim (0 = same)
   bool attn_output_gate = false;   // Qwen3-Next: q_proj also emits a gate (2 x q width)
   int64_t norms_per_layer = 2;     // RMS/LayerNorms per layer (Gemma-2/3: 4)
+  //! One norm before each block a layer has (DeciLM: a no-op attention or FFN block has no
+  //! norm either), instead of norms_per_layer in every layer.
+  bool block_norms = false;
 
   // Mamba (Jamba: mamba1; Nemotron-H, Falcon-H1, Zamba2: mamba2).
   int64_t mamba_inner = 0;         // d_inner = expand x hidden (mamba2: heads x head_dim)
@@ -240,6 +246,10 @@ struct ModelConfig {
   Ffn ffn(int64_t layer) const {
     if (!layer_ffn.empty()) return layer_ffn[static_cast<size_t>(layer)];
     return is_moe_layer(layer) ? Ffn::moe : Ffn::dense;
+  }
+  //! The dense MLP width of layer `layer`.
+  int64_t intermediate(int64_t layer) const {
+    return layer_intermediate.empty() ? intermediate_size : layer_intermediate[static_cast<size_t>(layer)];
   }
   //! Does layer `layer` keep K/V per token (attention, not reading a shared cache)?
   bool caches_kv(int64_t layer) const {

@@ -98,6 +98,28 @@ inline ModelConfig tiny_moe(int64_t experts, int64_t top_k, int64_t expert_width
   return m;
 }
 
+//! A four-layer Nemotron-NAS (DeciLM) model as its block_configs describe it: hidden 1024,
+//! 8 heads of 128, vocabulary 1000 (untied), 4,096 positions. Layer 0: GQA with 2 K/V
+//! heads (n_heads_in_group 4) and an MLP of ffn_mult 2.625 (int(2 x 2.625 x 1024 / 3) =
+//! 1792); layer 1: no-op attention, ffn_mult 1.0 (682 rounded up to 768); layer 2: GQA,
+//! no-op FFN; layer 3: no-op attention, ffn_mult 0.5 (341 -> 512). A no-op block has no
+//! norm (modeling_decilm.py DeciLMDecoderLayer).
+inline ModelConfig nas_small() {
+  ModelConfig m = tiny_model();
+  m.name = "nas-small";
+  m.model_type = "nemotron-nas";
+  m.num_layers = 4;
+  m.num_kv_heads = 2;
+  m.vocab_size = 1000;
+  m.max_position_embeddings = 4096;
+  m.layer_mixer = {Mixer::attention, Mixer::none, Mixer::attention, Mixer::none};
+  m.layer_ffn = {Ffn::dense, Ffn::dense, Ffn::none, Ffn::dense};
+  m.layer_intermediate = {1792, 768, 0, 512};
+  m.intermediate_size = 1792;
+  m.block_norms = true;
+  return m;
+}
+
 //! A round-figure GPU for hand-worked step times: 80 GB, 2 TB/s, 1 PFLOP/s bf16, 100 GB/s link.
 inline GpuSpec tiny_gpu() {
   GpuSpec g;

@@ -13,6 +13,7 @@
 
 #include "io/config_io.h"
 #include "planner/planner.h"
+#include "tests/fixtures.h"
 
 using namespace kvplan;
 
@@ -86,6 +87,72 @@ TEST_CASE("OPT, vLLM's quickstart model: learned positions, a ReLU MLP and biase
   std::string post = kOpt125mJson;
   post.replace(post.find("\"do_layer_norm_before\": true"), 28, "\"do_layer_norm_before\": false");
   CHECK(error_of(post, "config.json").find("key 'do_layer_norm_before': expected true") != std::string::npos);
+}
+
+namespace {
+// tests/fixtures.h nas_small() as a DeciLM config.json writes it (the keys of
+// nvidia/Llama-3_3-Nemotron-Super-49B-v1's block_configs; intermediate_size and
+// num_key_value_heads null, as there).
+const char* kNasJson = R"({
+  "architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 1024,
+  "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": null, "intermediate_size": null,
+  "vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "block_configs": [
+    {"attention": {"n_heads_in_group": 4, "no_op": false, "num_sink_tokens": null, "replace_with_linear": false,
+                   "sparsify": null, "unshifted_sink": false, "use_prefill_window_in_sink_attention": false,
+                   "window_length": null},
+     "ffn": {"ffn_mult": 2.625, "no_op": false, "replace_with_linear": false, "sparsify": null}},
+    {"attention": {"n_heads_in_group": null, "no_op": true}, "ffn": {"ffn_mult": 1.0, "no_op": false}},
+    {"attention": {"n_heads_in_group": 4, "no_op": false}, "ffn": {"ffn_mult": null, "no_op": true}},
+    {"attention": {"n_heads_in_group": null, "no_op": true}, "ffn": {"ffn_mult": 0.5, "no_op": false}}
+  ]
+})";
+
+std::string nas_with(const std::string& from, const std::string& to) {
+  std::string s = kNasJson;
+  s.replace(s.find(from), from.size(), to);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("Nemotron-NAS: block_configs give each layer its attention, its MLP width or a no-op") {
+  const ModelConfig m = io::parse_model(kNasJson, "config.json");
+  const ModelConfig want = kvplan::test::nas_small();
+  CHECK(m.num_kv_heads == 2);  // 8 heads / n_heads_in_group 4
+  CHECK(m.layer_mixer == want.layer_mixer);
+  CHECK(m.layer_ffn == want.layer_ffn);
+  // int(2 x ffn_mult x 1024 / 3) rounded up to 256: 1792, 682 -> 768, 341 -> 512.
+  CHECK(m.layer_intermediate == std::vector<int64_t>{1792, 768, 0, 512});
+  CHECK(m.intermediate_size == 1792);
+  CHECK(m.block_norms);
+  CHECK(count_params(m).total() == 16734208);  // by hand in tests/planner/engine_test.cpp
+  CHECK(kv_bytes_per_token(m, ServingOptions{}) == 2048);  // 2 x 2 heads x 128 x 2 B x 2 layers
+  // Every variant kvplan does not count is refused by its path.
+  CHECK(error_of(nas_with("\"replace_with_linear\": false", "\"replace_with_linear\": true"), "config.json") ==
+        "config.json: key 'block_configs[0].attention.replace_with_linear': expected false (kvplan does not model "
+        "this block variant), got true");
+  CHECK(error_of(nas_with("{\"n_heads_in_group\": 4, \"no_op\": false}, \"ffn\": {\"ffn_mult\": null",
+                          "{\"n_heads_in_group\": 2, \"no_op\": false}, \"ffn\": {\"ffn_mult\": null"),
+                 "config.json") ==
+        "config.json: key 'block_configs[2].attention.n_heads_in_group': expected 4 as in block_configs[0] (one K/V "
+        "head count in every attention layer; per-layer counts are not modelled), got 2");
+  CHECK(error_of(nas_with("\"window_length\": null", "\"window_length\": 4096"), "config.json") ==
+        "config.json: key 'block_configs[0].attention.window_length': expected null (kvplan does not model this "
+        "block variant), got '4096'");
+  CHECK(error_of(nas_with("\"ffn\": {\"ffn_mult\": 0.5", "\"parallel_blocks\": [], \"ffn\": {\"ffn_mult\": 0.5"),
+                 "config.json") ==
+        "config.json: key 'block_configs[3].parallel_blocks': expected only attention and ffn (kvplan cannot place a "
+        "'parallel_blocks' block), got the key");
+  CHECK(error_of(nas_with("\"num_hidden_layers\": 4", "\"num_hidden_layers\": 5"), "config.json") ==
+        "config.json: key 'block_configs': expected a list of 5 blocks (num_hidden_layers), got 4 blocks");
+  CHECK(error_of(nas_with("{\"ffn_mult\": 1.0, \"no_op\": false}", "{\"no_op\": false}"), "config.json") ==
+        "config.json: key 'block_configs[1].ffn.ffn_mult': expected a positive number, got nothing");
+  // Another family with block_configs would be read without them: refused.
+  std::string llama = nas_with("\"model_type\": \"nemotron-nas\"", "\"model_type\": \"llama\"");
+  const std::string null_width = "\"intermediate_size\": null";
+  llama.replace(llama.find(null_width), null_width.size(), "\"intermediate_size\": 1792");
+  CHECK(error_of(llama, "config.json")
+            .find("key 'block_configs': expected only keys kvplan can place") != std::string::npos);
 }
 
 TEST_CASE("num_key_value_heads defaults to the attention heads (MHA)") {

@@ -432,6 +432,25 @@ TEST_CASE("engine vllm: weights as vLLM loads them") {
   CHECK(detail::engine_weight_bytes(m, o, s) - detail::engine_weight_bytes(tied, o, s) == 128256LL * 4096 * 2);
 }
 
+TEST_CASE("engine vllm: Nemotron-NAS no-op blocks hold no weights and no KV pages") {
+  // nas_small(), by hand: layers 0 and 2 attend (q, o 1024 x 1024, k, v 1024 x 256 =
+  // 2,621,440 each, + a norm of 1024); MLPs 3 x 1024 x (1792 + 768 + 512) = 9,437,184 + 3
+  // norms; embedding and LM head 1000 x 1024 each; final norm 1024: 16,734,208 parameters.
+  const ModelConfig m = kvplan::test::nas_small();
+  CHECK(count_params(m).total() == 16734208);
+  // vLLM at TP 1: the vocabulary padded to 1024 rows for both tables (2 x 1024 x 1024 x 2 B
+  // = 4,194,304), the layers' 14,685,184 parameters x 2 B = 29,370,368, the final norm
+  // 2,048 and the rotary cache 4096 x 128 x 2 B = 1,048,576: 34,615,296 B.
+  ServingOptions o = vllm_h100(1, 4096, 0.9);
+  const detail::StageSpan s = detail::pp_stages(m, 1).front();
+  CHECK(detail::engine_weight_bytes(m, o, s) == 34615296);
+  // Two layers hold K/V: a 16-token page is 2 x 2 heads x 128 x 16 x 2 B = 16,384 B per
+  // layer, a block 32,768 B; 100 blocks' bytes give 1,600 tokens (not the 800 of four layers).
+  CHECK(detail::kv_layers(m, s) == 2);
+  CHECK(detail::vllm_tokens_for_budget(m, o, s, 100 * 32768) == 1600);
+  CHECK(kv_bytes_per_token(m, o) == 2 * 2 * 128 * 2 * 2);
+}
+
 TEST_CASE("engine sglang: max_total_num_tokens matches SGLang's log within 2 %") {
   // vllm-project/vllm issue #21348: SGLang on 4 x H100, Qwen3-235B-A22B-FP8,
   // --tp 4 --mem-fraction-static 0.93:
