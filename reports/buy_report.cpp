@@ -66,6 +66,9 @@ std::vector<const BuyFigures*> distinct_bills(const SizeResult& r, const BuyResu
   return out;
 }
 
+constexpr const char* kRankNote =
+    "#: the bill's rank by the objective; option: its row in the table of options meeting the SLO.";
+
 constexpr const char* kDistinctNote =
     "One row per distinct bill of materials, at its best rank (options differing only in weights, KV format or "
     "engine limits buy the same hardware); the JSON and CSV outputs list every option.";
@@ -248,33 +251,34 @@ std::string buy_text(const SizeResult& r, const BuyResult& b, TextFormat f, size
   for (const auto& line : buy_summaries(r, b)) out += (md ? "- " : "") + line + "\n";
   if (md) out += "\n";
   Table t;
-  t.header = {"#", "model", "gpu", "replicas x TP", "server", "servers", "GPUs bought", "racks", "peak IT",
-              "avg facility", "MWh/yr", "capex", "opex/yr", fmt::format("TCO {:g} y", b.site.amortization_years),
-              "$/M in", "$/M out", "break-even vs rent"};
-  t.right_align = {true, false, false, false, false, true, true, true, true, true, true, true, true, true, true, true, false};
+  t.header = {"#", "model", "gpu", "replicas x TP", "servers", "GPUs bought", fmt::format("TCO {:g} y", b.site.amortization_years),
+              "$/M out", "break-even vs rent", "capex", "opex/yr", "$/M in", "racks", "peak IT", "avg facility",
+              "MWh/yr", "option", "server"};
+  t.right_align = {true, false, false, false, true, true, true, true, false, true, true, true, true, true, true, true, true, false};
   std::vector<std::string> infeasible;
   for (const auto& x : b.options)
     if (x.infeasible) {
       const auto [o, rank] = option_of(r, x);
-      infeasible.push_back(fmt::format("#{} {} on {} ({}): {}", rank, o->model, o->gpu, shape(*o), *x.infeasible));
+      infeasible.push_back(fmt::format("option #{} {} on {} ({}): {}", rank, o->model, o->gpu, shape(*o), *x.infeasible));
     }
   std::map<std::string, size_t> rows_of_model;  // at most max_rows per model
-  for (const BuyFigures* px : distinct_bills(r, b)) {
-    const BuyFigures& x = *px;
+  const std::vector<const BuyFigures*> bills = distinct_bills(r, b);
+  for (size_t i = 0; i < bills.size(); ++i) {
+    const BuyFigures& x = *bills[i];
     const auto [o, rank] = option_of(r, x);
     size_t& n = rows_of_model[o->model];
     if (max_rows > 0 && n >= max_rows) continue;
     ++n;
-    t.rows.push_back({std::to_string(rank), o->model, o->gpu, shape(*o), x.server.form, std::to_string(x.layout.servers),
-                      std::to_string(x.layout.gpus_bought), std::to_string(x.racks), kw(x.power_peak_w),
+    t.rows.push_back({std::to_string(i + 1), o->model, o->gpu, shape(*o), std::to_string(x.layout.servers),
+                      std::to_string(x.layout.gpus_bought), usd(x.tco_usd), usd_cents(x.usd_per_million_output_tokens),
+                      break_even_words(x), usd(x.capex_usd), usd(x.opex_usd_per_year),
+                      usd_cents(x.usd_per_million_input_tokens), std::to_string(x.racks), kw(x.power_peak_w),
                       kw(x.facility_power_average_w), fmt::format("{:.1f}", x.energy_kwh_per_year / 1000.0),
-                      usd(x.capex_usd), usd(x.opex_usd_per_year), usd(x.tco_usd),
-                      usd_cents(x.usd_per_million_input_tokens), usd_cents(x.usd_per_million_output_tokens),
-                      break_even_words(x)});
+                      "#" + std::to_string(rank), x.server.form});
   }
   if (t.rows.empty()) out += "No option meeting the SLO can be bought with the purchase catalog (configs/servers).\n";
   else
-    out += render(t, md ? TextFormat::md : TextFormat::table) + (md ? "\n" : "") + kDistinctNote +
+    out += render(t, md ? TextFormat::md : TextFormat::table) + (md ? "\n" : "") + kDistinctNote + " " + kRankNote +
            (max_rows > 0 ? fmt::format(" At most {} rows per model (--top).", max_rows) : std::string()) + "\n";
   const auto bullet = md ? "- " : "  ";
   if (!infeasible.empty()) {
@@ -306,25 +310,32 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
   if (ok.empty()) {
     h += "<p>No option meeting the SLO can be bought with the purchase catalog (configs/servers).</p>\n";
   } else {
+    // The decision first: what is bought and what it costs (TCO, per token, break-even) sit
+    // left of the price breakdown, so a 1,400 px window shows them without scrolling.
     h += "<h3>Bill of materials</h3>\n<div class=\"scroll\"><table><tr>";
-    for (const char* c : {"#", "model", "GPU", "replicas × TP", "server", "servers", "layout", "GPUs bought (used)",
-                          "GPU price", "server price (no GPUs)", "network", "capex", "opex / year", "TCO",
-                          "$ / M input tok", "$ / M output tok", "break-even vs rent"})
-      h += std::string("<th>") + c + "</th>";
+    for (const std::string& c :
+         {std::string("#"), std::string("model"), std::string("GPU"), std::string("replicas × TP"), std::string("servers"),
+          std::string("GPUs bought (used)"), fmt::format("TCO {:g} y", b.site.amortization_years),
+          std::string("$ / M output tok"), std::string("break-even vs rent"), std::string("capex"),
+          std::string("opex / year"), std::string("option"), std::string("server"), std::string("layout"),
+          std::string("GPU price"), std::string("server price (no GPUs)"), std::string("network"),
+          std::string("$ / M input tok")})
+      h += "<th>" + escape(c) + "</th>";
     h += "</tr>\n";
     for (size_t i = 0; i < ok.size() && i < max_shown; ++i) {
       const BuyFigures& x = *ok[i];
       const auto [o, rank] = option_of(r, x);
       h += i == 0 ? "<tr class=\"best\">" : "<tr>";
-      h += td(std::to_string(rank), true) + td(o->model) + td(o->gpu) + td(shape(*o)) + td(x.server.form) +
-           td(std::to_string(x.layout.servers), true) + td(layout_words(x)) +
-           td(fmt::format("{} ({})", x.layout.gpus_bought, x.layout.gpus_used), true) +
-           td(usd(x.server.gpu_price_usd), true) + td(usd(x.server.server_price_usd), true) +
-           td(usd(x.network_capex_usd), true) + td(usd(x.capex_usd), true) + td(usd(x.opex_usd_per_year), true) +
-           td(usd(x.tco_usd), true) + td(usd_cents(x.usd_per_million_input_tokens), true) +
-           td(usd_cents(x.usd_per_million_output_tokens), true) + td(break_even_words(x)) + "</tr>\n";
+      h += td(std::to_string(i + 1), true) + td(o->model) + td(o->gpu) + td(shape(*o)) +
+           td(std::to_string(x.layout.servers), true) +
+           td(fmt::format("{} ({})", x.layout.gpus_bought, x.layout.gpus_used), true) + td(usd(x.tco_usd), true) +
+           td(usd_cents(x.usd_per_million_output_tokens), true) + td(break_even_words(x)) +
+           td(usd(x.capex_usd), true) + td(usd(x.opex_usd_per_year), true) + td("#" + std::to_string(rank)) +
+           td(x.server.form) + td(layout_words(x)) + td(usd(x.server.gpu_price_usd), true) +
+           td(usd(x.server.server_price_usd), true) + td(usd(x.network_capex_usd), true) +
+           td(usd_cents(x.usd_per_million_input_tokens), true) + "</tr>\n";
     }
-    h += "</table></div>\n<p class=\"small\">" + escape(kDistinctNote) + "</p>\n";
+    h += "</table></div>\n<p class=\"small\">" + escape(kDistinctNote) + " " + escape(kRankNote) + "</p>\n";
 
     h += "<h3>Power and racks</h3>\n<div class=\"scroll\"><table><tr>";
     for (const char* c : {"#", "GPU", "servers", "per rack", "racks", "server peak", "IT peak", "GPU busy", "IT average",
@@ -333,8 +344,7 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
     h += "</tr>\n";
     for (size_t i = 0; i < ok.size() && i < max_shown; ++i) {
       const BuyFigures& x = *ok[i];
-      const auto [o, rank] = option_of(r, x);
-      h += "<tr>" + td(std::to_string(rank), true) + td(o->gpu) + td(std::to_string(x.layout.servers), true) +
+      h += "<tr>" + td(std::to_string(i + 1), true) + td(option_of(r, x).first->gpu) + td(std::to_string(x.layout.servers), true) +
            td(std::to_string(x.servers_per_rack), true) + td(std::to_string(x.racks), true) +
            td(kw(x.server_power_peak_w), true) + td(kw(x.power_peak_w), true) +
            td(fmt::format("{:.0f} %{}", x.busy_fraction * 100, x.busy_fraction_simulated ? "" : " (est.)"), true) +
@@ -353,12 +363,12 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
     const auto months = static_cast<int64_t>(std::llround(b.site.amortization_years * 12));
     std::set<std::string> charted;
     size_t color = 0;
-    for (const BuyFigures* x : ok) {
-      if (color >= 4) break;
-      const auto [o, rank] = option_of(r, *x);
+    for (size_t i = 0; i < ok.size() && color < 4; ++i) {
+      const BuyFigures* x = ok[i];
+      const Deployment* o = option_of(r, *x).first;
       if (!charted.insert(o->model + "/" + o->gpu).second) continue;  // best option per (model, GPU)
-      html::Series buy{fmt::format("#{} {} buy", rank, o->gpu), html::palette(color), {}, true, true, {}};
-      html::Series rent{fmt::format("#{} {} rent", rank, o->gpu), html::palette(color), {}, true, false, {}};
+      html::Series buy{fmt::format("#{} {} buy", i + 1, o->gpu), html::palette(color), {}, true, true, {}};
+      html::Series rent{fmt::format("#{} {} rent", i + 1, o->gpu), html::palette(color), {}, true, false, {}};
       for (int64_t m = 0; m <= months; m += 12) {
         const auto md = static_cast<double>(m);
         buy.points.emplace_back(md, x->capex_usd + x->opex_usd_per_year / 12 * md);
@@ -378,7 +388,7 @@ std::string buy_html(const SizeResult& r, const BuyResult& b) {
   for (const auto& x : b.options)
     if (x.infeasible) {
       const auto [o, rank] = option_of(r, x);
-      infeasible.push_back(fmt::format("#{} {} on {} ({}): {}", rank, o->model, o->gpu, shape(*o), *x.infeasible));
+      infeasible.push_back(fmt::format("option #{} {} on {} ({}): {}", rank, o->model, o->gpu, shape(*o), *x.infeasible));
     }
   if (!infeasible.empty()) {
     h += "<p>Cannot be built as laid out:</p><ul>";

@@ -7,9 +7,7 @@ message (a control's and size's), and prints how fast a control change answers f
 (median of the changes made; checked against a budget only when one is given: the figure
 is a benchmark, bench/RESULTS.md). Keeps a screenshot as an artifact.
 
-Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: JSON
-messages separated by NUL bytes on file descriptors 3 and 4), the transport puppeteer uses,
-with Python's standard library only. Like tests/reports/browser_test.sh it installs
+Chromium is driven over the DevTools protocol on a pipe (tests/devtools.py). Like tests/reports/browser_test.sh it installs
 nothing: without chromium it exits 77, which ctest reports as skipped (scripts/test.sh
 installs chromium).
 Usage: serve_browser_test.py KVPLAN_BINARY SCREENSHOT.png [BUDGET_MS (100; 0: printed, not checked: ctest)]
@@ -25,90 +23,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from devtools import Browser, fail  # noqa: E402  (tests/devtools.py)
+
 KVPLAN, SHOT = sys.argv[1], sys.argv[2]
 # 0: report the time without checking it (a sanitizer build runs several times slower).
 PLAN_BUDGET_MS = float(sys.argv[3]) if len(sys.argv) > 3 else 100
-
-
-def fail(msg):
-    print("serve_browser_test: FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-class Browser:
-    """One page of a headless Chromium, over the DevTools pipe."""
-
-    def __init__(self, chromium, profile):
-        to_chrome_r, self.to_chrome = os.pipe()
-        self.from_chrome, from_chrome_w = os.pipe()
-        # In the child, fd 3: what Chromium reads, fd 4: what it writes (copied out of the
-        # way first, so that one move cannot overwrite the other's source). The child keeps
-        # fds 3 and 4 only (pass_fds), closing the rest after this runs.
-        def fds():
-            r, w = os.dup(to_chrome_r), os.dup(from_chrome_w)
-            os.dup2(r, 3)
-            os.dup2(w, 4)
-        self.proc = subprocess.Popen(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-             f"--user-data-dir={profile}", "--window-size=1400,1100", "about:blank"],
-            preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(profile, "chromium.log"), "wb"))
-        os.close(to_chrome_r)
-        os.close(from_chrome_w)
-        self.buf = b""
-        self.next_id = 0
-        self.session = None
-        self.console = []
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-
-    def _message(self):
-        while b"\0" not in self.buf:
-            chunk = os.read(self.from_chrome, 1 << 16)
-            if not chunk:
-                fail("chromium closed the DevTools pipe (see its log)")
-            self.buf += chunk
-        raw, self.buf = self.buf.split(b"\0", 1)
-        return json.loads(raw)
-
-    def call(self, method, params=None):
-        self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params or {}}
-        if self.session and not method.startswith("Target."):
-            msg["sessionId"] = self.session
-        os.write(self.to_chrome, json.dumps(msg).encode() + b"\0")
-        while True:
-            m = self._message()
-            if m.get("method") == "Runtime.exceptionThrown":
-                self.console.append(m["params"]["exceptionDetails"].get("text", "exception"))
-            if m.get("method") == "Runtime.consoleAPICalled":
-                self.console.append(" ".join(str(a.get("value", "")) for a in m["params"]["args"]))
-            if m.get("id") == self.next_id:
-                if "error" in m:
-                    fail(f"{method}: {m['error']}")
-                return m["result"]
-
-    def js(self, expr):
-        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True})
-        if "exceptionDetails" in r:
-            fail(f"script error in {expr!r}: {r['exceptionDetails']}")
-        return r["result"].get("value")
-
-    def wait(self, expr, what, timeout_s=60):
-        end = time.time() + timeout_s
-        while time.time() < end:
-            # While the page loads there may be no document.body yet.
-            if self.js(f"(() => {{ try {{ return {expr}; }} catch (e) {{ return false; }} }})()"):
-                return
-            time.sleep(0.05)
-        fail("timed out waiting for " + what)
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
 
 
 def cli(*args):

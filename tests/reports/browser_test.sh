@@ -4,9 +4,11 @@
 # console errors. It never installs anything: without chromium or python3 it exits 77,
 # which ctest reports as skipped (SKIP_RETURN_CODE in tests/reports/CMakeLists.txt);
 # scripts/test.sh installs both first (scripts/install-deps.sh chromium).
-# Usage: browser_test.sh KVPLAN_BINARY
+# Then the Buy table as a 1,400 px window shows it (report_layout.py), keeping a screenshot
+# of the Buy section at BUY_SCREENSHOT.
+# Usage: browser_test.sh KVPLAN_BINARY [BUY_SCREENSHOT.png]
 set -euo pipefail
-KVPLAN=${1:?usage: browser_test.sh KVPLAN_BINARY}
+KVPLAN=${1:?usage: browser_test.sh KVPLAN_BINARY [BUY_SCREENSHOT.png]}
 HERE=$(cd "$(dirname "$0")" && pwd)
 skip() {
   echo "browser_test: SKIP: $1 is not installed; scripts/test.sh installs it (scripts/install-deps.sh chromium)" >&2
@@ -46,4 +48,5 @@ if grep -E 'Uncaught|:CONSOLE[:(]' "$WORK/chromium.log" >&2; then
   exit 1
 fi
 python3 "$HERE/png_check.py" "$WORK/shot.png" 256
+python3 "$HERE/report_layout.py" "$WORK/report.html" "${2:-$WORK/buy.png}"
 echo "browser_test: PASS"

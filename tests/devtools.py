@@ -1,0 +1,93 @@
+"""A headless Chromium page driven over the DevTools protocol on a pipe
+(--remote-debugging-pipe: JSON messages separated by NUL bytes on file descriptors 3 and 4),
+the transport puppeteer uses, with Python's standard library only. Shared by the browser
+tests (tests/cli/serve_browser_test.py, tests/reports/report_layout.py); each installs
+nothing and skips (exit 77) without chromium.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def fail(msg):
+    print(f"{os.path.basename(sys.argv[0])}: FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+class Browser:
+    """One page of a headless Chromium, over the DevTools pipe."""
+
+    def __init__(self, chromium, profile, width=1400, height=1100):
+        to_chrome_r, self.to_chrome = os.pipe()
+        self.from_chrome, from_chrome_w = os.pipe()
+        # In the child, fd 3: what Chromium reads, fd 4: what it writes (copied out of the
+        # way first, so that one move cannot overwrite the other's source). The child keeps
+        # fds 3 and 4 only (pass_fds), closing the rest after this runs.
+        def fds():
+            r, w = os.dup(to_chrome_r), os.dup(from_chrome_w)
+            os.dup2(r, 3)
+            os.dup2(w, 4)
+        self.proc = subprocess.Popen(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+             f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
+            preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(profile, "chromium.log"), "wb"))
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self.buf = b""
+        self.next_id = 0
+        self.session = None
+        self.console = []
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.call("Page.enable")
+        self.call("Runtime.enable")
+
+    def _message(self):
+        while b"\0" not in self.buf:
+            chunk = os.read(self.from_chrome, 1 << 16)
+            if not chunk:
+                fail("chromium closed the DevTools pipe (see its log)")
+            self.buf += chunk
+        raw, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def call(self, method, params=None):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if self.session and not method.startswith("Target."):
+            msg["sessionId"] = self.session
+        os.write(self.to_chrome, json.dumps(msg).encode() + b"\0")
+        while True:
+            m = self._message()
+            if m.get("method") == "Runtime.exceptionThrown":
+                self.console.append(m["params"]["exceptionDetails"].get("text", "exception"))
+            if m.get("method") == "Runtime.consoleAPICalled":
+                self.console.append(" ".join(str(a.get("value", "")) for a in m["params"]["args"]))
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    fail(f"{method}: {m['error']}")
+                return m["result"]
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in r:
+            fail(f"script error in {expr!r}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def wait(self, expr, what, timeout_s=60):
+        end = time.time() + timeout_s
+        while time.time() < end:
+            # While the page loads there may be no document.body yet.
+            if self.js(f"(() => {{ try {{ return {expr}; }} catch (e) {{ return false; }} }})()"):
+                return
+            time.sleep(0.05)
+        fail("timed out waiting for " + what)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
