@@ -190,7 +190,8 @@ constexpr const char* kGeometryKeys[] = {
   "moe_layer_freq", "shared_expert_intermediate_size", "intermediate_size_mlp", "v_head_dim",
   "sliding_window_pattern", "use_sliding_window", "max_window_layers", "moe_layer_start_index",
   "num_local_experts", "n_routed_experts", "num_experts", "rotary_dim", "partial_rotary_factor",
-  "block_configs",
+  "block_configs", "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "enable_moe_block",
+  "top_k_experts", "hidden_size_per_layer_input",
 };
 
 // Keys whose mere presence does not change geometry for the values below.
@@ -199,6 +200,8 @@ bool trivially_default(const YAML::Node& v, const std::string& key) {
   const std::string& s = v.Scalar();
   if (key == "multi_query" || key == "new_decoder_architecture" || key == "parallel_attn") return s == "false";
   if (key == "decoder_sparse_step" || key == "moe_layer_freq" || key == "interleave_moe_layer_step") return s == "1";
+  if (key == "attention_k_eq_v" || key == "enable_moe_block") return s == "false";
+  if (key == "hidden_size_per_layer_input") return s == "0";
   return key == "partial_rotary_factor" || key == "rotary_dim";  // RoPE only: no size
 }
 
@@ -326,8 +329,9 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, bool linear_
 }
 
 // ------------------------------------------------------------ quantization_config
-// Which part of a layer one modules_to_not_convert / ignore entry names.
-void place_skip(QuantSpec& q, std::string e, const std::string& file, const std::string& key) {
+// Which part of a layer one modules_to_not_convert / ignore entry names. mlp_beside: the
+// family's "mlp" is the dense MLP beside its routed "experts" (Gemma-4), not the MoE block.
+void place_skip(QuantSpec& q, std::string e, const std::string& file, const std::string& key, bool mlp_beside) {
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (e.rfind("re:", 0) == 0) e = e.substr(3);
   const auto in = [&](const char* s) { return e.find(s) != std::string::npos; };
@@ -359,6 +363,14 @@ void place_skip(QuantSpec& q, std::string e, const std::string& file, const std:
   if (in("shared_expert")) return part(WeightPart::shared_experts, q.skip_shared);
   if (in("experts")) return part(WeightPart::experts, q.skip_experts);
   if (in("attn") || in("attention") || in("mixer") || in("linear_attn")) return part(WeightPart::attention, q.skip_attention);
+  if (mlp_beside && in("mlp")) {
+    // The dense MLP of a layer: kvplan's dense_mlp in a dense layer, the shared expert in a
+    // MoE one; the routed experts are named apart.
+    if (layer >= 0)
+      for (const WeightPart w : {WeightPart::dense_mlp, WeightPart::shared_experts}) q.skip_parts.push_back({layer, w});
+    else q.skip_dense_mlp = q.skip_shared = true;
+    return;
+  }
   if (in("mlp") || in("ffn") || in("feed_forward")) {
     // One layer's MLP block: its dense MLP, or (a MoE layer) everything under it.
     if (layer >= 0)
@@ -375,15 +387,15 @@ void place_skip(QuantSpec& q, std::string e, const std::string& file, const std:
                    "'" + e + "'");
 }
 
-void read_skips(QuantSpec& q, const YAML::Node& qc, const char* key, const std::string& file) {
+void read_skips(QuantSpec& q, const YAML::Node& qc, const char* key, const std::string& file, bool mlp_beside) {
   const YAML::Node v = qc[key];
   if (!v.IsDefined() || v.IsNull()) return;
   if (!v.IsSequence()) throw InputError(file, std::string("quantization_config.") + key, "a list of module names", "");
   for (const auto& e : v)
-    if (e.IsScalar()) place_skip(q, e.Scalar(), file, std::string("quantization_config.") + key);
+    if (e.IsScalar()) place_skip(q, e.Scalar(), file, std::string("quantization_config.") + key, mlp_beside);
 }
 
-QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
+QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool mlp_beside) {
   QuantSpec q;
   const std::string where = "quantization_config";
   if (!qc.IsMap()) throw InputError(file, where, "a mapping", "");
@@ -420,13 +432,13 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
     q.group = g.value_or(128) == -1 ? 0 : g.value_or(128);
     q.scale_bits = 16;
     q.zero_bits = q.bits;
-    read_skips(q, qc, "modules_to_not_convert", file);
+    read_skips(q, qc, "modules_to_not_convert", file, mlp_beside);
   } else if (method == "mxfp4") {
     // OCP MX FP4 (gpt-oss): e2m1 values, one e8m0 scale per 32; weight-only on H100/H200.
     q.bits = 4;
     q.group = 32;
     q.scale_bits = 8;
-    read_skips(q, qc, "modules_to_not_convert", file);
+    read_skips(q, qc, "modules_to_not_convert", file, mlp_beside);
   } else if (method == "modelopt") {
     const std::string algo = opt_str(qc, "quant_algo", file).value_or("");
     if (algo == "FP8") {
@@ -438,8 +450,8 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
     } else {
       throw InputError(file, where + ".quant_algo", "FP8 or NVFP4", "'" + algo + "'");
     }
-    read_skips(q, qc, "exclude_modules", file);
-    read_skips(q, qc, "ignore", file);
+    read_skips(q, qc, "exclude_modules", file, mlp_beside);
+    read_skips(q, qc, "ignore", file, mlp_beside);
   } else if (method == "bitsandbytes") {
     // bitsandbytes: 4-bit NF4/FP4 with an absmax per 64 weights (fp32, or 8-bit with
     // bnb_4bit_use_double_quant), weight-only; 8-bit LLM.int8 with an fp32 scale per row.
@@ -451,7 +463,7 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
     } else {
       throw InputError(file, where, "load_in_4bit or load_in_8bit true", "neither");
     }
-    read_skips(q, qc, "llm_int8_skip_modules", file);
+    read_skips(q, qc, "llm_int8_skip_modules", file, mlp_beside);
   } else if (method == "compressed-tensors") {
     // compressed-tensors (llm-compressor): config_groups.*.weights {num_bits, type,
     // strategy tensor|channel|group|block, group_size, symmetric}; input_activations
@@ -491,7 +503,7 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file) {
           opt_str(a, "type", file).value_or("int") == "float")
         q.fp4_activations = true, q.tensor_scale_bits = 64;
     }
-    read_skips(q, qc, "ignore", file);
+    read_skips(q, qc, "ignore", file, mlp_beside);
   } else {
     throw InputError(file, where + ".quant_method",
                      "a quantization kvplan can size (fp8, fbgemm_fp8, gptq, awq, mxfp4, modelopt, bitsandbytes, "
@@ -777,6 +789,44 @@ void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
       apply_nas_blocks(r, m);
       return;
     }
+    case LayerPlan::gemma4: {
+      // Gemma4TextConfig (see the registry row): sliding layers keep head_dim and
+      // num_key_value_heads (kvplan's swa_* geometry), full layers take global_head_dim and,
+      // with attention_k_eq_v, num_global_key_value_heads and no V projection.
+      r.use({"vocab_size_per_layer_input", "use_double_wide_mlp", "final_logit_softcapping", "use_bidirectional_attention"});
+      if (const auto ple = r.i("hidden_size_per_layer_input", 0); ple && *ple > 0)
+        throw InputError(file, "hidden_size_per_layer_input",
+                         "0 (the per-layer embeddings of Gemma-4 E2B/E4B are not modelled)", std::to_string(*ple));
+      if (const auto shared = r.i("num_kv_shared_layers", 0); shared && *shared > 0)
+        throw InputError(file, "num_kv_shared_layers", "0 (Gemma-4's KV-shared layers are not modelled)",
+                         std::to_string(*shared));
+      if (m.layer_window.empty())
+        throw InputError(file, "layer_types", "Gemma-4's sliding_attention / full_attention list", "nothing");
+      const bool k_eq_v = r.b("attention_k_eq_v").value_or(false);
+      m.swa_num_heads = m.num_heads;
+      m.swa_num_kv_heads = m.num_kv_heads;
+      m.swa_head_dim = m.swa_v_head_dim = m.head_dim;
+      m.head_dim = r.i("global_head_dim").value_or(m.head_dim);
+      if (k_eq_v) m.num_kv_heads = r.req("num_global_key_value_heads");
+      if (m.num_heads % m.num_kv_heads != 0)
+        throw InputError(file, "num_global_key_value_heads",
+                         "a divisor of num_attention_heads (" + std::to_string(m.num_heads) + ")",
+                         std::to_string(m.num_kv_heads));
+      m.attn_k_eq_v = k_eq_v;
+      if (r.b("enable_moe_block").value_or(false)) {
+        if (m.num_experts == 0) m.num_experts = r.req("num_experts");
+        m.moe_intermediate_size = r.req("moe_intermediate_size");
+        // The dense MLP runs beside the routed experts in every layer: a shared expert of
+        // intermediate_size without a gate.
+        m.shared_expert_intermediate_size = m.intermediate_size;
+        m.shared_expert_gate = false;
+        m.router_scales = true;
+        m.moe_layer_norms = 3;  // pre_feedforward_layernorm_2, post_feedforward_layernorm_1 and _2
+      } else {
+        m.num_experts = m.experts_per_token = 0;  // no MoE block without enable_moe_block
+      }
+      return;
+    }
     case LayerPlan::llama4: {
       // HF Llama4TextConfig: MoE layers every interleave_moe_layer_step (from step - 1),
       // experts of intermediate_size plus one shared expert of the same width, dense
@@ -903,7 +953,8 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
 
   m.num_experts = r.i("num_local_experts", 0).value_or(r.i("n_routed_experts", 0).value_or(r.i("num_experts", 0).value_or(0)));
   if (m.num_experts > 0) {
-    m.experts_per_token = r.i("num_experts_per_tok").value_or(r.i("experts_per_token").value_or(0));
+    m.experts_per_token =
+        r.i("num_experts_per_tok").value_or(r.i("experts_per_token").value_or(r.i("top_k_experts").value_or(0)));
     if (m.experts_per_token == 0) m.experts_per_token = r.req("num_experts_per_tok");
     if (m.experts_per_token > m.num_experts)
       throw InputError(file, "num_experts_per_tok", "at most the number of experts (" + std::to_string(m.num_experts) + ")",
@@ -1020,8 +1071,10 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
   m.reading_note = note;
 
   // quantization_config: at the root (most), or in the text config.
-  if (has(root, "quantization_config")) m.weight_quant = parse_quantization(root["quantization_config"], file);
-  else if (has(lm, "quantization_config")) m.weight_quant = parse_quantization(lm["quantization_config"], file);
+  const bool mlp_beside = fam && fam->mlp_beside_experts;
+  if (has(root, "quantization_config")) m.weight_quant = parse_quantization(root["quantization_config"], file, mlp_beside);
+  else if (has(lm, "quantization_config"))
+    m.weight_quant = parse_quantization(lm["quantization_config"], file, mlp_beside);
 
   // Vision towers of multimodal checkpoints; audio towers are refused (not counted).
   if (const YAML::Node v = root["vision_config"]; v.IsDefined() && v.IsMap())

@@ -139,12 +139,24 @@ constexpr ModelFamily kRegistry[] = {
    .intermediate_key = "",
    .keys = "block_configs (per layer: attention no_op / n_heads_in_group, ffn no_op / ffn_mult); intermediate_size and num_key_value_heads null",
    .source = "nvidia/Llama-3_3-Nemotron-Super-49B-v1 modeling_decilm.py; vllm/model_executor/models/nemotron_nas.py"},
+  // Gemma-4 (Gemma4TextConfig, huggingface/transformers@0246b4f3 models/gemma4/
+  // modeling_gemma4.py; vllm-project/vllm@001cabc1 models/gemma4.py): five sliding layers
+  // to one full (layer_types); full layers of global_head_dim with num_global_key_value_heads
+  // and no v_proj under attention_k_eq_v; q/k norms with weights, v_norm without; four norms
+  // a layer, three more where enable_moe_block adds routed experts beside the dense MLP
+  // (which always runs), a router with per-hidden and per-expert scales. Per-layer
+  // embeddings (E2B/E4B) and KV-shared layers are refused by name.
+  {.model_type = "gemma4_text", .kind = RowKind::family, .architecture = "Gemma4ForCausalLM", .plan = LayerPlan::gemma4,
+   .tie_default = true, .norms = 4, .qk_norm = QkNorm::always, .mlp_beside_experts = true,
+   .keys = "layer_types, sliding_window, global_head_dim, num_global_key_value_heads, attention_k_eq_v, enable_moe_block (num_experts, top_k_experts, moe_intermediate_size beside the dense MLP); hidden_size_per_layer_input and num_kv_shared_layers 0",
+   .source = "transformers@0246b4f3 models/gemma4/modeling_gemma4.py; vllm/model_executor/models/gemma4.py"},
   // ---------------------------------------------------------------- multimodal wrappers
   // The language model sits under text_key; top_level: the Hub's own config.json may hold
   // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as
   // published, saved before their configuration classes nested a text_config).
   {.model_type = "llama4", .kind = RowKind::wrapper, .architecture = "Llama4ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "gemma3", .kind = RowKind::wrapper, .architecture = "Gemma3ForConditionalGeneration", .text_key = "text_config"},
+  {.model_type = "gemma4", .kind = RowKind::wrapper, .architecture = "Gemma4ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "mistral3", .kind = RowKind::wrapper, .architecture = "Mistral3ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "llava", .kind = RowKind::wrapper, .architecture = "LlavaForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "qwen2_5_vl", .kind = RowKind::wrapper, .architecture = "Qwen2_5_VLForConditionalGeneration", .text_key = "text_config",
@@ -180,6 +192,7 @@ const char* plan_name(LayerPlan p) {
     case LayerPlan::mimo_v2: return "MiMo-V2: sliding / full pattern, MoE list";
     case LayerPlan::llama4: return "Llama-4: chunked / global, MoE interleave";
     case LayerPlan::nemotron_nas: return "Nemotron-NAS: per-layer attention / FFN blocks, no-ops";
+    case LayerPlan::gemma4: return "Gemma-4: sliding / global geometry, MoE beside the MLP";
   }
   return "";
 }

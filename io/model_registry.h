@@ -14,7 +14,7 @@ namespace kvplan::io {
 
 //! How the layers are laid out beyond "every layer attention + MLP" (io/config_io.cpp
 //! apply_layer_plan): the standard decoder, or a hybrid's rule.
-enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4, nemotron_nas };
+enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4, nemotron_nas, gemma4 };
 //! The attention a family's layers hold, as far as it changes the reading.
 enum class Attention {
   gqa,          //!< MHA/GQA/MQA from num_key_value_heads (MLA too when kv_lora_rank is set)
@@ -58,6 +58,9 @@ struct ModelFamily {
   QkNorm qk_norm = QkNorm::none;
   bool o_bias_with_qkv = false;   //!< the output projection has a bias whenever q/k/v do
   bool all_sparse = false;        //!< a MoE block in every layer; intermediate_size optional
+  //! Quantization ignore lists' "mlp" is the dense MLP beside the routed "experts" (Gemma-4),
+  //! not the whole MoE block.
+  bool mlp_beside_experts = false;
   Sliding sliding = Sliding::all;
   int64_t global_every = 0;       //!< every Nth layer global (0: none); sliding_window_pattern overrides
   const char* text_key = "";      //!< wrapper: where the language model's keys are

@@ -50,6 +50,11 @@ AttnGeom attn_geom(const ModelConfig& m, int64_t layer) {
   return {m.num_heads, m.num_kv_heads, m.head_dim, m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim};
 }
 
+// Gemma-4's full layers with attention_k_eq_v take V from the K projection.
+bool no_v_proj(const ModelConfig& m, int64_t layer) {
+  return m.attn_k_eq_v && (m.layer_window.empty() || m.layer_window[static_cast<size_t>(layer)] == 0);
+}
+
 int64_t attention_params(const ModelConfig& m, int64_t layer) {
   const int64_t h = m.hidden_size;
   if (m.is_mla()) {
@@ -72,7 +77,8 @@ int64_t attention_params(const ModelConfig& m, int64_t layer) {
     return p;
   }
   const AttnGeom g = attn_geom(m, layer);
-  const int64_t q = mul(g.heads, g.head_dim), k = mul(g.kv_heads, g.head_dim), v = mul(g.kv_heads, g.v_head_dim);
+  const int64_t q = mul(g.heads, g.head_dim), k = mul(g.kv_heads, g.head_dim);
+  const int64_t v = no_v_proj(m, layer) ? 0 : mul(g.kv_heads, g.v_head_dim);
   const int64_t q_out = m.attn_output_gate ? mul(2, q) : q;
   int64_t p = plus(plus(mul(h, q_out), mul(h, plus(k, v))), mul3(g.heads, g.v_head_dim, h));
   if (m.qkv_bias || m.linear_bias) p = plus(p, plus(q_out, plus(k, v)));
@@ -150,7 +156,8 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
       p.shared = mul(m.num_shared_experts, expert);
       if (m.shared_expert_intermediate_size > 0)
         p.shared = plus(p.shared, mlp_matrix_params(m, m.shared_expert_intermediate_size));
-      p.router = plus(mul(h, m.num_experts), m.shared_expert_gate ? h : 0);
+      p.router = plus(plus(mul(h, m.num_experts), m.shared_expert_gate ? h : 0),
+                      m.router_scales ? plus(h, m.num_experts) : 0);
       p.mlp = plus(mul(m.num_experts, expert), p.shared);
       p.active_mlp = plus(plus(mul(m.experts_per_token, expert), p.shared), p.router);
       break;
@@ -159,8 +166,9 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
     case Ffn::none: break;
   }
   // RMSNorm has a weight; LayerNorm (phi) a weight and a bias.
-  const int64_t norms = m.block_norms ? (m.mixer(layer) != Mixer::none ? 1 : 0) + (m.ffn(layer) != Ffn::none ? 1 : 0)
-                                      : m.norms_per_layer;
+  const int64_t norms = (m.block_norms ? (m.mixer(layer) != Mixer::none ? 1 : 0) + (m.ffn(layer) != Ffn::none ? 1 : 0)
+                                       : m.norms_per_layer) +
+                        (m.ffn(layer) == Ffn::moe ? m.moe_layer_norms : 0);
   p.norms = mul(norms, m.linear_bias ? mul(2, h) : h);
   return p;
 }
@@ -204,11 +212,14 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
       const LayerParams p = layer_params(m, l);
       // Scale rows per GPU of a layer (per-channel schemes): every output row of its matrices.
       const int64_t rows = plus(plus(m.q_dim(), m.hidden_size), m.intermediate(l)) / tp;
-      // K/V heads are replicated when there are fewer of them than TP ranks.
+      // K/V heads are replicated when there are fewer of them than TP ranks (the layer's
+      // own heads: sliding layers may have more; no V projection to copy without one).
       int64_t attention = p.attention;
-      if (m.mixer(l) == Mixer::attention && !m.is_mla() && m.num_kv_heads < tp) {
-        const int64_t kv = m.num_kv_heads * m.head_dim;
-        attention = plus(attention, mul(mul3(2, m.hidden_size, kv), tp / m.num_kv_heads - 1));
+      const AttnGeom g = attn_geom(m, l);
+      if (m.mixer(l) == Mixer::attention && !m.is_mla() && g.kv_heads < tp) {
+        const int64_t kv = g.kv_heads * g.head_dim;
+        const int64_t mats = no_v_proj(m, l) ? 1 : 2;
+        attention = plus(attention, mul(mul3(mats, m.hidden_size, kv), tp / g.kv_heads - 1));
       }
       const bool moe = m.ffn(l) == Ffn::moe;
       const QuantSpec qa = q.for_part(WeightPart::attention, l);

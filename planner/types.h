@@ -180,6 +180,13 @@ struct ModelConfig {
   int64_t swa_num_heads = 0, swa_num_kv_heads = 0, swa_head_dim = 0, swa_v_head_dim = 0;
   int64_t attn_v_head_dim = 0;     // V head size when it differs from head_dim (0 = same)
   bool attn_output_gate = false;   // Qwen3-Next: q_proj also emits a gate (2 x q width)
+  //! Full-attention layers project no V: V is the K projection through a weightless norm
+  //! (Gemma-4 attention_k_eq_v); their cache still holds K and V, which differ.
+  bool attn_k_eq_v = false;
+  //! The router also scales per hidden unit and per expert (Gemma-4: scale [h] and
+  //! per_expert_scale [E] beside its projection).
+  bool router_scales = false;
+  int64_t moe_layer_norms = 0;     // norms a MoE layer adds to norms_per_layer (Gemma-4: 3)
   int64_t norms_per_layer = 2;     // RMS/LayerNorms per layer (Gemma-2/3: 4)
   //! One norm before each block a layer has (DeciLM: a no-op attention or FFN block has no
   //! norm either), instead of norms_per_layer in every layer.

@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "io/config_io.h"
@@ -60,6 +62,14 @@ TEST_CASE("every config in the corpus is read exactly, or refused naming what it
       CAPTURE(counted);
       CHECK(std::abs(counted - published) / published < 0.01);
     }
+    if (e["text_params"]) {
+      // A card that counts the language model alone (its towers listed apart).
+      const auto published = e["text_params"].as<double>();
+      const ParamCount c = count_params(m);
+      const auto counted = static_cast<double>(c.total() - c.tower);
+      CAPTURE(counted);
+      CHECK(std::abs(counted - published) / published < 0.01);
+    }
     if (e["weight_bytes"]) {
       // Published checkpoint size (safetensors total): the quantized weights, scales and
       // zero points included, within 5 %.
@@ -72,4 +82,59 @@ TEST_CASE("every config in the corpus is read exactly, or refused naming what it
     ++supported;
   }
   CHECK(supported + refused >= 60);
+}
+
+namespace {
+std::string corpus_text(const std::string& file) {
+  std::ifstream in(kDir / file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    io::parse_model(text, "config.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("Gemma-4: full layers of their own geometry without a V projection, experts beside the dense MLP") {
+  const ModelConfig m = io::load_model((kDir / "google--gemma-4-26B-A4B.json").string());
+  // text_config: sliding layers 8 K/V heads of 256, full layers (attention_k_eq_v) 2 of 512.
+  CHECK(m.swa_num_kv_heads == 8);
+  CHECK(m.swa_head_dim == 256);
+  CHECK(m.num_kv_heads == 2);
+  CHECK(m.head_dim == 512);
+  CHECK(m.attn_k_eq_v);
+  // enable_moe_block: 128 experts of 704, top 8, and the dense MLP of 2112 beside them.
+  CHECK(m.num_experts == 128);
+  CHECK(m.experts_per_token == 8);
+  CHECK(m.shared_expert_intermediate_size == 2112);
+  CHECK_FALSE(m.shared_expert_gate);
+  // One full layer by hand: q 8192 + k 1024 + o 8192 rows of 2816 (no v) + q/k norms 2 x 512.
+  CHECK(layer_param_count(m, 5).mixer == (8192 + 1024 + 8192) * 2816 + 2 * 512);
+  // The NVFP4 checkpoint's ignore list names layers.N.mlp*: the dense MLP (kvplan's shared
+  // expert) stays 16-bit, the routed experts (layers.N.experts) are quantized.
+  const ModelConfig q = io::load_model((kDir / "nvidia--Gemma-4-26B-A4B-NVFP4.json").string());
+  CHECK(q.weight_quant.for_part(WeightPart::shared_experts, 0).method.empty());
+  CHECK_FALSE(q.weight_quant.for_part(WeightPart::experts, 0).method.empty());
+  CHECK(q.weight_quant.for_part(WeightPart::attention, 0).method.empty());
+  // Per-layer embeddings (E2B/E4B) and KV-shared layers are refused by name.
+  std::string ple = corpus_text("google--gemma-4-26B-A4B.json");
+  const std::string zero = "\"hidden_size_per_layer_input\": 0";
+  REQUIRE(ple.find(zero) != std::string::npos);
+  ple.replace(ple.find(zero), zero.size(), "\"hidden_size_per_layer_input\": 256");
+  CHECK(error_of(ple) ==
+        "config.json: key 'hidden_size_per_layer_input': expected 0 (the per-layer embeddings of Gemma-4 E2B/E4B are "
+        "not modelled), got 256");
+  std::string shared = corpus_text("google--gemma-4-26B-A4B.json");
+  const std::string none = "\"num_kv_shared_layers\": 0";
+  REQUIRE(shared.find(none) != std::string::npos);
+  shared.replace(shared.find(none), none.size(), "\"num_kv_shared_layers\": 20");
+  CHECK(error_of(shared) ==
+        "config.json: key 'num_kv_shared_layers': expected 0 (Gemma-4's KV-shared layers are not modelled), got 20");
 }
