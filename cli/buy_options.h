@@ -17,9 +17,11 @@ struct BuyRequest {
   size::SiteOptions site;
   std::vector<ServerSpec> servers;   //!< --servers files; they override configs/servers per GPU
   std::optional<size::DemandOptions> demand;  //!< --demand and its horizon, growth and lead time
+  std::optional<size::FailureOptions> failures;  //!< --availability, --repair-hours, --gpu-failures-per-year
 };
 
-//! Adds --buy, --objective, the site options and --demand with its horizon options.
+//! Adds --buy, --objective, the site options, --demand with its horizon options and
+//! --availability with the failure options.
 void add_buy_options(po::options_description& desc);
 //! Reads them; a bad or negative value is an InputError naming the option.
 BuyRequest parse_buy_options(const po::variables_map& vm);

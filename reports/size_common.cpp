@@ -161,6 +161,29 @@ std::string binding(const size::Deployment& o, const size::Recommendation& rec) 
   return "bound by " + std::string(size::to_string(o.eval.binding));
 }
 
+namespace {
+std::string failures_sentence(const size::FailurePlan& f) {
+  const int64_t fleet = f.replicas_needed + f.spares;
+  std::string s = fmt::format(
+      "Failures ({:g} % of the time asked): a replica of {} GPU{} is down {:.3g} % of the time ({:.3g} failures per "
+      "GPU-year, {:g} h to repair); {} + {} replica{}{} keep {} up all but {:.2g} % of the time ({:.3g} h a year)",
+      100 * f.asked.availability, f.gpus_per_replica, f.gpus_per_replica == 1 ? "" : "s", 100 * f.replica_unavailability,
+      f.asked.gpu_failures_per_year, f.asked.repair_hours, f.replicas_needed, f.spares, fleet == 1 ? "" : "s",
+      f.cost_per_hour_usd ? " (" + money(*f.cost_per_hour_usd) + "/h)" : std::string(), f.replicas_needed,
+      100 * (1 - f.availability), (1 - f.availability) * size::kHoursPerYear);
+  if (fleet == 1) {
+    s += "; with it down nothing serves.";
+  } else if (f.one_down) {
+    s += fmt::format("; with one down each other replica carries {:.2f} requests/s: p99 TTFT {}, p99 TPOT {}, {} the SLO.",
+                     f.one_down_share_per_s, seconds(f.one_down->ttft_p99_s), seconds(f.one_down->tpot_p99_s),
+                     f.one_down->meets_slo ? "meets" : "misses");
+  } else {
+    s += fmt::format("; with one down each other replica carries {:.2f} requests/s.", f.one_down_share_per_s);
+  }
+  return s;
+}
+}  // namespace
+
 std::string headroom(const size::SizeResult& r, const size::Recommendation& rec) {
   const size::Deployment& o = r.options[rec.option];
   std::string s = fmt::format("Each replica carries {:.0f} % of its max rate ({:.0f} % headroom)", 100 * rec.utilization,
@@ -175,6 +198,7 @@ std::string headroom(const size::SizeResult& r, const size::Recommendation& rec)
   if (rec.replicas_at_min_rate > n)
     s += fmt::format("; at the lowest seed's rate it needs {} replicas", rec.replicas_at_min_rate);
   s += ".";
+  if (rec.failures) s += " " + failures_sentence(*rec.failures);
   if (rec.confidence) {
     const size::SloConfidence& c = *rec.confidence;
     s += fmt::format(" Given the time model's measured error ({} held-out runs{}), it meets the SLO with probability "

@@ -158,6 +158,23 @@ nlohmann::json size_json(const SizeResult& r) {
                         {"replicas_n_plus_one", rec.replicas_n_plus_one},
                         {"cost_per_hour_n_plus_one_usd", opt_num(rec.cost_per_hour_n_plus_one_usd)},
                         {"binds_on_default_max_num_seqs", rec.binds_on_default_max_num_seqs}};
+    if (rec.failures) {
+      const size::FailurePlan& f = *rec.failures;
+      j["failures"] = {{"availability_asked", f.asked.availability},
+                       {"gpu_failures_per_year", f.asked.gpu_failures_per_year},
+                       {"repair_hours", f.asked.repair_hours},
+                       {"gpus_per_replica", f.gpus_per_replica},
+                       {"replica_unavailability", f.replica_unavailability},
+                       {"replicas_needed", f.replicas_needed},
+                       {"spares", f.spares},
+                       {"availability", f.availability},
+                       {"cost_per_hour_usd", opt_num(f.cost_per_hour_usd)},
+                       {"one_down_share_per_s", f.one_down_share_per_s},
+                       {"one_down", f.one_down ? nlohmann::json{{"ttft_p99_s", f.one_down->ttft_p99_s},
+                                                                {"tpot_p99_s", f.one_down->tpot_p99_s},
+                                                                {"meets_slo", f.one_down->meets_slo}}
+                                               : nlohmann::json(nullptr)}};
+    }
     if (rec.spread.seeds > 1)
       j["max_rate_spread"] = {{"seeds", rec.spread.seeds},
                               {"min_per_s", rec.spread.min_per_s},

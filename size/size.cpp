@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <fmt/format.h>
 #include <mutex>
 
@@ -690,6 +691,39 @@ void measure_confidence(SizeResult& res, const SearchSpace& space, const Workloa
   });
 }
 
+//! The recommendations' spares for failures: N replicas for the rate plus the k that keep
+//! N up for the asked share of the time, and one replica's run at its share of the rate
+//! with one of the N + k down.
+void plan_failures(SizeResult& res, const SearchSpace& space, const Workload& w, const SizeOptions& opt, bool simulate,
+                   int threads) {
+  const FailureOptions& f = *opt.failures;
+  parallel_for(static_cast<int64_t>(res.recommendations.size()), threads, [&](int64_t i) {
+    Recommendation& rec = res.recommendations[static_cast<size_t>(i)];
+    const Deployment& o = res.options[rec.option];
+    FailurePlan p;
+    p.asked = f;
+    p.gpus_per_replica = o.candidate.options.tp * o.candidate.options.pp;
+    p.replica_unavailability = replica_unavailability(p.gpus_per_replica, f.gpu_failures_per_year, f.repair_hours);
+    if (p.replica_unavailability >= 0.5)
+      throw InputError("command line", "--repair-hours",
+                       "a repair time that leaves a replica of " + std::to_string(p.gpus_per_replica) +
+                           " GPUs up most of the time",
+                       fmt::format("{:g} h: down {:.0f} % of the time", f.repair_hours, 100 * p.replica_unavailability));
+    p.replicas_needed = o.replicas;
+    std::tie(p.spares, p.availability) = spares_for(o.replicas, p.replica_unavailability, f.availability);
+    const int64_t fleet = p.replicas_needed + p.spares;
+    if (o.cost_per_hour_usd)
+      p.cost_per_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.replicas) * static_cast<double>(fleet);
+    if (fleet > 1) {
+      p.one_down_share_per_s = res.shape.rate_per_s / static_cast<double>(fleet - 1);
+      if (simulate)
+        p.one_down = detail::probe_rate(o.candidate, space.models[static_cast<size_t>(o.candidate.model)],
+                                        space.gpus[static_cast<size_t>(o.candidate.gpu)], w, p.one_down_share_per_s, opt);
+    }
+    rec.failures = p;
+  });
+}
+
 }  // namespace
 
 SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOptions& opt) {
@@ -754,6 +788,7 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   const auto t1 = std::chrono::steady_clock::now();
   if (simulate) measure_spread(res, space, w, opt, threads, rent_picks);
   if (simulate) measure_confidence(res, space, w, opt, threads);
+  if (opt.failures) plan_failures(res, space, w, opt, simulate, threads);
   res.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return res;
 }

@@ -27,6 +27,7 @@
 #include "planner/types.h"
 #include "sim/sim.h"
 #include "planner/workload.h"
+#include "size/failures.h"
 #include "size/over_time.h"
 #include "size/tco.h"
 
@@ -179,6 +180,21 @@ struct SloConfidence {
   std::vector<Level> levels;  //!< q = 0.9, 0.99
 };
 
+//! Spare replicas for failures (size/failures.h) of a recommended deployment.
+struct FailurePlan {
+  FailureOptions asked;
+  int64_t gpus_per_replica = 0;
+  double replica_unavailability = 0;  //!< share of time one replica is down
+  int64_t replicas_needed = 0;        //!< N, for the workload's rate
+  int64_t spares = 0;                 //!< k
+  double availability = 0;            //!< P(at most k of the N + k down)
+  std::optional<double> cost_per_hour_usd;  //!< N + k replicas
+  //! One replica's share of the rate with one of the N + k down, and the simulated run
+  //! there (empty when N + k = 1: nothing is left to serve).
+  double one_down_share_per_s = 0;
+  std::optional<LoadPoint> one_down;
+};
+
 //! The decision the reports render: for one model, the cheapest option meeting the SLO
 //! (ranks_before), with what a buyer needs to judge it.
 struct Recommendation {
@@ -200,6 +216,7 @@ struct Recommendation {
   //! empty when the calibration has no held-out errors or the evaluator is not the
   //! simulator.
   std::optional<SloConfidence> confidence;
+  std::optional<FailurePlan> failures;  //!< with SizeOptions::failures
 };
 
 //! A model with no option meeting the SLO, and why: the rejections of its option that
@@ -284,6 +301,8 @@ struct SizeOptions {
   //! max rates of the options evaluated. It leaves the search as it is: bounded unless
   //! `exhaustive` or `buy`.
   std::optional<DemandOptions> demand;
+  //! Spare replicas for failures in each recommendation (Recommendation::failures).
+  std::optional<FailureOptions> failures;
   //! Called after each candidate (from worker threads, serialized): done, total.
   std::function<void(int64_t, int64_t)> on_progress;
 };

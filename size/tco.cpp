@@ -12,7 +12,6 @@ namespace kvplan::size {
 
 namespace {
 
-constexpr double kHoursPerYear = 8760;      // 365 x 24; leap days ignored
 constexpr double kMonthsPerYear = 12;
 constexpr double kSecondsPerHour = 3600;
 

@@ -28,6 +28,8 @@
 
 namespace kvplan::size {
 
+inline constexpr double kHoursPerYear = 8760;  //!< 365 x 24; leap days ignored (energy, rent, repairs)
+
 struct Deployment;      // size/size.h, which includes this header: the search prices purchases
 struct SizeResult;  // with the options below and ranks by the objective it is given
 

@@ -365,6 +365,41 @@ TEST_CASE("size searches only what an engine runs unless --what-if") {
   CHECK(marked == 2);
 }
 
+TEST_CASE("spares for failures: N replicas for the rate plus the k that keep N up for the asked share") {
+  size::SearchSpace s;
+  s.models = {io::load_model("llama-3-8b")};
+  s.gpus = {priced("h100-sxm", 2.0)};
+  s.tp = {1};
+  s.weights = {WeightQuant::none};
+  s.kv = {{std::nullopt, KvQuant::raw}};
+  size::SizeOptions opt;
+  opt.threads = 1;
+  opt.evaluator = constant_rate(5.0);
+  // 1 GPU x 3.6869 failures a year x 24 h / 8,760 h = 1/99: each replica down 1 % of the time.
+  size::FailureOptions f;
+  f.availability = 0.999;
+  f.repair_hours = 24;
+  f.gpu_failures_per_year = 8760.0 / (99 * 24);
+  opt.failures = f;
+  const auto r = size::run_search(s, size_test::fixed_lengths(), opt);
+  REQUIRE(r.recommendations.size() == 1);
+  REQUIRE(r.recommendations[0].failures);
+  const size::FailurePlan& p = *r.recommendations[0].failures;
+  // 11 requests/s at 5 per replica: N = 3; at 1 % down each, k = 1 keeps 3 up 99.9408 % of
+  // the time (tests/size/failures_test.cpp); 4 replicas at $2/h; one down: 11 / 3 each.
+  CHECK(p.replica_unavailability == doctest::Approx(0.01));
+  CHECK(p.replicas_needed == 3);
+  CHECK(p.spares == 1);
+  CHECK(p.availability == doctest::Approx(0.99940797).epsilon(1e-9));
+  CHECK(*p.cost_per_hour_usd == doctest::Approx(8.0));
+  CHECK(p.one_down_share_per_s == doctest::Approx(11.0 / 3));
+  CHECK_FALSE(p.one_down);  // not simulated with a fake evaluator
+  const std::string text = reports::size_text(r, reports::TextFormat::table);
+  CHECK(text.find("Failures (99.9 % of the time asked): a replica of 1 GPU is down 1 % of the time") != std::string::npos);
+  CHECK(text.find("3 + 1 replicas ($8.00/h) keep 3 up all but 0.059 % of the time (5.19 h a year); with one down each "
+                  "other replica carries 3.67 requests/s.") != std::string::npos);
+}
+
 TEST_CASE("the recommendation: costs per input token and request, headroom, N+1, a default max-num-seqs (item 10)") {
   size::SearchSpace s;
   s.models = {io::load_model("llama-3-8b")};
