@@ -133,6 +133,8 @@ ModelPlan plan_option(const Deployment& o, const DemandCurve::Series& demand, co
 ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, const DemandOptions& d,
                      const SiteOptions& site) {
   ModelPlan p;
+  p.inputs = given;
+  p.demand = demand;
   MixInputs in = given;
   std::optional<ServerLayout> one;
   if (in.server) {
@@ -236,6 +238,116 @@ OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d) {
   }
   if (all_owned_known && !out.models.empty()) out.all_owned_total_usd = all_owned;
   return out;
+}
+
+ScenarioCost cost_under(const OverTimePlan& p, const Shift& s) {
+  DemandOptions d = p.options;
+  if (s.growth_per_month) d.growth_per_month = *s.growth_per_month;
+  d.purchase_lead_months += s.extra_lead_months;
+  SiteOptions site = p.site;
+  site.electricity_usd_per_kwh *= s.electricity;
+  ScenarioCost c;
+  for (const ModelPlan& m : p.models) {
+    MixInputs in = m.inputs;
+    in.price_per_gpu_hour_usd *= s.rent;
+    if (in.server) {
+      in.server->gpu_price_usd *= s.purchase;
+      in.server->server_price_usd *= s.purchase;
+    }
+    if (s.probability)
+      for (const RateAtProbability& r : m.confident_rates)
+        if (r.q == *s.probability && r.max_rate_per_s > 0) in.max_rate_per_replica_per_s = r.max_rate_per_s;
+    DemandCurve::Series demand = m.demand;
+    for (double& v : demand.requests_per_s) v *= s.demand;
+    // The servers bought are kept, but they hold only what an unshifted plan bought them for.
+    c.total_usd += mix_cost(in, demand, d.curve, d, site, m.best.servers).total_usd;
+    const ModelPlan re = plan_model(in, demand, d, site);
+    c.replanned_total_usd += re.best.total_usd;
+    c.replanned_servers += re.best.servers;
+  }
+  return c;
+}
+
+namespace {
+
+std::string times(double f) { return fmt::format("x {:g}", f); }
+
+}  // namespace
+
+void add_sensitivity(OverTimePlan& p) {
+  p.sensitivity.clear();
+  p.confident_totals.clear();
+  const auto add = [&](std::string factor, std::string basis, Shift a, std::string sa, Shift b, std::string sb) {
+    Sensitivity x;
+    x.factor = std::move(factor);
+    x.basis = std::move(basis);
+    x.low = cost_under(p, a);
+    x.low.setting = std::move(sa);
+    x.high = cost_under(p, b);
+    x.high.setting = std::move(sb);
+    if (x.high.total_usd < x.low.total_usd) std::swap(x.low, x.high);
+    p.sensitivity.push_back(std::move(x));
+  };
+  Shift lo, hi;
+  lo.rent = 0.75;
+  hi.rent = 1.25;
+  add("rent price per GPU-hour", "kvplan's range, +-25 %: the catalog gives one provider's on-demand price", lo,
+      times(lo.rent), hi, times(hi.rent));
+  bool bought = false;
+  for (const ModelPlan& m : p.models) bought = bought || m.best.servers > 0;
+  if (bought) {
+    lo = hi = Shift{};
+    lo.purchase = 0.75;
+    hi.purchase = 1.25;
+    add("purchase price (GPUs and servers)",
+        "kvplan's range, +-25 %: street prices of an H100 ran $25k-$40k against its $30k list (configs/servers)", lo,
+        times(lo.purchase), hi, times(hi.purchase));
+    lo = hi = Shift{};
+    lo.electricity = 0.5;
+    hi.electricity = 1.5;
+    add("electricity price", "kvplan's range, x 0.5 to x 1.5: industrial prices differ by more than that between sites",
+        lo, times(lo.electricity), hi, times(hi.electricity));
+    lo = hi = Shift{};
+    hi.extra_lead_months = 3;
+    add("purchase lead time", "kvplan's range: servers delivered 3 months late, rented meanwhile", lo,
+        fmt::format("{} months", p.options.purchase_lead_months), hi,
+        fmt::format("{} months", p.options.purchase_lead_months + hi.extra_lead_months));
+  }
+  lo = hi = Shift{};
+  lo.demand = 0.8;
+  hi.demand = 1.2;
+  add("demand level", "kvplan's range, +-20 % on every period: the forecast's error", lo, times(lo.demand), hi,
+      times(hi.demand));
+  const double g = p.options.growth_per_month;
+  if (g != 0) {
+    lo = hi = Shift{};
+    lo.growth_per_month = 0.0;
+    hi.growth_per_month = 2 * g;
+    add("demand growth", "no growth, and twice the planned growth", lo, "0 % a month", hi,
+        fmt::format("{:g} % a month", 200 * g));
+  }
+  bool measured = !p.models.empty();
+  for (const ModelPlan& m : p.models) measured = measured && !m.confident_rates.empty();
+  if (measured) {
+    for (const double q : {0.9, 0.99}) {
+      Shift s;
+      s.probability = q;
+      ScenarioCost c = cost_under(p, s);
+      c.setting = fmt::format("SLO held with probability {:g}", q);
+      p.confident_totals.emplace_back(q, c);
+    }
+    lo = hi = Shift{};
+    hi.probability = 0.9;
+    add("time model's error", "replicas sized at the max rate that meets the SLO with probability 0.9 under the "
+        "profile's measured error on held-out runs", lo, "as predicted", hi, "probability 0.9");
+  }
+  std::stable_sort(p.sensitivity.begin(), p.sensitivity.end(),
+                   [](const Sensitivity& a, const Sensitivity& b) { return a.swing_usd() > b.swing_usd(); });
+  p.range_low_usd = p.range_high_usd = p.total_usd;
+  for (const Sensitivity& x : p.sensitivity) {
+    p.range_low_usd = std::min(p.range_low_usd, x.low.total_usd);
+    p.range_high_usd = std::max(p.range_high_usd, x.high.total_usd);
+  }
 }
 
 }  // namespace kvplan::size

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planner/demand.h"
@@ -77,6 +78,23 @@ struct MixCost {
   std::vector<MonthCost> months;
 };
 
+//! Everything a mix's arithmetic needs about one option.
+struct MixInputs {
+  double max_rate_per_replica_per_s = 0;
+  ServingOptions shape;              //!< tp, dp, pp
+  double busy_fraction_at_max = 1;   //!< one replica's busy fraction at its max rate
+  double price_per_gpu_hour_usd = 0;
+  std::optional<ServerSpec> server;  //!< empty: renting only
+};
+
+//! The max rate per replica of a plan's option at which the SLO holds with probability q
+//! under the time model's measured error (planner/error_bars.h; size.cpp fills it).
+struct RateAtProbability {
+  double q = 0;
+  double max_rate_per_s = 0;  //!< 0: no rate meets the SLO at that probability
+  bool worst_run = false;     //!< q is beyond the runs: the worst run's error decides
+};
+
 //! One model's plan: the option it runs on and the split between owned and rented.
 struct ModelPlan {
   std::string model;
@@ -97,6 +115,44 @@ struct ModelPlan {
   //! First month whose cumulative cash is at most all-rented's; empty when nothing is
   //! bought or it never is within the horizon.
   std::optional<int64_t> break_even_month;
+  MixInputs inputs;                  //!< what the mixes were costed from (for the sensitivity)
+  DemandCurve::Series demand;
+  //! The time model's measured error at the option (size.cpp fills these): the held-out
+  //! runs it comes from (0: none for this GPU's profile), whether they are this GPU's, the
+  //! probability that a replica at its max rate meets the SLO, and the max rates at 0.9
+  //! and 0.99.
+  int64_t error_runs = 0;
+  bool error_on_gpu = false;
+  double slo_probability_at_max = 0;
+  std::vector<RateAtProbability> confident_rates;
+};
+
+//! One assumption of the plan over time, moved one way (1 and empty: as planned).
+struct Shift {
+  double rent = 1;         //!< x the price per GPU-hour
+  double purchase = 1;     //!< x the GPU and server prices
+  double electricity = 1;  //!< x the price per kWh
+  double demand = 1;       //!< x every period's rate
+  std::optional<double> growth_per_month;  //!< instead of the planned growth
+  int64_t extra_lead_months = 0;           //!< servers delivered this much later
+  std::optional<double> probability;       //!< size replicas at the max rate for this q
+};
+
+//! The fleet's cost under one shifted assumption.
+struct ScenarioCost {
+  std::string setting;             //!< the assumption's value, in words
+  double total_usd = 0;            //!< the plan as chosen (the servers bought kept)
+  double replanned_total_usd = 0;  //!< the cheapest split had the assumption been known
+  int64_t replanned_servers = 0;   //!< servers that split buys, summed over the models
+};
+
+//! One assumption's range and what it does to the total (one at a time, the others as
+//! planned). `low` is the side that costs less.
+struct Sensitivity {
+  std::string factor;  //!< "rent price per GPU-hour", ...
+  std::string basis;   //!< where the range comes from
+  ScenarioCost low, high;
+  double swing_usd() const { return high.total_usd - low.total_usd; }
 };
 
 //! The whole fleet over the horizon, one plan per model.
@@ -109,16 +165,14 @@ struct OverTimePlan {
   double total_usd = 0, all_rented_total_usd = 0;
   std::optional<double> all_owned_total_usd;  //!< empty when a model has no purchase data
   std::vector<double> cost_by_month_usd, cash_by_month_usd;
+  //! add_sensitivity's: largest swing first; the total's range one assumption at a time.
+  std::vector<Sensitivity> sensitivity;
+  double range_low_usd = 0, range_high_usd = 0;
+  //! The plan's total with replicas sized to meet the SLO at probability 0.9 and 0.99
+  //! (empty: a model's GPU has no measured error).
+  std::vector<std::pair<double, ScenarioCost>> confident_totals;
 };
 
-//! Everything a mix's arithmetic needs about one option.
-struct MixInputs {
-  double max_rate_per_replica_per_s = 0;
-  ServingOptions shape;              //!< tp, dp, pp
-  double busy_fraction_at_max = 1;   //!< one replica's busy fraction at its max rate
-  double price_per_gpu_hour_usd = 0;
-  std::optional<ServerSpec> server;  //!< empty: renting only
-};
 //! The costs over the horizon of owning `servers` servers (0: all rented). Throws
 //! std::invalid_argument when servers > 0 without purchase data.
 MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
@@ -135,5 +189,16 @@ ModelPlan plan_model(const MixInputs& in, const DemandCurve::Series& demand, con
 //! (the bounded search's skipped options have no max rate). Throws InputError when a model searched has
 //! no curve, or the curve names a model not searched.
 OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d);
+
+//! The fleet's total under a shifted assumption: each model's servers bought kept, and
+//! the cheapest split re-planned under it. A `probability` a model has no rate for keeps
+//! its planned max rate.
+ScenarioCost cost_under(const OverTimePlan& p, const Shift& s);
+
+//! Fills p.sensitivity, its range and p.confident_totals (docs/buy.md "Sensitivity"):
+//! rent and purchase prices x 0.75 and x 1.25, electricity x 0.5 and x 1.5, demand x 0.8
+//! and x 1.2, growth 0 and twice the planned (when it is not 0), servers 3 months late
+//! (when any are bought), and the time model's error (replicas at the max rate for 0.9).
+void add_sensitivity(OverTimePlan& p);
 
 }  // namespace kvplan::size

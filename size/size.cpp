@@ -656,6 +656,19 @@ void measure_spread(SizeResult& res, const SearchSpace& space, const Workload& w
   });
 }
 
+SloConfidence::Level level_at(const Deployment& o, const ModelConfig& m, const GpuSpec& g, const ErrorBars& bars,
+                              double q, const Workload& w, const SizeOptions& opt) {
+  const SloHeadroom h = slo_headroom(bars, q);
+  Workload scaled = w;
+  scaled.slo.ttft_p99_s *= h.ttft;
+  scaled.slo.tpot_p99_s *= h.tpot;
+  SloConfidence::Level l;
+  l.q = q;
+  l.worst_run = h.worst_run;
+  l.max_rate_per_s = detail::max_rate(o.candidate, m, g, scaled, opt) * h.tpot;
+  return l;
+}
+
 //! The recommendations' SLO under the time model's measured error: the probability at
 //! the operating point, and the max rate and replicas at probabilities 0.9 and 0.99.
 //! A replica whose steps are f times as long serves rate x like the model serves rate x f,
@@ -676,18 +689,36 @@ void measure_confidence(SizeResult& res, const SearchSpace& space, const Workloa
     c.on_gpu = bars->on_gpu;
     c.probability = slo_probability(*bars, o.operating.ttft_p99_s, o.operating.tpot_p99_s, w.slo);
     for (const double q : {0.9, 0.99}) {
-      const SloHeadroom h = slo_headroom(*bars, q);
-      Workload scaled = w;
-      scaled.slo.ttft_p99_s *= h.ttft;
-      scaled.slo.tpot_p99_s *= h.tpot;
-      SloConfidence::Level l;
-      l.q = q;
-      l.worst_run = h.worst_run;
-      l.max_rate_per_s = detail::max_rate(o.candidate, m, g, scaled, opt) * h.tpot;
+      SloConfidence::Level l = level_at(o, m, g, *bars, q, w, opt);
       l.replicas = l.max_rate_per_s > 0 ? replicas_for(res.shape.rate_per_s, l.max_rate_per_s) : 0;
       c.levels.push_back(l);
     }
     rec.confidence = c;
+  });
+}
+
+//! The same measured error at each over-time plan's option (size/over_time.h): the SLO
+//! probability of a replica at its max rate (where the plan runs its busiest replicas)
+//! and the max rates at 0.9 and 0.99.
+void measure_over_time_confidence(OverTimePlan& plan, const std::vector<Deployment>& options, const SearchSpace& space,
+                                  const Workload& w, const SizeOptions& opt, int threads) {
+  parallel_for(static_cast<int64_t>(plan.models.size()), threads, [&](int64_t k) {
+    ModelPlan& mp = plan.models[static_cast<size_t>(k)];
+    const auto it = std::find_if(options.begin(), options.end(),
+                                 [&](const Deployment& o) { return o.candidate.index == mp.candidate; });
+    if (it == options.end()) throw std::logic_error("an over-time plan for a candidate the search does not hold");
+    const Deployment& o = *it;
+    const ModelConfig& m = space.models[static_cast<size_t>(o.candidate.model)];
+    const GpuSpec& g = space.gpus[static_cast<size_t>(o.candidate.gpu)];
+    const std::optional<ErrorBars> bars = error_bars(o.candidate.options.calibration, g.name);
+    if (!bars) return;
+    mp.error_runs = bars->runs;
+    mp.error_on_gpu = bars->on_gpu;
+    mp.slo_probability_at_max = slo_probability(*bars, o.eval.at_max.ttft_p99_s, o.eval.at_max.tpot_p99_s, w.slo);
+    for (const double q : {0.9, 0.99}) {
+      const SloConfidence::Level l = level_at(o, m, g, *bars, q, w, opt);
+      mp.confident_rates.push_back({q, l.max_rate_per_s, l.worst_run});
+    }
   });
 }
 
@@ -789,6 +820,10 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   if (simulate) measure_spread(res, space, w, opt, threads, rent_picks);
   if (simulate) measure_confidence(res, space, w, opt, threads);
   if (opt.failures) plan_failures(res, space, w, opt, simulate, threads);
+  if (res.over_time) {
+    if (simulate) measure_over_time_confidence(*res.over_time, res.options, space, w, opt, threads);
+    add_sensitivity(*res.over_time);
+  }
   res.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return res;
 }

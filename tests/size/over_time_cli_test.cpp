@@ -4,6 +4,7 @@
 
 #include "tests/run_kvplan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -69,4 +70,49 @@ TEST_CASE("size --demand: the text names the plan: a curve for a model not searc
                               demand_file());
   CHECK(r.code == 2);
   CHECK(r.err.find("key 'model': expected models searched (qwen3-0.6b), got 'llama-3-8b'") != std::string::npos);
+}
+
+// With the servers kept, rent enters the total linearly: rent x 1.25 adds a quarter of
+// every month's rent, x 0.75 takes a quarter off; the range spans every factor's sides.
+TEST_CASE("size --demand --format json: the sensitivity follows from the months the JSON states") {
+  const Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() + " --horizon-months 3 --format json");
+  REQUIRE(r.code == 0);
+  const auto ot = nlohmann::json::parse(r.out).at("over_time");
+  double rent = 0;
+  for (const auto& month : ot.at("models")[0].at("months")) rent += month.at("rented_usd").get<double>();
+  const double total = ot.at("total_usd").get<double>();
+  const nlohmann::json* rent_factor = nullptr;
+  double lo = total, hi = total, last_swing = 1e300;
+  for (const auto& x : ot.at("sensitivity")) {
+    if (x.at("factor") == "rent price per GPU-hour") rent_factor = &x;
+    lo = std::min(lo, x.at("low").at("total_usd").get<double>());
+    hi = std::max(hi, x.at("high").at("total_usd").get<double>());
+    CHECK(x.at("swing_usd").get<double>() <= last_swing);  // largest first
+    last_swing = x.at("swing_usd").get<double>();
+  }
+  REQUIRE(rent_factor != nullptr);
+  CHECK(rent_factor->at("low").at("setting") == "x 0.75");
+  CHECK(rent_factor->at("low").at("total_usd").get<double>() == doctest::Approx(total - 0.25 * rent));
+  CHECK(rent_factor->at("high").at("total_usd").get<double>() == doctest::Approx(total + 0.25 * rent));
+  CHECK(ot.at("total_range_usd")[0].get<double>() == doctest::Approx(lo));
+  CHECK(ot.at("total_range_usd")[1].get<double>() == doctest::Approx(hi));
+  // The planner evaluator has no calibration profile: no measured error, no such factor.
+  CHECK(ot.at("models")[0].at("time_model_error").is_null());
+  CHECK(ot.at("confident_totals").empty());
+}
+
+TEST_CASE("size --demand --report: the finance summary comes before the recommendations") {
+  const auto html = std::filesystem::temp_directory_path() / "kvplan_over_time_cli_report.html";
+  std::filesystem::remove(html);
+  const Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() + " --report " + html.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto finance = page.find("For finance: the fleet over 12 months");
+  const auto rec = page.find("Recommendation for llama-3-8b");
+  REQUIRE(finance != std::string::npos);
+  REQUIRE(rec != std::string::npos);
+  CHECK(finance < rec);
+  CHECK(page.find("What moves the total over 12 months") != std::string::npos);
+  CHECK(page.find("Cash out by month") != std::string::npos);
 }

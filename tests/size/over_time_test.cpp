@@ -3,6 +3,8 @@
 // the model checks of plan_over_time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "size/over_time.h"
 #include "size/size.h"
 
@@ -193,4 +195,139 @@ TEST_CASE("plan_over_time: every model searched needs a curve, and every curve a
   d.curve = two_periods(1).curve;
   d.horizon_months = 0;
   CHECK_THROWS_AS(plan_over_time(r, d), InputError);
+}
+
+namespace {
+
+// The one-month two-period plan above (one server bought, $2,563.66) as a fleet.
+OverTimePlan one_month_fleet(const MixInputs& in) {
+  OverTimePlan p;
+  p.options = two_periods(1);
+  p.site = site();
+  p.models.push_back(plan_model(in, p.options.curve.models[0], p.options, p.site));
+  p.total_usd = p.models[0].best.total_usd;
+  return p;
+}
+
+}  // namespace
+
+// Each shift worked by hand from the figures above (owned server $1,000 + $103.66 energy;
+// renting one replica through one period $730).
+//   rent x 1.25, the server kept: 1,103.66 + 2 x 730 x 1.25 = 2,928.66; re-planned: S = 0
+//   3,650, S = 2 2,195.64 + 912.50 = 3,108.14, S = 3 3,287.62: still one server.
+//   rent x 0.75: 1,103.66 + 1,095 = 2,198.66 kept; renting everything is 2,190: re-planned
+//   buys nothing.
+//   purchase x 1.25: capex $15,000 -> $1,250 a month: 1,250 + 103.66 + 1,460 = 2,813.66.
+//   electricity x 0.5: energy 51.83: 2,511.83.
+//   demand x 1.2: 12 and 36/s need 2 and 4 replicas; the server still serves 10/s in both
+//   periods (the same 103.66 of energy), renting 1 + 3 replicas: 1,000 + 103.66 + 2,920 =
+//   4,023.66.
+//   servers 3 months late on a 1-month horizon: they never serve, nothing of them is
+//   counted, everything is rented: 2,920; re-planned: ties go to fewer servers, none.
+TEST_CASE("sensitivity: the plan's total under each shifted assumption, worked by hand") {
+  const OverTimePlan p = one_month_fleet(inputs());
+  REQUIRE(p.models[0].best.servers == 1);
+  const ScenarioCost same = cost_under(p, Shift{});
+  CHECK(same.total_usd == doctest::Approx(2563.66));
+  CHECK(same.replanned_total_usd == doctest::Approx(2563.66));
+  CHECK(same.replanned_servers == 1);
+  Shift s;
+  s.rent = 1.25;
+  ScenarioCost c = cost_under(p, s);
+  CHECK(c.total_usd == doctest::Approx(2928.66));
+  CHECK(c.replanned_total_usd == doctest::Approx(2928.66));
+  CHECK(c.replanned_servers == 1);
+  s.rent = 0.75;
+  c = cost_under(p, s);
+  CHECK(c.total_usd == doctest::Approx(2198.66));
+  CHECK(c.replanned_total_usd == doctest::Approx(2190.0));
+  CHECK(c.replanned_servers == 0);
+  s = Shift{};
+  s.purchase = 1.25;
+  CHECK(cost_under(p, s).total_usd == doctest::Approx(2813.66));
+  s = Shift{};
+  s.electricity = 0.5;
+  CHECK(cost_under(p, s).total_usd == doctest::Approx(2511.83));
+  s = Shift{};
+  s.demand = 1.2;
+  CHECK(cost_under(p, s).total_usd == doctest::Approx(4023.66));
+  s = Shift{};
+  s.extra_lead_months = 3;
+  c = cost_under(p, s);
+  CHECK(c.total_usd == doctest::Approx(2920.0));
+  CHECK(c.replanned_servers == 0);
+}
+
+// Demand x 0.8: 8 and 24/s need 1 and 3 replicas; the server serves 8 then 10/s: busy
+// (0.8 + 1.0) x 365 h x 0.8 = 525.6 h -> 210.24 kWh, energy (803 + 210.24) x $0.10 =
+// 101.324; total 1,000 + 101.324 + 2 x 730 = 2,561.324. Swings: demand 4,023.66 -
+// 2,561.32 = 1,462.34; rent 2,928.66 - 2,198.66 = 730; purchase (x 0.75: 750 + 103.66 +
+// 1,460 = 2,313.66) 500; lead time 2,920 - 2,563.66 = 356.34; electricity (x 1.5: 2,615.49)
+// 103.66. No growth factor (none planned) and no time-model factor (no measured error).
+TEST_CASE("sensitivity: factors ranked by swing, the range one assumption at a time") {
+  OverTimePlan p = one_month_fleet(inputs());
+  add_sensitivity(p);
+  REQUIRE(p.sensitivity.size() == 5);
+  CHECK(p.sensitivity[0].factor == "demand level");
+  CHECK(p.sensitivity[0].low.total_usd == doctest::Approx(2561.324));
+  CHECK(p.sensitivity[0].swing_usd() == doctest::Approx(1462.336));
+  CHECK(p.sensitivity[1].factor == "rent price per GPU-hour");
+  CHECK(p.sensitivity[1].swing_usd() == doctest::Approx(730.0));
+  CHECK(p.sensitivity[2].factor == "purchase price (GPUs and servers)");
+  CHECK(p.sensitivity[2].low.total_usd == doctest::Approx(2313.66));
+  CHECK(p.sensitivity[3].factor == "purchase lead time");
+  CHECK(p.sensitivity[3].swing_usd() == doctest::Approx(356.34));
+  CHECK(p.sensitivity[4].factor == "electricity price");
+  CHECK(p.sensitivity[4].high.total_usd == doctest::Approx(2615.49));
+  CHECK(p.range_low_usd == doctest::Approx(2198.66));
+  CHECK(p.range_high_usd == doctest::Approx(4023.66));
+  CHECK(p.confident_totals.empty());
+}
+
+// The time model's error: at probability 0.9 a replica holds only 6/s, so the periods
+// need 2 and 5. Kept (one server, serving 6/s: the same 584 busy hours): 1,000 + 103.66 +
+// (1 + 4) x 730 = 4,753.66. Re-planned: S = 2 serves 10/s then 12/s: busy (10/6 + 2) x
+// 0.8 x 365 = 1,070.67 h -> 428.27 kWh; energy (1,606 + 428.27) x $0.10 = 203.43; rent
+// (0 + 3) x 730: 2,000 + 203.43 + 2,190 = 4,393.43, below S = 1 (4,753.66), S = 3
+// (4,755.41) and renting everything (7 x 730 = 5,110).
+TEST_CASE("sensitivity: replicas sized at the max rate that holds the SLO with probability 0.9") {
+  OverTimePlan p = one_month_fleet(inputs());
+  p.models[0].error_runs = 10;
+  p.models[0].confident_rates = {{0.9, 6.0, false}, {0.99, 5.0, true}};
+  add_sensitivity(p);
+  const auto it = std::find_if(p.sensitivity.begin(), p.sensitivity.end(),
+                               [](const Sensitivity& x) { return x.factor == "time model's error"; });
+  REQUIRE(it != p.sensitivity.end());
+  CHECK(it->low.total_usd == doctest::Approx(2563.66));
+  CHECK(it->high.total_usd == doctest::Approx(4753.66));
+  REQUIRE(p.confident_totals.size() == 2);
+  CHECK(p.confident_totals[0].first == 0.9);
+  CHECK(p.confident_totals[0].second.replanned_total_usd == doctest::Approx(4393.43).epsilon(1e-6));
+  CHECK(p.confident_totals[0].second.replanned_servers == 2);
+  CHECK(p.range_high_usd == doctest::Approx(4753.66));
+}
+
+// Twice the planned growth: 100 % a month over two months, rented only (no purchase
+// data), is month 2 at x 3: (3 + 9) x 730 = 8,760 against x 2's 5,840; no growth: 2,920
+// twice. Everything rented either way.
+TEST_CASE("sensitivity: demand growth at zero and at twice the plan's") {
+  MixInputs in = inputs();
+  in.server.reset();
+  OverTimePlan p;
+  p.options = two_periods(2);
+  p.options.growth_per_month = 1.0;
+  p.site = site();
+  p.models.push_back(plan_model(in, p.options.curve.models[0], p.options, p.site));
+  p.total_usd = p.models[0].best.total_usd;
+  REQUIRE(p.total_usd == doctest::Approx(2920.0 + 5840.0));
+  add_sensitivity(p);
+  const auto it = std::find_if(p.sensitivity.begin(), p.sensitivity.end(),
+                               [](const Sensitivity& x) { return x.factor == "demand growth"; });
+  REQUIRE(it != p.sensitivity.end());
+  CHECK(it->low.setting == "0 % a month");
+  CHECK(it->low.total_usd == doctest::Approx(2 * 2920.0));
+  CHECK(it->high.setting == "200 % a month");
+  CHECK(it->high.total_usd == doctest::Approx(2920.0 + 8760.0));
+  // Nothing bought: the purchase factors are left out.
+  for (const auto& x : p.sensitivity) CHECK(x.factor.find("purchase") == std::string::npos);
 }
