@@ -269,4 +269,51 @@ std::string stacked_bars(const StackedBars& b) {
   return o;
 }
 
+std::string tornado(const Tornado& t) {
+  const double bar_h = 20, gap = 10, top = 40, label_w = 230, right = 30;
+  const double plot_w = t.width - label_w - right;
+  const double plot_bottom = top + static_cast<double>(t.bars.size()) * (bar_h + gap);
+  const double height = plot_bottom + 44;
+  double lo = t.base, hi = t.base;
+  for (const auto& b : t.bars) lo = std::min({lo, b.low, b.high}), hi = std::max({hi, b.low, b.high});
+  // The axis spans the outcomes with a margin for the settings' labels, not from zero:
+  // the differences are what the chart is for.
+  const double pad = std::max((hi - lo) * 0.25, std::abs(t.base) * 0.01 + 1e-9);
+  const auto ticks = nice_ticks(lo - pad, hi + pad);
+  const double a = std::min(lo - pad, ticks.empty() ? lo - pad : ticks.front());
+  const double z = std::max(hi + pad, ticks.empty() ? hi + pad : ticks.back());
+  const auto X = [&](double v) { return label_w + (v - a) / (z - a) * plot_w; };
+  std::string o = fmt::format(
+      R"(<svg class="chart" width="{0}" height="{1:.0f}" viewBox="0 0 {0} {1:.0f}" role="img" aria-label="{2}" font-family="sans-serif">)",
+      t.width, height, escape(t.title));
+  o += fmt::format(R"(<rect x="0" y="0" width="{}" height="{:.0f}" fill="#ffffff"/>)", t.width, height);
+  o += text(t.width / 2.0, 22, t.title, "middle", 14, R"( font-weight="bold")");
+  for (const double v : ticks) {
+    if (v < a || v > z) continue;
+    o += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{0:.1f}" y2="{2:.1f}" stroke="#e3e3e3"/>)", X(v), top - 4,
+                     plot_bottom);
+    o += text(X(v), plot_bottom + 14, tick_label(v));
+  }
+  o += text(label_w + plot_w / 2, plot_bottom + 32, t.unit);
+  for (size_t i = 0; i < t.bars.size(); ++i) {
+    const auto& b = t.bars[i];
+    const double y = top + static_cast<double>(i) * (bar_h + gap);
+    o += text(label_w - 8, y + 14, b.label, "end", 11);
+    const auto segment = [&](double from, double to, const std::string& color, const std::string& setting) {
+      if (from == to) return;
+      const double x0 = X(std::min(from, to)), x1 = X(std::max(from, to));
+      o += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.0f}" fill="{}"><title>{}: {}</title></rect>)",
+                       x0, y, std::max(1.0, x1 - x0), bar_h, color, escape(setting), tick_label(to));
+      const bool left = to < from;
+      o += text(left ? x0 - 4 : x1 + 4, y + 14, setting, left ? "end" : "start", 10);
+    };
+    segment(t.base, b.low, palette(0), b.low_label);
+    segment(t.base, b.high, palette(1), b.high_label);
+  }
+  o += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{0:.1f}" y2="{2:.1f}" stroke="#222" stroke-width="1.5"/>)",
+                   X(t.base), top - 8, plot_bottom);
+  o += "</svg>";
+  return o;
+}
+
 }  // namespace kvplan::reports::html

@@ -69,6 +69,21 @@ struct StackedBars {
 //! An <svg> element: one horizontal bar per row, segments stacked left to right.
 std::string stacked_bars(const StackedBars& b);
 
+//! A tornado chart: one horizontal bar per factor from its low to its high outcome, around
+//! a base value drawn as a vertical line; bars in the given order (largest swing first).
+struct Tornado {
+  std::string title;
+  std::string unit;                           //!< axis label
+  double base = 0;
+  struct Bar {
+    std::string label, low_label, high_label;  //!< the factor; its two settings
+    double low = 0, high = 0;
+  };
+  std::vector<Bar> bars;
+  int width = 760;
+};
+std::string tornado(const Tornado& t);
+
 //! Tick positions for a linear axis over [lo, hi]: 1, 2 or 5 x 10^k steps, ~`n` ticks.
 std::vector<double> nice_ticks(double lo, double hi, int n = 5);
 //! "0.5", "12", "1.5k", "2M": short tick labels.

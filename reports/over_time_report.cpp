@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -75,6 +76,53 @@ nlohmann::json month_json(const MonthCost& m) {
           {"cash_usd", m.cash_usd},     {"all_rented_usd", m.all_rented_usd}};
 }
 
+nlohmann::json scenario_json(const size::ScenarioCost& c) {
+  return {{"setting", c.setting},
+          {"total_usd", c.total_usd},
+          {"replanned_total_usd", c.replanned_total_usd},
+          {"replanned_servers", c.replanned_servers}};
+}
+
+std::string pct(double v, double base) { return fmt::format("{:+.1f} %", base != 0 ? 100 * (v / base - 1) : 0.0); }
+
+//! "If demand grows twice as fast", "with probability 0.9": the sentences the finance
+//! summary and the text share.
+std::vector<std::string> risk_sentences(const OverTimePlan& p) {
+  std::vector<std::string> out;
+  for (const auto& x : p.sensitivity)
+    if (x.factor == "demand growth")
+      for (const auto* c : {&x.low, &x.high})
+        if (c->setting != "0 % a month")
+          out.push_back(fmt::format("If demand grows twice as fast ({}), the plan as bought costs {} ({}); "
+                                    "re-planned for it, {} with {} server{}.",
+                                    c->setting, usd(c->total_usd), pct(c->total_usd, p.total_usd),
+                                    usd(c->replanned_total_usd), c->replanned_servers,
+                                    c->replanned_servers == 1 ? "" : "s"));
+  if (p.confident_totals.empty()) {
+    std::vector<std::string> unmeasured;
+    for (const ModelPlan& m : p.models)
+      if (m.error_runs == 0) unmeasured.push_back(m.gpu);
+    if (!unmeasured.empty())
+      out.push_back(fmt::format("The time model's error is not measured for {} (no held-out runs in the profile): "
+                                "the plan's replicas rest on its predictions alone.",
+                                fmt::join(unmeasured, ", ")));
+  } else {
+    std::string s = "Under the time model's measured error on held-out runs, ";
+    for (size_t i = 0; i < p.models.size(); ++i)
+      s += fmt::format("{}{}'s busiest replicas meet the SLO with probability {:.0f} % ({} runs{})",
+                       i == 0 ? "" : "; ", p.models[i].model, 100 * p.models[i].slo_probability_at_max,
+                       p.models[i].error_runs, p.models[i].error_on_gpu ? " on its GPU" : ", every GPU's");
+    s += "; sized to hold it";
+    for (size_t i = 0; i < p.confident_totals.size(); ++i) {
+      const auto& [q, c] = p.confident_totals[i];
+      s += fmt::format("{} with probability {:g} the plan costs {} ({})", i == 0 ? "" : " and", q,
+                       usd(c.replanned_total_usd), pct(c.replanned_total_usd, p.total_usd));
+    }
+    out.push_back(s + ".");
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
@@ -123,6 +171,18 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
     x["break_even_month"] = m.break_even_month ? nlohmann::json(*m.break_even_month) : nlohmann::json(nullptr);
     x["months"] = nlohmann::json::array();
     for (const auto& mc : m.best.months) x["months"].push_back(month_json(mc));
+    if (m.error_runs > 0) {
+      nlohmann::json e = {{"held_out_runs", m.error_runs},
+                          {"on_gpu", m.error_on_gpu},
+                          {"slo_probability_at_max_rate", m.slo_probability_at_max},
+                          {"max_rate_per_replica_per_s_at", nlohmann::json::array()}};
+      for (const auto& c : m.confident_rates)
+        e["max_rate_per_replica_per_s_at"].push_back(
+            {{"probability", c.q}, {"max_rate_per_s", c.max_rate_per_s}, {"worst_run", c.worst_run}});
+      x["time_model_error"] = std::move(e);
+    } else {
+      x["time_model_error"] = nullptr;
+    }
     j["models"].push_back(std::move(x));
   }
   j["models_without_plan"] = p.models_without_plan;
@@ -131,8 +191,69 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
   j["total_usd"] = p.total_usd;
   j["all_owned_total_usd"] = p.all_owned_total_usd ? nlohmann::json(*p.all_owned_total_usd) : nlohmann::json(nullptr);
   j["all_rented_total_usd"] = p.all_rented_total_usd;
+  j["total_range_usd"] = {p.range_low_usd, p.range_high_usd};
+  j["sensitivity"] = nlohmann::json::array();
+  for (const auto& x : p.sensitivity)
+    j["sensitivity"].push_back({{"factor", x.factor},
+                                {"basis", x.basis},
+                                {"low", scenario_json(x.low)},
+                                {"high", scenario_json(x.high)},
+                                {"swing_usd", x.swing_usd()}});
+  j["confident_totals"] = nlohmann::json::array();
+  for (const auto& [q, c] : p.confident_totals) {
+    nlohmann::json e = scenario_json(c);
+    e["probability"] = q;
+    j["confident_totals"].push_back(std::move(e));
+  }
   return j;
 }
+
+namespace {
+
+// A terminal gets the ranges' sources as lines below the table: as a column they made it
+// wider than any terminal.
+Table sensitivity_table(const OverTimePlan& p, bool with_basis) {
+  Table t;
+  t.header = {"assumption", "low", "total", "high", "total", "swing", "re-planned at high"};
+  t.right_align = {false, false, true, false, true, true, true};
+  if (with_basis) {
+    t.header.push_back("range from");
+    t.right_align.push_back(false);
+  }
+  for (const auto& x : p.sensitivity) {
+    t.rows.push_back({x.factor, x.low.setting, usd(x.low.total_usd), x.high.setting, usd(x.high.total_usd),
+                      usd(x.swing_usd()),
+                      fmt::format("{} ({} servers)", usd(x.high.replanned_total_usd), x.high.replanned_servers)});
+    if (with_basis) t.rows.back().push_back(x.basis);
+  }
+  return t;
+}
+
+html::Tornado tornado_of(const OverTimePlan& p) {
+  html::Tornado t;
+  t.title = fmt::format("What moves the total over {} months", p.options.horizon_months);
+  t.unit = "total cost over the horizon (USD), the servers bought kept";
+  t.base = p.total_usd;
+  for (const auto& x : p.sensitivity) t.bars.push_back({x.factor, x.low.setting, x.high.setting, x.low.total_usd, x.high.total_usd});
+  return t;
+}
+
+std::string table_html(const Table& t) {
+  using html::escape;
+  std::string h = "<table>\n<tr>";
+  for (const auto& c : t.header) h += "<th>" + escape(c) + "</th>";
+  h += "</tr>\n";
+  for (const auto& row : t.rows) {
+    h += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i)
+      h += std::string(i < t.right_align.size() && t.right_align[i] ? "<td class=\"n\">" : "<td>") + escape(row[i]) +
+           "</td>";
+    h += "</tr>\n";
+  }
+  return h + "</table>\n";
+}
+
+}  // namespace
 
 std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextFormat f) {
   const bool md = f == TextFormat::md;
@@ -156,6 +277,10 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
   out += fmt::format("{}Fleet over {} months: {} (all owned {}, all rented {}).\n", bullet, p.options.horizon_months,
                      usd(p.total_usd), p.all_owned_total_usd ? usd(*p.all_owned_total_usd) : std::string("-"),
                      usd(p.all_rented_total_usd));
+  if (!p.sensitivity.empty())
+    out += fmt::format("{}Between {} and {} moving one assumption at a time (below); the servers bought kept.\n",
+                       bullet, usd(p.range_low_usd), usd(p.range_high_usd));
+  for (const auto& s : risk_sentences(p)) out += bullet + s + "\n";
   if (md) out += "\n";
   Table t;
   t.header = {"month", "growth", "owned", "rented", "cost", "cash", "cumulative cash", "cumulative all rented"};
@@ -175,6 +300,14 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
                       usd(p.cost_by_month_usd[k]), usd(p.cash_by_month_usd[k]), usd(cum), usd(cum_rent)});
   }
   out += render(t, md ? TextFormat::md : TextFormat::table);
+  if (!p.sensitivity.empty()) {
+    out += md ? "\nSensitivity of the total (one assumption at a time):\n\n" : "Sensitivity of the total (one assumption at a time):\n";
+    out += render(sensitivity_table(p, md), md ? TextFormat::md : TextFormat::table);
+    if (!md) {
+      out += "Ranges:\n";
+      for (const auto& x : p.sensitivity) out += fmt::format("  {}: {}.\n", x.factor, x.basis);
+    }
+  }
   out += md ? "\nAssumptions of the plan over time:\n\n" : "Assumptions of the plan over time:\n";
   for (const auto& a : assumptions(p)) out += bullet + a + "\n";
   return out;
@@ -223,9 +356,82 @@ std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
   if (owned_known) c.series.push_back(own);
   c.note = "Capex paid on delivery; rent at the GPU catalog's price per GPU-hour.";
   h += html::line_chart(c);
+  if (!p.sensitivity.empty()) {
+    h += "<h3>Sensitivity of the total</h3>\n<p>One assumption at a time, the others as planned; \"total\" keeps the "
+         "servers bought, \"re-planned\" is the cheapest split had the high side been known.</p>\n";
+    h += html::tornado(tornado_of(p));
+    h += table_html(sensitivity_table(p, true));
+  }
   h += "<ul>\n";
   for (const auto& s : assumptions(p)) h += "<li>" + escape(s) + "</li>\n";
   h += "</ul>\n";
+  return h;
+}
+
+std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
+  using html::escape;
+  std::string h = fmt::format("<h2 id=\"finance\">For finance: the fleet over {} months</h2>\n<div class=\"rec\">\n",
+                              p.options.horizon_months);
+  int64_t servers = 0;
+  double capex = 0;
+  for (const ModelPlan& m : p.models) servers += m.best.servers, capex += m.best.capex_usd;
+  h += fmt::format("<p class=\"big\">Total {} over {} months{}</p>\n", usd(p.total_usd), p.options.horizon_months,
+                   p.sensitivity.empty() ? std::string()
+                                         : fmt::format(" (between {} and {}, one assumption at a time)",
+                                                       usd(p.range_low_usd), usd(p.range_high_usd)));
+  h += fmt::format("<p>{}: capex {} paid on delivery; against {} renting everything{}.</p>\n",
+                   servers > 0 ? fmt::format("Buy {} server{}, rent the peaks", servers, servers == 1 ? "" : "s")
+                               : std::string("Rent everything (no purchase pays)"),
+                   usd(capex), usd(p.all_rented_total_usd),
+                   p.all_owned_total_usd ? " and " + usd(*p.all_owned_total_usd) + " owning everything" : "");
+  h += "<ul>\n";
+  for (const ModelPlan& m : p.models) {
+    std::string be;
+    if (m.break_even_month) be = fmt::format("; break-even against renting in month {}", *m.break_even_month);
+    h += "<li>" + escape(fmt::format("{}: {}; {}; total {}{}.", m.model, option_words(r, m), owned_words(m),
+                                     usd(m.best.total_usd), be)) +
+         "</li>\n";
+  }
+  for (const auto& s : risk_sentences(p)) h += "<li>" + escape(s) + "</li>\n";
+  h += "</ul>\n</div>\n";
+  html::StackedBars b;
+  b.title = "Cash out by month";
+  b.unit = "USD per month (capex in the month of delivery)";
+  b.segments = {"capex", "owned running costs", "rent"};
+  b.colors = {html::palette(3), html::palette(2), html::palette(0)};
+  for (size_t k = 0; k < p.cash_by_month_usd.size(); ++k) {
+    double capex_paid = 0, running = 0, rent = 0;
+    for (const ModelPlan& m : p.models) {
+      const MonthCost& mc = m.best.months[k];
+      rent += mc.rented_usd;
+      running += mc.cash_usd - mc.rented_usd;
+      if (mc.owned_serving && static_cast<int64_t>(k) == p.options.purchase_lead_months) {
+        capex_paid += m.best.capex_usd;
+        running -= m.best.capex_usd;
+      }
+    }
+    b.bars.push_back(fmt::format("month {}", k + 1));
+    b.values.push_back({capex_paid, running, rent});
+  }
+  h += "<div class=\"charts\"><div class=\"chart\">" + html::stacked_bars(b) + "</div>";
+  if (!p.sensitivity.empty()) h += "<div class=\"chart\">" + html::tornado(tornado_of(p)) + "</div>";
+  h += "</div>\n<p class=\"small\">Sources: rent at each GPU's on-demand price per GPU-hour in configs/gpus (its file "
+       "comments the source and date); purchase prices, board and idle power from configs/servers";
+  std::vector<std::string> files;
+  for (const ModelPlan& m : p.models)
+    if (m.inputs.server && m.best.servers > 0) {
+      // The file's name only: the folder is the catalog's (or --servers'), not the reader's business.
+      const std::string& f = m.inputs.server->file;
+      const std::string name = f.substr(f.find_last_of('/') == std::string::npos ? 0 : f.find_last_of('/') + 1);
+      if (std::find(files.begin(), files.end(), name) == files.end()) files.push_back(name);
+    }
+  if (!files.empty()) h += " (" + escape(fmt::format("{}", fmt::join(files, ", "))) + ")";
+  h += fmt::format("; electricity ${:g}/kWh and PUE {:g} (docs/buy.md: EIA 2024, Uptime Institute 2023, unless "
+                   "given); demand {}; the max rate per replica simulated by kvplan at the workload's request shapes "
+                   "and SLO{}. Ranges of the sensitivity: its table's last column. All prices indicative, not quotes."
+                   "</p>\n",
+                   p.site.electricity_usd_per_kwh, p.site.pue, escape(p.options.curve.file),
+                   r.calibrated ? ", on the measured calibration profile" : "");
   return h;
 }
 

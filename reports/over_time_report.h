@@ -20,5 +20,9 @@ nlohmann::json over_time_json(const size::SizeResult& r, const size::OverTimePla
 std::string over_time_text(const size::SizeResult& r, const size::OverTimePlan& p, TextFormat f);
 //! The HTML "Over time" section (<h2> onwards) with a chart of cumulative cash by month.
 std::string over_time_html(const size::SizeResult& r, const size::OverTimePlan& p);
+//! The page a CFO reads first (placed before the recommendations): the total over the
+//! horizon with its range, what is bought and rented, cash by month, what moves the total,
+//! what faster growth and the time model's error cost, and where every figure comes from.
+std::string over_time_summary_html(const size::SizeResult& r, const size::OverTimePlan& p);
 
 }  // namespace kvplan::reports

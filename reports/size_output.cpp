@@ -27,7 +27,13 @@ nlohmann::json size_output_json(const size::SizeResult& r) {
 std::string size_output_html(const size::SizeResult& r) {
   std::string page = size_html(r);
   if (r.buy) page = with_section(std::move(page), buy_html(r, *r.buy));
-  if (r.over_time) page = with_section(std::move(page), over_time_html(r, *r.over_time));
+  if (r.over_time) {
+    page = with_section(std::move(page), over_time_html(r, *r.over_time));
+    // The finance summary goes first, before the recommendations.
+    auto first = page.find("<div class=\"rec\">");
+    if (first == std::string::npos) first = page.find("<h2");
+    if (first != std::string::npos) page.insert(first, over_time_summary_html(r, *r.over_time));
+  }
   if (r.disagg) page = with_section(std::move(page), disagg_size_html(*r.disagg));
   return page;
 }
