@@ -111,11 +111,18 @@ int64_t parse_int_option(const std::string& s, const std::string& option, int64_
   else if (auto c = ungroup(s, ',')) text = *c;
   size_t used = 0;
   long long v = 0;
+  bool too_big = false;
   try {
     v = std::stoll(text, &used);
+  } catch (const std::out_of_range&) {
+    too_big = text[0] != '-';
   } catch (const std::exception&) {
     used = 0;
   }
+  // Digits beyond the 64-bit range: the bound they pass is the upper one, so name it.
+  if (too_big && !text.empty() && all_digits(text))
+    throw InputError(kWhere, option, "an integer from " + std::to_string(min_value) + " to 9223372036854775807 (2^63 - 1)",
+                     "'" + s + "'");
   if (used != text.size() || text.empty() || !all_digits(text.substr(text[0] == '-' ? 1 : 0)) || v < min_value)
     throw InputError(kWhere, option, "an integer >= " + std::to_string(min_value), "'" + s + "'");
   return v;
