@@ -32,6 +32,7 @@ enum class Kind {
   note,         //!< --flag V accepted: `why` it does not change the plan
   note_flag,    //!< a boolean accepted: `why`
   note_list,    //!< --flag V1 V2 ... accepted: `why`
+  note_optional,  //!< --flag [V] (argparse nargs="?": the value may be left out) accepted: `why`
   refuse,       //!< --flag V changes the plan in a way kvplan does not model yet: `why`
   refuse_flag,  //!< the same, a boolean
 };
@@ -124,7 +125,7 @@ constexpr std::array kVllmFlags{
     Flag{"code-revision", "", Kind::note, "", kLoading},
     Flag{"load-format", "", Kind::note, "", kLoading},
     Flag{"download-dir", "", Kind::note, "", kLoading},
-    Flag{"hf-token", "", Kind::note, "", kLoading},
+    Flag{"hf-token", "", Kind::note_optional, "", kLoading},
     Flag{"config-format", "", Kind::note, "", kLoading},
     Flag{"max-parallel-loading-workers", "", Kind::note, "", kLoading},
     Flag{"distributed-executor-backend", "", Kind::note, "", "how worker processes are launched (ray or multiprocessing)"},
@@ -504,7 +505,7 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
     bool negated = false;
     if (!f && ec.no_prefix && name.rfind("no-", 0) == 0) {
       f = find_flag(ec, name.substr(3));
-      negated = f && !takes_value(f->kind);
+      negated = f && !takes_value(f->kind) && f->kind != Kind::note_optional;
       if (!negated) f = nullptr;
     }
     if (!f)
@@ -520,6 +521,10 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
       // nargs="+": the words up to the next flag.
       if (takes_list(f->kind))
         while (i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0) *value += " " + cmd[++i].text;
+    } else if (f->kind == Kind::note_optional) {
+      // The next word is its value unless it is a flag, or MODEL still to come.
+      if (!value && i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0 && !(ec.positional_model && g.model.empty()))
+        value = cmd[++i].text;
     } else if (value) {
       refuse_word(word, shown, "the flag alone (it takes no value)", "'" + *value + "'");
     }
@@ -650,7 +655,7 @@ std::vector<Word> with_vllm_config(const Args& cmd, size_t words, const EngineCo
       continue;
     }
     const Flag* f = find_flag(ec, name);
-    const bool boolean = f && !takes_value(f->kind);
+    const bool boolean = f && !takes_value(f->kind) && f->kind != Kind::note_optional;
     const auto word = [&](std::string text) { config.push_back({std::move(text), file, key}); };
     if (v.IsMap()) {
       word("--" + key);
@@ -1089,7 +1094,8 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
         break;
       case Kind::note:
       case Kind::note_flag:
-      case Kind::note_list: t.note(flag, f->why); break;
+      case Kind::note_list:
+      case Kind::note_optional: t.note(flag, f->why); break;
       case Kind::refuse:
       case Kind::refuse_flag:
         if (value != "no") not_modelled(flag, f->why);
