@@ -7,15 +7,13 @@ the section. Installs nothing: without chromium it exits 77 (skipped).
 Usage: finance_layout.py REPORT.html SCREENSHOT.png
 """
 
-import base64
 import json
 import os
-import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from devtools import Browser, fail  # noqa: E402  (tests/devtools.py)
+from devtools import Browser, chromium_or_skip, fail, save_section  # noqa: E402  (tests/devtools.py)
 
 REPORT, SHOT = sys.argv[1], sys.argv[2]
 WIDTH = 1400
@@ -48,10 +46,7 @@ MEASURE = """(() => {
 
 
 def main():
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        print("finance_layout: SKIP: chromium is not installed; scripts/test.sh installs it", file=sys.stderr)
-        sys.exit(77)
+    chromium = chromium_or_skip()
     with tempfile.TemporaryDirectory() as work:
         page = Browser(chromium, work, WIDTH, 1100)
         try:
@@ -69,13 +64,7 @@ def main():
                 fail("no sensitivity table under 'Sensitivity of the total'")
             if m["bars"] != m["rows"]:
                 fail(f"the finance section's tornado draws {m['bars']} bars for {m['rows']} sensitivity rows")
-            top = page.js("document.getElementById('finance').getBoundingClientRect().top + window.scrollY")
-            shot = page.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                        "clip": {"x": 0, "y": top, "width": WIDTH, "height": 1100,
-                                                                 "scale": 1}})["data"]
-            os.makedirs(os.path.dirname(os.path.abspath(SHOT)), exist_ok=True)
-            with open(SHOT, "wb") as f:
-                f.write(base64.b64decode(shot))
+            save_section(page, "finance", WIDTH, 1100, SHOT)
             if page.console:
                 fail(f"the page logged errors: {page.console}")
             print(json.dumps({"first_section": m["sections"][0], "page_width_px": m["page_width"],
