@@ -88,6 +88,7 @@ constexpr std::array kVllmFlags{
     Flag{"prefix-caching-hash-algo", "", Kind::note, "", "the hash of cached blocks, not what is cached"},
     Flag{"enable-chunked-prefill", "", Kind::special_flag, "", ""},
     Flag{"async-scheduling", "", Kind::map_on_off, "async-scheduling", ""},
+    Flag{"stream-interval", "", Kind::map, "stream-interval", ""},
     Flag{"enforce-eager", "", Kind::special_flag, "", ""},
     Flag{"swap-space", "", Kind::note, "", "host memory for swapped blocks: vLLM V1 preempts by recomputation (and V0 swaps only multi-sequence groups), as kvplan simulates"},
     Flag{"num-gpu-blocks-override", "", Kind::special, "", ""},
@@ -307,6 +308,7 @@ constexpr std::array kSglangFlags{
     Flag{"schedule-conservativeness", "", Kind::map, "schedule-conservativeness", ""},
     Flag{"enable-mixed-chunk", "", Kind::map_switch, "enable-mixed-chunk", ""},
     Flag{"schedule-policy", "", Kind::special, "", ""},
+    Flag{"stream-interval", "", Kind::map, "stream-interval", ""},
     Flag{"disable-cuda-graph", "", Kind::special_flag, "", ""},
     Flag{"cuda-graph-max-bs", "", Kind::special, "", ""},
     Flag{"max-total-tokens", "", Kind::refuse, "", "a KV pool given in tokens is not modelled yet (use --mem-fraction-static)"},
@@ -742,6 +744,8 @@ void apply_llm_api_options(Given& g, const EngineCommand& ec, const std::string&
       notes.push_back(file + ": model: the file's model is the one trtllm-serve serves (it overrides MODEL)");
     } else if (key == "dtype") {
       options.emplace_back("dtype", *llm_api_value(v, file, key, false), from);
+    } else if (key == "stream_interval") {
+      options.emplace_back("stream-interval", *llm_api_value(v, file, key, false), from);
     } else if (key == "kv_cache_config") {
       if (!v.IsMap()) throw InputError(file, key, "a mapping of KvCacheConfig fields", "a single value");
       if (g.values.count("free_gpu_memory_fraction") && !v["free_gpu_memory_fraction"]) {
@@ -831,7 +835,7 @@ bool command_takes(const std::string& command, const std::string& option) {
   static const std::vector<std::string> kServing{
       "tensor-parallel-size", "pipeline-parallel-size", "dtype", "quantization", "kv-cache-dtype", "block-size",
       "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
-      "enable-prefix-caching", "async-scheduling", "expert-parallel-size", "enable-expert-parallel",
+      "enable-prefix-caching", "async-scheduling", "stream-interval", "expert-parallel-size", "enable-expert-parallel",
       "data-parallel-size", "num-redundant-experts", "model",
       // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",

@@ -454,6 +454,11 @@ struct ServingOptions {
   //! (sim/engine.cpp). Empty = the engine release's default (EngineBatchDefaults): on for
   //! vLLM V1 from 0.14, which turned it on by default (PR #27614), off otherwise.
   std::optional<bool> async_scheduling;
+  //! --stream-interval N (SGLang's --stream-interval, TensorRT-LLM's `stream_interval`,
+  //! vLLM's --stream-interval from 0.12): the API server sends a streamed request's tokens
+  //! in chunks of N (planner.h stream_delivery has each engine's rule). Empty = the
+  //! engine's default, 1 (a chunk per token) in every modelled release.
+  std::optional<int64_t> stream_interval;
   //! Speculative decoding (--speculative-config, planner/speculative.h); null = off.
   std::shared_ptr<const SpecDecode> spec;
   //! LoRA adapters (--enable-lora, planner/lora.h); empty = off.
