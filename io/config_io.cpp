@@ -584,7 +584,7 @@ int64_t tower_params(const YAML::Node& root, const YAML::Node& v, const std::str
     const int64_t layer = 4 * d * d + 2 * d * width + width + d + 4 * d;
     int64_t t = channels * patch * patch * d + d;
     t += positions * d + 1 + ids * tiles * positions * d;
-    t += 2 * (ids * tiles * d + 1) + 2 * 2 * d;
+    t += 2 * (ids * tiles * d + 1) + 4 * d;  // pre/post tile tables with gates; layernorm_pre/post
     t += (layers + global) * layer + 2 * global;
     t += vision_out * out + out;
     note = "vision: " + std::to_string(layers) + " + " + std::to_string(global) + " global layers x " + std::to_string(d) +
