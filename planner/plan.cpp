@@ -119,6 +119,10 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     if (m.linear_key_heads > 0)
       require(m.linear_key_heads % o.tp == 0, where, "--tensor-parallel-size",
               "a divisor of linear_num_key_heads (" + str(m.linear_key_heads) + " for " + m.name + ")", str(o.tp));
+    // LFM2's short-conv state is conv_dim / tp channels (short_conv_state_shape's divide()).
+    if (m.short_conv_dim > 0)
+      require(m.short_conv_dim % o.tp == 0, where, "--tensor-parallel-size",
+              "a divisor of the short convolution's conv_dim (" + str(m.short_conv_dim) + " for " + m.name + ")", str(o.tp));
   }
   // The engine models (engine_*.cpp) follow each engine's code for uniform attention
   // stacks; hybrid layers, per-layer geometry and indexer caches are modelled by the
