@@ -71,6 +71,9 @@ constexpr std::array kVllmFlags{
     Flag{"data-parallel-size", "dp", Kind::special, "", ""},
     Flag{"enable-expert-parallel", "", Kind::map_switch, "enable-expert-parallel", ""},
     Flag{"num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"decode-context-parallel-size", "dcp", Kind::map, "decode-context-parallel-size", ""},
+    Flag{"prefill-context-parallel-size", "pcp", Kind::map, "prefill-context-parallel-size", ""},
+    Flag{"cp-kv-cache-interleave-size", "dcp-kv-cache-interleave-size", Kind::note, "", "which GPU of the DCP group holds a token, not how many blocks a request takes (the scheduler's block is block_size x dcp tokens either way; docs/long-context.md)"},
     Flag{"enable-eplb", "", Kind::note_flag, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
     Flag{"dtype", "", Kind::map, "dtype", ""},
     Flag{"quantization", "q", Kind::map, "quantization", ""},
@@ -181,6 +184,7 @@ constexpr std::array kSglangFlags{
     Flag{"enable-dp-attention", "", Kind::special_flag, "", ""},
     Flag{"ep-size", "ep", Kind::map, "expert-parallel-size", ""},
     Flag{"ep-num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"dcp-size", "decode-context-parallel-size", Kind::refuse, "", "SGLang's decode context parallelism (2026) is newer than the SGLang releases kvplan models; vLLM's is modelled (docs/long-context.md)"},
     Flag{"dtype", "", Kind::map, "dtype", ""},
     Flag{"quantization", "", Kind::map, "quantization", ""},
     Flag{"kv-cache-dtype", "", Kind::special, "", ""},
@@ -715,6 +719,8 @@ bool command_takes(const std::string& command, const std::string& option) {
       "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
       "enable-prefix-caching", "async-scheduling", "expert-parallel-size", "enable-expert-parallel",
       "data-parallel-size", "num-redundant-experts", "model",
+      // Context parallelism (docs/long-context.md): every command plans DCP's shards.
+      "decode-context-parallel-size", "prefill-context-parallel-size",
       // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
       "speculative-num-draft-tokens", "speculative-draft-model-path",
