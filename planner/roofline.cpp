@@ -290,7 +290,8 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   }
   allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
   if (o.dcp > 1) {
-    const auto group = static_cast<double>(m.num_heads / o.tp * o.dcp);  // query heads after the all-gather
+    const int64_t gathered = m.num_heads / o.tp * o.dcp;  // query heads after the all-gather (validate: tp divides)
+    const auto group = static_cast<double>(gathered);
     const auto q_width = static_cast<double>(m.is_mla() ? m.kv_lora_rank + m.qk_rope_head_dim : m.head_dim);
     const auto v_width =
         static_cast<double>(m.is_mla() ? m.kv_lora_rank : (m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim));
