@@ -101,6 +101,9 @@ constexpr std::array kVllmFlags{
     Flag{"data-parallel-size", "dp", Kind::special, "", ""},
     Flag{"enable-expert-parallel", "", Kind::map_switch, "enable-expert-parallel", ""},
     Flag{"num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"decode-context-parallel-size", "dcp", Kind::map, "decode-context-parallel-size", ""},
+    Flag{"prefill-context-parallel-size", "pcp", Kind::map, "prefill-context-parallel-size", ""},
+    Flag{"cp-kv-cache-interleave-size", "dcp-kv-cache-interleave-size", Kind::note, "", "which GPU of the DCP group holds a token, not how many blocks a request takes (the scheduler's block is block_size x dcp tokens either way; docs/long-context.md)"},
     Flag{"enable-eplb", "", Kind::note_flag, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
     Flag{"dtype", "", Kind::map, "dtype", ""},
     Flag{"quantization", "q", Kind::map, "quantization", ""},
@@ -340,6 +343,7 @@ constexpr auto kSglangFlags = std::to_array<Flag>({
     Flag{"warmups", "", Kind::note, "", kServer},
     Flag{"nccl-port", "", Kind::note, "", kServer},
     Flag{"checkpoint-engine-wait-weights-before-ready", "", Kind::note_flag, "", kLoading},
+    Flag{"dcp-size", "decode-context-parallel-size", Kind::refuse, "", "SGLang's decode context parallelism (2026) is newer than the SGLang releases kvplan models; vLLM's is modelled (docs/long-context.md)"},
     Flag{"dtype", "", Kind::map, "dtype", ""},
     Flag{"quantization", "", Kind::map, "quantization", ""},
     Flag{"quantization-param-path", "", Kind::note, "", "scales for the fp8 KV cache: the cache's size is the dtype's"},
@@ -1086,6 +1090,8 @@ bool command_takes(const std::string& command, const std::string& option) {
       "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
       "enable-prefix-caching", "async-scheduling", "stream-interval", "expert-parallel-size", "enable-expert-parallel",
       "data-parallel-size", "num-redundant-experts", "model",
+      // Context parallelism (docs/long-context.md): every command plans DCP's shards.
+      "decode-context-parallel-size", "prefill-context-parallel-size",
       // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
       "speculative-num-draft-tokens", "speculative-draft-model-path",

@@ -252,7 +252,8 @@ KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o) {
   const Channels c = channels(m, layer, o.tp);
   KvLayout k;
   k.elems_per_token_per_layer = c.k + c.v;
-  k.replication = m.is_mla() ? o.tp : (m.num_kv_heads >= o.tp ? 1 : o.tp / m.num_kv_heads);
+  // DCP (validate: dcp divides the copies) shards by position what TP would copy.
+  k.replication = (m.is_mla() ? o.tp : (m.num_kv_heads >= o.tp ? 1 : o.tp / m.num_kv_heads)) / o.dcp;
   k.group = s.group;
   k.residual_tokens = s.residual;
   k.bits_per_elem = c.k + c.v > 0 ? layer_bits_per_token(s, c) / static_cast<double>(c.k + c.v) : 0;
@@ -324,9 +325,16 @@ std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOption
   return t;
 }
 
+int64_t kv_block_tokens(const ServingOptions& o) { return detail::checked_mul(o.block_size, o.dcp, "KV block"); }
+
 // Bytes a request of `tokens` tokens holds on one GPU, in whole blocks per layer, and
-// the state of its state layers.
+// the state of its state layers. Under DCP vLLM's scheduler hands out blocks of
+// block_size x dcp tokens, one physical block of block_size slots on each GPU of the
+// group (vllm/v1/kv_cache_interface.py FullAttentionSpec.max_memory_usage_bytes:
+// cdiv(cdiv(max_model_len, dcp), block_size) pages per rank), so a GPU holds
+// ceil(tokens / (block_size x dcp)) blocks.
 int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t tokens) {
+  if (o.dcp > 1) tokens = detail::checked_mul(detail::ceil_div(tokens, kv_block_tokens(o)), o.block_size, "KV tokens");
   const Scheme s = scheme_of(m, o);
   return to_bytes(over_layers(m, o, false, [&](int64_t l) {
     return layer_bits(s, channels(m, l, o.tp), kept_tokens(m, l, tokens, o.block_size), true) +

@@ -22,6 +22,17 @@
 // with DP every MoE layer adds a token dispatch and combine (all-to-all with EP,
 // all-gather / reduce-scatter without), latency + bytes / link each.
 //
+// Decode context parallelism (--dcp; docs/long-context.md): a GPU holds, reads and
+// writes one token in dcp of each request's KV (KvTraffic), and every attention layer
+// merges the partial results over the DCP group as vLLM does (vllm/attention/ops/
+// common.py cp_lse_ag_out_rs; the MLA decode path all-gathers the query first,
+// vllm/v1/attention/backends/mla/common.py): three collectives per layer, each latency +
+// (dcp-1)/dcp x bytes / bus bandwidth, of the step's decode tokens x (heads / tp x dcp) heads x
+//   all-gather of Q:      query width (MLA absorbed: kv_lora_rank + qk_rope_head_dim)
+//   all-gather of LSE:    4 bytes (fp32)
+//   reduce-scatter of O:  value width (MLA absorbed: kv_lora_rank)
+// in activation bytes. Prefill chunks' context merge is not counted (docs/long-context.md).
+//
 // The calibrated model (a kvplan.calibration/2 file with gemm_* parameters; every term is
 // named in docs/calibration.md with its fit) replaces max(compute, memory) by the sum of
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
@@ -66,6 +77,8 @@ namespace kvplan {
 
 namespace {
 constexpr double kCollectiveLatencyS = 5e-6;
+// The LSE DCP gathers per query head: fp32 (softmax_lse of the attention kernels).
+constexpr double kLseBytes = 4;
 
 // vLLM's custom all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py,
 // CustomAllreduce: _SUPPORTED_WORLD_SIZES [2, 4, 6, 8], max_size = 8192 * 1024 bytes;
@@ -276,11 +289,22 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     moe_exchange_bytes_per_s_ = o.tp * o.dp <= domain ? link_bytes_per_s_ : scale_out_bytes_per_s_;
   }
   allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
+  if (o.dcp > 1) {
+    const int64_t gathered = m.num_heads / o.tp * o.dcp;  // query heads after the all-gather (validate: tp divides)
+    const auto group = static_cast<double>(gathered);
+    const auto q_width = static_cast<double>(m.is_mla() ? m.kv_lora_rank + m.qk_rope_head_dim : m.head_dim);
+    const auto v_width =
+        static_cast<double>(m.is_mla() ? m.kv_lora_rank : (m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim));
+    dcp_bytes_per_token_ = group * ((q_width + v_width) * act_bytes_per_elem_ + kLseBytes);
+    dcp_ = o.dcp;
+    dcp_in_domain_ = o.dcp <= domain;
+  }
 
   const Calibration& c = o.calibration;
   step_overhead_s_ = c.step_overhead_s;
   step_overhead_per_seq_s_ = c.step_overhead_per_seq_s;
   allreduce_latency_s_ = c.allreduce_latency_s > 0 ? c.allreduce_latency_s : kCollectiveLatencyS;
+  dcp_latency_s_ = allreduce_latency_s_ + (o.dcp > domain ? scale_out_latency_s_ : 0);
   // A calibration fitted on another GPU: its all-reduce bus bandwidth is a figure of that
   // GPU's link (H100 NVLink), so it scales with the datasheet link; vLLM's custom
   // all-reduce, measured over H100 NVLink 4, is kept only where the link is the same.
@@ -289,6 +313,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
       same_link || c.gpu_interconnect_bytes_per_s <= 0 ? 1.0 : g.interconnect_bytes_per_s / c.gpu_interconnect_bytes_per_s;
   // nccl-tests' bus bandwidth: a ring all-reduce moves 2 (n-1)/n of the message per GPU.
   allreduce_bus_bytes_per_s_ = c.allreduce_bus_bytes_per_s > 0 ? c.allreduce_bus_bytes_per_s * link_scale : link_bytes_per_s_;
+  // The DCP merge's all-gathers and reduce-scatter run on NCCL as the all-reduce does, at
+  // its bus bandwidth (nccl-tests define busBw so that one figure serves all three); a
+  // group wider than the scale-up domain is taken at the NIC's rate throughout.
+  dcp_link_bytes_per_s_ = dcp_in_domain_ ? allreduce_bus_bytes_per_s_ : scale_out_bytes_per_s_;
   refined_ = c.gemm_flops_efficiency > 0 && c.gemm_bandwidth_efficiency > 0;
   custom_allreduce_ = refined_ && same_link;
   if (refined_) {
@@ -439,6 +467,8 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.communication_s += (stages - 1 - crossings) * (send_bytes / link_bytes_per_s_ + kCollectiveLatencyS);
     if (crossings > 0) t.communication_s += crossings * (send_bytes / scale_out_bytes_per_s_ + scale_out_latency_s_);
   }
+  t.dcp_communication_s = dcp_communication_s(static_cast<double>(decode_seqs) * share);
+  t.communication_s += t.dcp_communication_s;
   const double exchange_bytes =
       tokens * share * moe_exchange_bytes_per_rank_token_ + tokens * moe_exchange_bytes_per_token_;
   if (exchange_bytes > 0 && moe_exchange_bytes_per_s_ > 0)  // dispatch + combine per MoE layer
@@ -515,6 +545,19 @@ double StepTimeModel::fused_moe_rows(double tokens, double p) const {
 // (align, then count_and_sort_expert_tokens).
 double StepTimeModel::moe_align_kernels(double tokens) const {
   return tokens * static_cast<double>(top_k_) < 1024 && moe_slots_ <= 64 ? 1 : 2;
+}
+
+double StepTimeModel::dcp_bytes_per_layer(double decode_tokens) const {
+  if (dcp_ <= 1) return 0;
+  const auto c = static_cast<double>(dcp_);
+  return (c - 1) / c * decode_tokens * dcp_bytes_per_token_;
+}
+
+double StepTimeModel::dcp_communication_s(double decode_tokens) const {
+  if (dcp_ <= 1 || decode_tokens <= 0 || dcp_link_bytes_per_s_ <= 0) return 0;
+  constexpr double kCollectivesPerLayer = 3;  // all-gather Q, all-gather LSE, reduce-scatter O
+  return static_cast<double>(layers_) *
+         (kCollectivesPerLayer * dcp_latency_s_ + dcp_bytes_per_layer(decode_tokens) / dcp_link_bytes_per_s_);
 }
 
 StepTime StepTimeModel::prefill(int64_t tokens) const {

@@ -437,6 +437,12 @@ struct ServingOptions {
   //! --ep-num-redundant-experts): extra physical expert slots per MoE layer, so each GPU
   //! holds (num_experts + redundant) / ep experts. Needs ep > 1.
   int64_t redundant_experts = 0;
+  //! Decode context parallelism (vLLM --decode-context-parallel-size / -dcp, from 0.10.2):
+  //! the tp GPUs form tp / dcp groups of dcp GPUs; token i of a request is cached on GPU
+  //! i % dcp of its group only, so KV the TP split would replicate is sharded by position
+  //! instead. Adds no GPU; must divide tp (and tp / num_kv_heads for GQA). 1 = off.
+  //! docs/long-context.md.
+  int64_t dcp = 1;
   std::optional<DType> dtype;          // weights/activations; empty = model's torch_dtype
   WeightQuant quantization = WeightQuant::none;
   //! none, given (`--quantization none`) or not (auto), is vLLM's absent flag: the
