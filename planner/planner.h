@@ -318,7 +318,9 @@ struct StepTime {
   double compute_s = 0;       // FLOPs / (peak x efficiency), per GPU
   double memory_s = 0;        // bytes / (bandwidth x efficiency), per GPU
   double communication_s = 0; // TP all-reduces and PP sends
-  double overhead_s = 0;      // CPU per step and kernel floors (calibrated model only)
+  double overhead_s = 0;      // kernel floors, step_overhead_s and the host time the step adds
+  double gpu_s = 0;           // the GPU's side: everything but the host's CPU work
+  double host_s = 0;          // EngineCore's CPU work per sequence, whether or not it adds (roofline.cpp)
   double lora_s = 0;          // the batched LoRA kernels (planner/lora.h), per GPU; in time_s
   double flops = 0;           // whole model
   double bytes = 0;           // per GPU
@@ -353,6 +355,9 @@ class StepTimeModel {
   StepTime prefill(int64_t tokens) const;
   //! One decode step of `batch` sequences, each with `context` keys.
   StepTime decode(int64_t batch, int64_t context) const;
+  //! A step of back-to-back steps from its GPU and host parts: their sum, or the longer
+  //! of the two where the engine overlaps them (vLLM V1's async scheduling).
+  double compose(double gpu_s, double host_s) const;
 
  private:
   // Rows one expert slot computes in the fused-MoE kernel for `tokens` tokens routed to it
@@ -390,6 +395,7 @@ class StepTimeModel {
   double attn_flops_per_s_ = 0;
   double embedding_table_bytes_ = 0;  // per GPU; input embedding table apart from the LM head
   double step_overhead_s_ = 0, step_overhead_per_seq_s_ = 0;
+  bool host_overlaps_ = false;  // vLLM V1's async scheduling: the host runs beside the GPU
   double allreduce_latency_s_ = 0, allreduce_bus_bytes_per_s_ = 0;
   // Beyond the scale-up domain (GpuSpec::scale_up_domain_gpus): a TP all-reduce is
   // hierarchical (domain_tp_ GPUs at the link, tp / domain_tp_ domains over the NIC); of
