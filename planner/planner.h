@@ -339,7 +339,9 @@ struct StepTime {
   double memory_s = 0;        // bytes / (bandwidth x efficiency), per GPU
   double communication_s = 0; // TP all-reduces and PP sends (and dcp_communication_s)
   double dcp_communication_s = 0;  // the DCP group's attention merge (--dcp), in communication_s
-  double overhead_s = 0;      // CPU per step and kernel floors (calibrated model only)
+  double overhead_s = 0;      // kernel floors, step_overhead_s and the host time the step adds
+  double gpu_s = 0;           // the GPU's side: everything but the host's CPU work
+  double host_s = 0;          // EngineCore's CPU work per sequence, whether or not it adds (roofline.cpp)
   double lora_s = 0;          // the batched LoRA kernels (planner/lora.h), per GPU; in time_s
   double flops = 0;           // whole model
   double bytes = 0;           // per GPU
@@ -379,6 +381,9 @@ class StepTimeModel {
   //! the step's time for it over all layers; 0 without DCP.
   double dcp_bytes_per_layer(double decode_tokens) const;
   double dcp_communication_s(double decode_tokens) const;
+  //! A step of back-to-back steps from its GPU and host parts: their sum, or the longer
+  //! of the two where the engine overlaps them (vLLM V1's async scheduling).
+  double compose(double gpu_s, double host_s) const;
 
  private:
   // Rows one expert slot computes in the fused-MoE kernel for `tokens` tokens routed to it
@@ -416,6 +421,7 @@ class StepTimeModel {
   double attn_flops_per_s_ = 0;
   double embedding_table_bytes_ = 0;  // per GPU; input embedding table apart from the LM head
   double step_overhead_s_ = 0, step_overhead_per_seq_s_ = 0;
+  bool host_overlaps_ = false;  // vLLM V1's async scheduling: the host runs beside the GPU
   double allreduce_latency_s_ = 0, allreduce_bus_bytes_per_s_ = 0;
   // Beyond the scale-up domain (GpuSpec::scale_up_domain_gpus): a TP all-reduce is
   // hierarchical (domain_tp_ GPUs at the link, tp / domain_tp_ domains over the NIC); of

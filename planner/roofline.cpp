@@ -57,9 +57,24 @@
 //                 (TP 2/4: 8 MiB, TP 6: 512 KiB, TP 8: 256 KiB on H100) at that kernel's
 //                 measured H100 cost (custom_ar_cost),
 //                 larger ones at NCCL's: allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth
-//   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
-// The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
-// step's inputs, then launches it, then samples; vllm/v1/engine/core.py step()).
+//   serial      = step_overhead_s: fitted per-step time on the step's path that none of
+//                 the terms above counts (on the runs it was fitted on, async scheduling
+//                 would hide host time: docs/calibration.md), part of the GPU's side
+//   host (CPU)  = step_overhead_per_seq_s x sequences in the step
+// and the step takes GPU + host, or max(GPU, host) under vLLM V1's async scheduling.
+// EngineCore's thread does a step's host work: Scheduler.schedule, then
+// GPUModelRunner.execute_model (_update_states, _prepare_inputs, attention metadata, the
+// forward's launch), sample_tokens (the sampler's launch, bookkeeping), then
+// Scheduler.update_from_output. Without async scheduling (EngineCore.step,
+// vllm/v1/engine/core.py) each step's host work waits for the previous step's sampled
+// tokens and the GPU for it: they add. With it (EngineCore.step_with_batch_queue, a batch
+// queue of 2; UniProcExecutor runs execute_model and sample_tokens in EngineCore's
+// thread and waits for the sampled tokens' copy (AsyncGPUModelRunnerOutput, its own CUDA
+// stream) in a thread of its own, vllm/v1/executor/uniproc_executor.py), step k + 1 is
+// scheduled, prepared and launched while step k runs on the GPU, and step k's
+// update_from_output runs while step k + 1 does: back-to-back steps take the longer of
+// the two (sim/compose.cpp: a step after idle, whose host work nothing hides, adds).
+// Read at vllm-project/vllm@00080ee1 (core.py) and @01e4fce0 (uniproc_executor.py).
 // Fused MoE: vllm-project/vllm@13cb3e44373beb1c8b9d2c017f565af6f7a1b601
 // vllm/model_executor/layers/fused_moe/fused_moe.py (fused_experts_impl, get_default_config)
 // and @00e6fb6d7193804fd96d84c850fd6505574e8e0d csrc/moe/moe_align_sum_kernels.cu
@@ -303,6 +318,9 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   const Calibration& c = o.calibration;
   step_overhead_s_ = c.step_overhead_s;
   step_overhead_per_seq_s_ = c.step_overhead_per_seq_s;
+  // Async scheduling (vLLM V1's; the release's default unless --async-scheduling says,
+  // EngineBatchDefaults) runs the host's part of a step beside the GPU's.
+  host_overlaps_ = o.async_scheduling.value_or(engine_batch_defaults(m, g, o).async_scheduling);
   allreduce_latency_s_ = c.allreduce_latency_s > 0 ? c.allreduce_latency_s : kCollectiveLatencyS;
   dcp_latency_s_ = allreduce_latency_s_ + (o.dcp > domain ? scale_out_latency_s_ : 0);
   // A calibration fitted on another GPU: its all-reduce bus bandwidth is a figure of that
@@ -475,7 +493,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.communication_s +=
         static_cast<double>(moe_layers_) * 2 * (kCollectiveLatencyS + exchange_bytes / moe_exchange_bytes_per_s_);
   const auto seqs = static_cast<double>(decode_seqs) + (prefill_tokens > 0 ? 1.0 : 0.0);
-  t.overhead_s = step_overhead_s_ + step_overhead_per_seq_s_ * seqs;
+  t.host_s = step_overhead_per_seq_s_ * seqs;
   // LoRA: the worst case the slots allow, every sequence of the step on its own adapter
   // until the slots are full (vLLM's scheduler keeps at most max_loras distinct adapters
   // in a batch, vllm/v1/core/sched/scheduler.py).
@@ -499,19 +517,28 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
         elementwise_bytes_per_s_ > 0 ? elementwise_bytes_per_token_ * tokens * share / elementwise_bytes_per_s_ : 0;
     t.compute_s = stages * (gpu_linear / gemm_flops_per_s_ + attn_flops * share / tp / attn_flops_per_s_);
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
-    t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + align_kernels);
+    t.overhead_s = stages * kernel_floor_s_ * (kernels_per_step_ + align_kernels) + step_overhead_s_;
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
     // The LoRA kernels are GEMMs of their own: at the fitted GEMM rates, each launch at
     // the kernel floor.
     t.lora_s = lora.flops / gemm_flops_per_s_ + lora.bytes / gemm_bytes_per_s_ + kernel_floor_s_ * lora.kernels;
-    t.time_s = stages * (gemm_s + attn_s + elementwise_s + t.lora_s) + t.communication_s + t.overhead_s;
-    return t;
+    t.gpu_s = stages * (gemm_s + attn_s + elementwise_s + t.lora_s) + t.communication_s + t.overhead_s;
+  } else {
+    t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
+    // The LoRA kernels run after the GEMMs they adapt, each bound on its own.
+    t.lora_s = std::max(lora.flops / (peak_flops_per_gpu_ * eff), lora.bytes / bw_bytes_per_s_);
+    t.overhead_s = step_overhead_s_;
+    t.gpu_s = std::max(t.compute_s, t.memory_s) + stages * t.lora_s + t.communication_s + t.overhead_s;
   }
-  t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
-  // The LoRA kernels run after the GEMMs they adapt, each bound on its own.
-  t.lora_s = std::max(lora.flops / (peak_flops_per_gpu_ * eff), lora.bytes / bw_bytes_per_s_);
-  t.time_s = std::max(t.compute_s, t.memory_s) + stages * t.lora_s + t.communication_s + t.overhead_s;
+  // The host's share of the step is what it adds beyond the GPU's (all of it without
+  // async scheduling): overhead_s keeps the breakdown summing to time_s.
+  t.time_s = compose(t.gpu_s, t.host_s);
+  t.overhead_s += t.time_s - t.gpu_s;
   return t;
+}
+
+double StepTimeModel::compose(double gpu_s, double host_s) const {
+  return host_overlaps_ ? std::max(gpu_s, host_s) : gpu_s + host_s;
 }
 
 // E[ceil(n / bm)] x bm for n ~ Binomial(tokens, p): the rows moe_align_block_size gives

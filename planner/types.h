@@ -370,8 +370,8 @@ struct Calibration {
   // delivery, whichever is later (sim/engine.cpp; docs/calibration.md).
   double output_overhead_s = 0;          // per step's outputs: receive, decode, dispatch
   double output_overhead_per_seq_s = 0;  // per sequence with a token: detokenize, stream
-  double step_overhead_s = 0;          // per engine step on the CPU: schedule, prepare, sample
-  double step_overhead_per_seq_s = 0;  // per sequence in the step: input preparation, sampling bookkeeping
+  double step_overhead_s = 0;          // per step, serial (GPU side): beyond the modelled kernels; roofline.cpp
+  double step_overhead_per_seq_s = 0;  // EngineCore CPU per sequence: overlaps the GPU under async scheduling
   double kernel_floor_s = 0;           // shortest kernel: a per-kernel time at tiny sizes
   double gemm_bandwidth_efficiency = 0;  // GEMM weight reads / datasheet bandwidth; 0 = roofline
   double gemm_flops_efficiency = 0;      // large-M GEMM FLOP/s / datasheet peak; 0 = roofline
