@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cli/cli.h"
@@ -19,6 +20,10 @@ struct BuyRequest {
   std::optional<size::DemandOptions> demand;  //!< --demand and its horizon, growth and lead time
   std::optional<size::FailureOptions> failures;  //!< --availability, --repair-hours, --gpu-failures-per-year
 };
+
+//! One provider's rent prices for a GPU (docs/formats.md "Rent prices"); a missing or
+//! unknown key, a bad figure, or a price without its source and date is an InputError.
+size::RentPrices parse_prices(const std::string& text, const std::string& file);
 
 //! Adds --buy, --objective, the site options, --demand with its horizon options and
 //! --availability with the failure options.

@@ -111,11 +111,18 @@ int64_t parse_int_option(const std::string& s, const std::string& option, int64_
   else if (auto c = ungroup(s, ',')) text = *c;
   size_t used = 0;
   long long v = 0;
+  bool too_big = false;
   try {
     v = std::stoll(text, &used);
+  } catch (const std::out_of_range&) {
+    too_big = text[0] != '-';
   } catch (const std::exception&) {
     used = 0;
   }
+  // Digits beyond the 64-bit range: the bound they pass is the upper one, so name it.
+  if (too_big && !text.empty() && all_digits(text))
+    throw InputError(kWhere, option, "an integer from " + std::to_string(min_value) + " to 9223372036854775807 (2^63 - 1)",
+                     "'" + s + "'");
   if (used != text.size() || text.empty() || !all_digits(text.substr(text[0] == '-' ? 1 : 0)) || v < min_value)
     throw InputError(kWhere, option, "an integer >= " + std::to_string(min_value), "'" + s + "'");
   return v;
@@ -179,6 +186,7 @@ void add_serving_options(po::options_description& desc) {
       ("hicache-size", s(), "with --enable-hierarchical-cache: the host pool in GB (1e9 bytes) per GPU, instead of the ratio (0)")
       ("hicache-write-policy", s(), "with --enable-hierarchical-cache: write_through (the default; the others are not modelled)")
       ("async-scheduling", s(), "on|off: vLLM V1 composes the next step while one runs, so arrivals wait one step more (default off; docs/calibration.md)")
+      ("stream-interval", s(), "tokens per streamed chunk after the first, as SGLang's --stream-interval, TensorRT-LLM's stream_interval and vLLM's (0.12+) send them (1; docs/engines.md \"Streaming\")")
       ("expert-parallel-size,ep", s(), "MoE: GPUs the routed experts are spread over, whole (a divisor of tp x dp; 1 = experts split over tp x dp; list ok)")
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
       ("data-parallel-size,dp", s(), "MoE: data-parallel attention ranks of --tp GPUs each, sharing the MoE layers (list ok)")
@@ -247,6 +255,8 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
     if (v != "on" && v != "off") throw InputError("--async-scheduling", "", "on or off", "'" + v + "'");
     base.async_scheduling = v == "on";
   }
+  if (vm.count("stream-interval"))
+    base.stream_interval = parse_int_option(vm["stream-interval"].as<std::string>(), "--stream-interval", 1);
   base.spec = parse_spec_options(vm);
   if (vm.count("enable-lora") && vm["enable-lora"].as<bool>()) {
     base.lora = LoraOptions{};
@@ -381,7 +391,7 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
                     o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
                     o.redundant_experts, o.spec, o.lora, o.kv_offloading_bytes, o.hicache, o.enable_prefix_caching,
-                    o.async_scheduling, o.engine_version, o.offline_entry);
+                    o.async_scheduling, o.stream_interval, o.engine_version, o.offline_entry);
   };
   return key(a) == key(b);
 }

@@ -32,6 +32,7 @@ enum class Kind {
   note,         //!< --flag V accepted: `why` it does not change the plan
   note_flag,    //!< a boolean accepted: `why`
   note_list,    //!< --flag V1 V2 ... accepted: `why`
+  note_optional,  //!< --flag [V] (argparse nargs="?": the value may be left out) accepted: `why`
   refuse,       //!< --flag V changes the plan in a way kvplan does not model yet: `why`
   refuse_flag,  //!< the same, a boolean
 };
@@ -59,6 +60,8 @@ constexpr std::string_view kLoraNames = "the adapters' names and paths: kvplan p
 constexpr std::string_view kMm = "multimodal inputs are not modelled yet (kvplan plans text requests)";
 constexpr std::string_view kDisagg = "KV transfer between engines: use `kvplan simulate --disagg`";
 constexpr std::string_view kSpeed = "kernel or backend choice changes step times; kvplan times the engine's default";
+constexpr std::string_view kPooling = "pooling (embedding, classification, scoring) models are not modelled: kvplan plans text generation";
+constexpr std::string_view kMmInput = "how multimodal inputs are accepted and preprocessed; kvplan plans text requests";
 
 // vLLM: EngineArgs.add_cli_args (vllm/engine/arg_utils.py) plus the OpenAI server's
 // make_arg_parser (vllm/entrypoints/openai/cli_args.py), vllm-project/vllm@99d7eb5d6a51.
@@ -85,19 +88,20 @@ constexpr std::array kVllmFlags{
     Flag{"prefix-caching-hash-algo", "", Kind::note, "", "the hash of cached blocks, not what is cached"},
     Flag{"enable-chunked-prefill", "", Kind::special_flag, "", ""},
     Flag{"async-scheduling", "", Kind::map_on_off, "async-scheduling", ""},
+    Flag{"stream-interval", "", Kind::map, "stream-interval", ""},
     Flag{"enforce-eager", "", Kind::special_flag, "", ""},
     Flag{"swap-space", "", Kind::note, "", "host memory for swapped blocks: vLLM V1 preempts by recomputation (and V0 swaps only multi-sequence groups), as kvplan simulates"},
     Flag{"num-gpu-blocks-override", "", Kind::special, "", ""},
     Flag{"max-seq-len-to-capture", "", Kind::note, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
-    Flag{"cuda-graph-sizes", "", Kind::note, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
+    Flag{"cuda-graph-sizes", "", Kind::note_list, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
     Flag{"compilation-config", "O", Kind::note, "", "torch.compile and CUDA graph settings: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
     Flag{"seed", "", Kind::note, "", "the sampling seed"},
     Flag{"revision", "", Kind::special, "", ""},
     Flag{"host", "", Kind::note, "", kServer},
     Flag{"port", "", Kind::note, "", kServer},
     Flag{"uds", "", Kind::note, "", kServer},
-    Flag{"served-model-name", "", Kind::note, "", kServer},
-    Flag{"api-key", "", Kind::note, "", kServer},
+    Flag{"served-model-name", "", Kind::note_list, "", kServer},
+    Flag{"api-key", "", Kind::note_list, "", kServer},
     Flag{"allowed-origins", "", Kind::note, "", kServer},
     Flag{"allowed-methods", "", Kind::note, "", kServer},
     Flag{"allowed-headers", "", Kind::note, "", kServer},
@@ -122,7 +126,7 @@ constexpr std::array kVllmFlags{
     Flag{"code-revision", "", Kind::note, "", kLoading},
     Flag{"load-format", "", Kind::note, "", kLoading},
     Flag{"download-dir", "", Kind::note, "", kLoading},
-    Flag{"hf-token", "", Kind::note, "", kLoading},
+    Flag{"hf-token", "", Kind::note_optional, "", kLoading},
     Flag{"config-format", "", Kind::note, "", kLoading},
     Flag{"max-parallel-loading-workers", "", Kind::note, "", kLoading},
     Flag{"distributed-executor-backend", "", Kind::note, "", "how worker processes are launched (ray or multiprocessing)"},
@@ -136,6 +140,117 @@ constexpr std::array kVllmFlags{
     Flag{"return-tokens-as-token-ids", "", Kind::note_flag, "", kOutput},
     Flag{"enable-prompt-tokens-details", "", Kind::note_flag, "", kOutput},
     Flag{"guided-decoding-backend", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
+    // The rest of EngineArgs.add_cli_args and the frontend's flags (FrontendArgs; the
+    // newest of them, --grpc, --fingerprint-*, the data-parallel supervisor's, come from
+    // vllm-project/vllm@005223338608, and an older release simply lacks them).
+    Flag{"hf-config-path", "", Kind::refuse, "", "the model's config read from another path: pass that config's folder as the model"},
+    Flag{"runner", "", Kind::special, "", ""},
+    Flag{"convert", "", Kind::special, "", ""},
+    Flag{"task", "", Kind::special, "", ""},
+    Flag{"pooler-config", "", Kind::refuse, "", kPooling},
+    Flag{"override-pooler-config", "", Kind::refuse, "", kPooling},
+    Flag{"io-processor-plugin", "", Kind::refuse, "", kPooling},
+    Flag{"rope-theta", "", Kind::refuse, "", "an edited model config: edit config.json and pass its folder as the model"},
+    Flag{"model-impl", "", Kind::refuse, "", kSpeed},
+    Flag{"override-attention-dtype", "", Kind::refuse, "", "attention computed in a dtype other than the model's is not modelled yet"},
+    Flag{"disable-sliding-window", "", Kind::refuse_flag, "", "sliding-window layers cached at full length are not modelled (kvplan caps them at their window, as vLLM does by default)"},
+    Flag{"disable-hybrid-kv-cache-manager", "", Kind::refuse_flag, "", "hybrid models' layers cached in one layout (without the hybrid KV cache manager) are not modelled"},
+    Flag{"disable-cascade-attn", "", Kind::note_flag, "", "cascade attention, a shared-prefix kernel, is not in kvplan's step times with or without this flag"},
+    Flag{"kv-sharing-fast-prefill", "", Kind::refuse_flag, "", "prefill skipping for models sharing KV across layers is not modelled yet"},
+    Flag{"mamba-cache-dtype", "", Kind::refuse, "", "a Mamba state dtype other than the checkpoint's is not modelled yet"},
+    Flag{"mamba-ssm-cache-dtype", "", Kind::refuse, "", "a Mamba state dtype other than the checkpoint's is not modelled yet"},
+    Flag{"mamba-block-size", "", Kind::refuse, "", "the Mamba state's block size is not modelled yet"},
+    Flag{"num-lookahead-slots", "", Kind::refuse, "", "KV slots held ahead of each sequence are not modelled yet (speculative decoding sets its own: --speculative-config)"},
+    Flag{"max-long-partial-prefills", "", Kind::refuse, "", "partial prefills are not modelled yet"},
+    Flag{"scheduler-cls", "", Kind::refuse, "", "a scheduler class of one's own: kvplan simulates vLLM's"},
+    Flag{"all2all-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"enable-dbo", "", Kind::refuse_flag, "", "dual-batch overlap (two micro-batches whose communication and compute overlap) is not modelled yet"},
+    Flag{"dbo-decode-token-threshold", "", Kind::note, "", "a setting of --enable-dbo, which kvplan refuses; alone it does nothing"},
+    Flag{"dbo-prefill-token-threshold", "", Kind::note, "", "a setting of --enable-dbo, which kvplan refuses; alone it does nothing"},
+    Flag{"disable-nccl-for-dp-synchronization", "", Kind::refuse_flag, "", "how the data-parallel ranks synchronize each step changes its time"},
+    Flag{"eplb-config", "", Kind::refuse, "", "EPLB settings as JSON: give the redundant experts as --num-redundant-experts"},
+    Flag{"eplb-window-size", "", Kind::note, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
+    Flag{"eplb-step-interval", "", Kind::note, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
+    Flag{"eplb-log-balancedness", "", Kind::note_flag, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
+    Flag{"expert-placement-strategy", "", Kind::note, "", "which GPU holds which expert; kvplan plans balanced routing"},
+    Flag{"data-parallel-rank", "dpn", Kind::note, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"data-parallel-backend", "dpb", Kind::note, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"data-parallel-hybrid-lb", "", Kind::note_flag, "", "how the data-parallel ranks are spread over nodes"},
+    Flag{"ray-workers-use-nsight", "", Kind::note_flag, "", "profiling of the workers"},
+    Flag{"worker-cls", "", Kind::note, "", "how worker processes are launched (ray or multiprocessing)"},
+    Flag{"worker-extension-cls", "", Kind::note, "", "how worker processes are launched (ray or multiprocessing)"},
+    Flag{"lora-extra-vocab-size", "", Kind::refuse, "", "the extra-vocabulary rows of LoRA slots (releases before 0.12) are not modelled"},
+    Flag{"default-mm-loras", "", Kind::note, "", kLoraNames},
+    Flag{"enable-mm-embeds", "", Kind::note_flag, "", kMmInput},
+    Flag{"interleave-mm-strings", "", Kind::note_flag, "", kMmInput},
+    Flag{"media-io-kwargs", "", Kind::note, "", kMmInput},
+    Flag{"mm-processor-cache-gb", "", Kind::note, "", kMmInput},
+    Flag{"mm-processor-cache-type", "", Kind::note, "", kMmInput},
+    Flag{"mm-shm-cache-max-object-size-mb", "", Kind::note, "", kMmInput},
+    Flag{"disable-mm-preprocessor-cache", "", Kind::note_flag, "", kMmInput},
+    Flag{"disable-chunked-mm-input", "", Kind::note_flag, "", kMmInput},
+    Flag{"allowed-local-media-path", "", Kind::note, "", kMmInput},
+    Flag{"allowed-media-domains", "", Kind::note_list, "", kMmInput},
+    Flag{"mm-encoder-tp-mode", "", Kind::refuse, "", kMm},
+    Flag{"mm-encoder-attn-backend", "", Kind::refuse, "", kMm},
+    Flag{"skip-mm-profiling", "", Kind::refuse_flag, "", kMm},
+    Flag{"video-pruning-rate", "", Kind::refuse, "", kMm},
+    Flag{"enable-multimodal-encoder-data-parallel", "", Kind::refuse_flag, "", kMm},
+    Flag{"cudagraph-capture-sizes", "", Kind::note_list, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
+    Flag{"max-cudagraph-capture-size", "", Kind::note, "", "CUDA graph capture sizes: kvplan's vLLM accounting deducts no graph memory (docs/engines.md)"},
+    Flag{"skip-tokenizer-init", "", Kind::note_flag, "", kLoading},
+    Flag{"safetensors-load-strategy", "", Kind::note, "", kLoading},
+    Flag{"model-loader-extra-config", "", Kind::note, "", kLoading},
+    Flag{"ignore-patterns", "", Kind::note_list, "", kLoading},
+    Flag{"use-tqdm-on-load", "", Kind::note_flag, "", kLoading},
+    Flag{"pt-load-map-location", "", Kind::note, "", kLoading},
+    Flag{"enable-prompt-embeds", "", Kind::note_flag, "", "prompts given as embeddings in place of token IDs: kvplan plans by token counts"},
+    Flag{"logprobs-mode", "", Kind::note, "", kOutput},
+    Flag{"logits-processor-pattern", "", Kind::note, "", kOutput},
+    Flag{"logits-processors", "", Kind::note_list, "", kOutput},
+    Flag{"structured-outputs-config", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
+    Flag{"guided-decoding-disable-fallback", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
+    Flag{"guided-decoding-disable-any-whitespace", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
+    Flag{"guided-decoding-disable-additional-properties", "", Kind::note, "", "structured output grammars run on the CPU beside the steps"},
+    Flag{"additional-config", "", Kind::note, "", "settings of platform plugins; kvplan plans vLLM's CUDA platform"},
+    Flag{"kv-events-config", "", Kind::note, "", "KV cache events published for a router"},
+    Flag{"aggregate-engine-logging", "", Kind::note_flag, "", kServer},
+    Flag{"show-hidden-metrics-for-version", "", Kind::note, "", kServer},
+    Flag{"otlp-traces-endpoint", "", Kind::note, "", kServer},
+    Flag{"collect-detailed-traces", "", Kind::note_list, "", kServer},
+    Flag{"grpc", "", Kind::note_flag, "", kServer},
+    Flag{"chat-template-content-format", "", Kind::note, "", kOutput},
+    Flag{"trust-request-chat-template", "", Kind::note_flag, "", kOutput},
+    Flag{"default-chat-template-kwargs", "", Kind::note, "", kOutput},
+    Flag{"exclude-tools-when-tool-choice-none", "", Kind::note_flag, "", kOutput},
+    Flag{"tool-parser-plugin", "", Kind::note, "", kOutput},
+    Flag{"tool-server", "", Kind::note, "", kOutput},
+    Flag{"enable-force-include-usage", "", Kind::note_flag, "", kOutput},
+    Flag{"cohere-is-reasoning-model", "", Kind::note_flag, "", kOutput},
+    Flag{"cohere-format", "", Kind::note, "", kOutput},
+    Flag{"fingerprint-mode", "", Kind::note, "", kOutput},
+    Flag{"fingerprint-value", "", Kind::note, "", kOutput},
+    Flag{"tokens-only", "", Kind::note_flag, "", kOutput},
+    Flag{"log-config-file", "", Kind::note, "", kServer},
+    Flag{"log-error-stack", "", Kind::note_flag, "", kServer},
+    Flag{"enable-log-outputs", "", Kind::note_flag, "", kServer},
+    Flag{"enable-log-deltas", "", Kind::note_flag, "", kServer},
+    Flag{"enable-per-request-metrics", "", Kind::note_flag, "", kServer},
+    Flag{"enable-tokenizer-info-endpoint", "", Kind::note_flag, "", kServer},
+    Flag{"enable-request-id-headers", "", Kind::note_flag, "", kServer},
+    Flag{"disable-frontend-multiprocessing", "", Kind::note_flag, "", "V1 releases ignore it: vllm/entrypoints/openai/api_server.py warns 'V1 is enabled, but got --disable-frontend-multiprocessing'"},
+    Flag{"disable-access-log-for-endpoints", "", Kind::note, "", kServer},
+    Flag{"enable-ssl-refresh", "", Kind::note_flag, "", kServer},
+    Flag{"ssl-cert-reqs", "", Kind::note, "", kServer},
+    Flag{"ssl-ciphers", "", Kind::note, "", kServer},
+    Flag{"h11-max-incomplete-event-size", "", Kind::note, "", kServer},
+    Flag{"h11-max-header-count", "", Kind::note, "", kServer},
+    Flag{"enable-offline-docs", "", Kind::note_flag, "", kServer},
+    Flag{"enable-flash-late-interaction", "", Kind::note_flag, "", "where pooling models score; kvplan plans text generation"},
+    Flag{"data-parallel-supervisor-port", "", Kind::note, "", kServer},
+    Flag{"dp-supervisor-probe-interval-s", "", Kind::note, "", kServer},
+    Flag{"dp-supervisor-probe-timeout-s", "", Kind::note, "", kServer},
+    Flag{"dp-supervisor-probe-failure-threshold", "", Kind::note, "", kServer},
     Flag{"config", "", Kind::special, "", ""},
     Flag{"speculative-config", "", Kind::map, "speculative-config", ""},
     Flag{"kv-cache-memory-bytes", "", Kind::refuse, "", "a KV pool given in bytes is not modelled yet (use --gpu-memory-utilization)"},
@@ -150,7 +265,7 @@ constexpr std::array kVllmFlags{
     Flag{"lora-target-modules", "", Kind::map_list, "lora-target-modules", ""},
     Flag{"lora-modules", "", Kind::note_list, "", kLoraNames},
     Flag{"fully-sharded-loras", "", Kind::refuse_flag, "", "fully sharded LoRA layers (lora_a split over TP too) are not modelled yet"},
-    Flag{"lora-dtype", "", Kind::refuse, "", "LoRA slots in a dtype other than the model's ('auto') are not modelled yet"},
+    Flag{"lora-dtype", "", Kind::special, "", ""},
     Flag{"limit-mm-per-prompt", "", Kind::refuse, "", kMm},
     Flag{"mm-processor-kwargs", "", Kind::refuse, "", kMm},
     Flag{"hf-overrides", "", Kind::refuse, "", "an edited model config: edit config.json and pass its folder as the model"},
@@ -193,6 +308,7 @@ constexpr std::array kSglangFlags{
     Flag{"schedule-conservativeness", "", Kind::map, "schedule-conservativeness", ""},
     Flag{"enable-mixed-chunk", "", Kind::map_switch, "enable-mixed-chunk", ""},
     Flag{"schedule-policy", "", Kind::special, "", ""},
+    Flag{"stream-interval", "", Kind::map, "stream-interval", ""},
     Flag{"disable-cuda-graph", "", Kind::special_flag, "", ""},
     Flag{"cuda-graph-max-bs", "", Kind::special, "", ""},
     Flag{"max-total-tokens", "", Kind::refuse, "", "a KV pool given in tokens is not modelled yet (use --mem-fraction-static)"},
@@ -391,7 +507,7 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
     bool negated = false;
     if (!f && ec.no_prefix && name.rfind("no-", 0) == 0) {
       f = find_flag(ec, name.substr(3));
-      negated = f && !takes_value(f->kind);
+      negated = f && !takes_value(f->kind) && f->kind != Kind::note_optional;
       if (!negated) f = nullptr;
     }
     if (!f)
@@ -407,6 +523,10 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
       // nargs="+": the words up to the next flag.
       if (takes_list(f->kind))
         while (i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0) *value += " " + cmd[++i].text;
+    } else if (f->kind == Kind::note_optional) {
+      // The next word is its value unless it is a flag, or MODEL still to come.
+      if (!value && i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0 && !(ec.positional_model && g.model.empty()))
+        value = cmd[++i].text;
     } else if (value) {
       refuse_word(word, shown, "the flag alone (it takes no value)", "'" + *value + "'");
     }
@@ -537,7 +657,7 @@ std::vector<Word> with_vllm_config(const Args& cmd, size_t words, const EngineCo
       continue;
     }
     const Flag* f = find_flag(ec, name);
-    const bool boolean = f && !takes_value(f->kind);
+    const bool boolean = f && !takes_value(f->kind) && f->kind != Kind::note_optional;
     const auto word = [&](std::string text) { config.push_back({std::move(text), file, key}); };
     if (v.IsMap()) {
       word("--" + key);
@@ -624,6 +744,8 @@ void apply_llm_api_options(Given& g, const EngineCommand& ec, const std::string&
       notes.push_back(file + ": model: the file's model is the one trtllm-serve serves (it overrides MODEL)");
     } else if (key == "dtype") {
       options.emplace_back("dtype", *llm_api_value(v, file, key, false), from);
+    } else if (key == "stream_interval") {
+      options.emplace_back("stream-interval", *llm_api_value(v, file, key, false), from);
     } else if (key == "kv_cache_config") {
       if (!v.IsMap()) throw InputError(file, key, "a mapping of KvCacheConfig fields", "a single value");
       if (g.values.count("free_gpu_memory_fraction") && !v["free_gpu_memory_fraction"]) {
@@ -713,7 +835,7 @@ bool command_takes(const std::string& command, const std::string& option) {
   static const std::vector<std::string> kServing{
       "tensor-parallel-size", "pipeline-parallel-size", "dtype", "quantization", "kv-cache-dtype", "block-size",
       "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
-      "enable-prefix-caching", "async-scheduling", "expert-parallel-size", "enable-expert-parallel",
+      "enable-prefix-caching", "async-scheduling", "stream-interval", "expert-parallel-size", "enable-expert-parallel",
       "data-parallel-size", "num-redundant-experts", "model",
       // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
@@ -833,6 +955,15 @@ void translate_vllm(const Given& g, const ModelConfig& m, const std::string& ver
     } else if (name == "scheduling-policy") {
       if (value != "fcfs") not_modelled(flag, "kvplan schedules first come, first served");
       t.note(flag, "fcfs is kvplan's order");
+    } else if (name == "runner" || name == "convert" || name == "task") {
+      // ModelConfig's defaults (auto; convert none) and the generate runner serve a
+      // generative model as kvplan plans it; pooling runners and conversions do not.
+      if (value != "auto" && value != (name == "convert" ? "none" : "generate")) not_modelled(flag + " " + value, kPooling);
+      t.note(flag + " " + value, "text generation is what kvplan plans");
+    } else if (name == "lora-dtype") {
+      // auto (LoRAConfig's default): the slots take the model's dtype, as kvplan sizes them.
+      if (value != "auto") not_modelled(flag, "LoRA slots in a dtype other than the model's ('auto') are not modelled yet");
+      t.note(flag + " auto", "the slots take the model's dtype, as kvplan sizes them");
     }
   }
 }
@@ -967,7 +1098,8 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
         break;
       case Kind::note:
       case Kind::note_flag:
-      case Kind::note_list: t.note(flag, f->why); break;
+      case Kind::note_list:
+      case Kind::note_optional: t.note(flag, f->why); break;
       case Kind::refuse:
       case Kind::refuse_flag:
         if (value != "no") not_modelled(flag, f->why);

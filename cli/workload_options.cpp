@@ -28,8 +28,16 @@ double duration_s(const po::variables_map& vm, const std::string& name) {
   } else {
     throw InputError(kWhere, flag, "a duration with its unit: 2s or 150ms", "'" + v + "'");
   }
-  const double x = parse_num_option(number, flag, 0, 1e9);
-  if (!(x > 0)) throw InputError(kWhere, flag, "a positive duration (2s or 150ms)", "'" + v + "'");
+  // Bounds and value as the user wrote them, with the unit (parse_num_option would name
+  // the bare number).
+  const std::string expected = "a duration above 0 and at most 1e9 in its unit (2s or 150ms)";
+  double x = 0;
+  try {
+    x = parse_num_option(number, flag, 0, 1e9);
+  } catch (const InputError&) {
+    throw InputError(kWhere, flag, expected, "'" + v + "'");
+  }
+  if (!(x > 0)) throw InputError(kWhere, flag, expected, "'" + v + "'");
   return x * scale;
 }
 

@@ -188,14 +188,18 @@ FleetResult simulate_fleet(const sim::Simulator& s, const Workload& w, const sim
     o.on_step = nullptr;
     o.on_request = nullptr;
     o.on_finish = nullptr;
+    o.on_chunk = nullptr;
     const auto index = static_cast<int64_t>(i);
     if (client) {
       sim::BenchmarkClient* c = &*bench;
       sim::ItlTally* t = &itl[i];
-      o.on_step = [&f, index, t](const sim::StepSample& x) {
-        t->step(x.time_s, x.duration_s, x.decode_seqs, x.batch);
+      // A chunk of several tokens is one gap (Simulator's lone client run does the same).
+      const bool chunks = s.options().stream_interval.value_or(1) > 1;
+      o.on_step = [&f, index, t, chunks](const sim::StepSample& x) {
+        if (!chunks) t->step(x.time_s, x.duration_s, x.decode_seqs, x.batch);
         if (f.on_step) f.on_step(index, x);
       };
+      if (chunks) o.on_chunk = [t](double gap_s) { t->gap(gap_s); };
       o.on_request = [&f, index, c](const sim::RequestEvent& x) {
         if (x.kind == sim::RequestEventKind::rejected) c->rejected(x.request, x.time_s);
         if (f.on_request) f.on_request(index, x);

@@ -32,6 +32,12 @@ ServerSpec parse_server(const std::string& text, const std::string& file) {
   if (s.server_rack_units > 64)
     throw InputError(file, "server_rack_units", "at most 64 (U)", std::to_string(s.server_rack_units));
   s.tp_across_servers = opt_bool(n, "tp_across_servers", file).value_or(false);
+  // Required: a liquid-cooled server read as air-cooled would be planned into a site
+  // that cannot take its heat away.
+  const std::string cooling = req_str(n, "cooling", file);
+  if (cooling != "air" && cooling != "liquid")
+    throw InputError(file, "cooling", "air or liquid (what carries the server's heat away)", "'" + cooling + "'");
+  s.liquid_cooled = cooling == "liquid";
   return s;
 }
 

@@ -15,6 +15,17 @@ constexpr FamilyDefault kGemma3Defaults[] = {
   {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
 };
 constexpr FamilyDefault kLlama4Defaults[] = {{"attention_chunk_size", 8192}};
+// SmolLM3Config (huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419:
+// src/transformers/models/smollm3/configuration_smollm3.py).
+constexpr FamilyDefault kSmolLM3Defaults[] = {
+  {"vocab_size", 128256}, {"hidden_size", 2048}, {"intermediate_size", 11008}, {"num_hidden_layers", 36},
+  {"num_attention_heads", 16}, {"num_key_value_heads", 4}, {"max_position_embeddings", 32768},
+};
+// Lfm2Config (huggingface/transformers@05cd1ec14dbe16127778060fb68c34105873015c:
+// src/transformers/models/lfm2/configuration_lfm2.py): conv_L_cache 3, block_multiple_of
+// 256 (block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0 and conv_bias false are
+// read in io/config_io.cpp with the same defaults).
+constexpr FamilyDefault kLfm2Defaults[] = {{"conv_L_cache", 3}, {"block_multiple_of", 256}};
 
 constexpr const char* kHf = "transformers v4.57 ";
 
@@ -62,6 +73,32 @@ constexpr ModelFamily kRegistry[] = {
   // Granite: Llama's geometry; its multipliers scale activations, not shapes.
   {.model_type = "granite", .kind = RowKind::family, .architecture = "GraniteForCausalLM",
    .keys = "Llama's (embedding/residual/attention multipliers change no size)", .source = "models/granite/configuration_granite.py"},
+  // SmolLM3 (SmolLM3Config above; modeling_smollm3.py): Llama's layers; every
+  // no_rope_layer_interval-th layer skips RoPE (no_rope_layers 0), which moves no size;
+  // without layer_types those NoPE layers slide when use_sliding_window (default false) and
+  // sliding_window are set; the LM head tied by default.
+  {.model_type = "smollm3", .kind = RowKind::family, .architecture = "SmolLM3ForCausalLM", .tie_default = true,
+   .sliding = Sliding::nope_layers,
+   .keys = "no_rope_layers, no_rope_layer_interval (NoPE layers: no size; they slide with use_sliding_window), layer_types",
+   .defaults = kSmolLM3Defaults, .source = "transformers@008e5743 models/smollm3/configuration_smollm3.py"},
+  // LFM2 (Lfm2Config, Lfm2DecoderLayer at huggingface/transformers@0096ba4f66d4f5f7b1d4e162f8a75d0894b40ea8
+  // models/lfm2/modeling_lfm2.py; vllm/model_executor/models/lfm2.py): layer_types "conv" =
+  // gated short convolution (Lfm2ShortConv, a state of conv_L_cache - 1 inputs per request),
+  // "full_attention" = GQA with per-head q/k RMSNorms; the SwiGLU MLP of every layer is
+  // int(2 block_ff_dim / 3) scaled by block_ffn_dim_multiplier and rounded up to
+  // block_multiple_of (Lfm2MLP with block_auto_adjust_ff_dim).
+  {.model_type = "lfm2", .kind = RowKind::family, .architecture = "Lfm2ForCausalLM", .plan = LayerPlan::lfm2, .tie_default = true,
+   .intermediate_key = "", .qk_norm = QkNorm::always,
+   .keys = "layer_types (conv / full_attention), conv_L_cache, conv_dim, conv_bias, block_ff_dim (or intermediate_size), block_auto_adjust_ff_dim, block_ffn_dim_multiplier, block_multiple_of",
+   .defaults = kLfm2Defaults, .source = "transformers@0096ba4f models/lfm2/modeling_lfm2.py; vllm/model_executor/models/lfm2.py"},
+  // Mllama's text model (MllamaTextModel, transformers models/mllama/modeling_mllama.py):
+  // Llama self-attention layers, and at cross_attention_layers layers that attend to the
+  // image's vision states instead (MllamaCrossAttentionDecoderLayer: q/k/v/o, q/k RMSNorms,
+  // two tanh gates), whose K/V are cached once per request; embed_tokens has vocab_size + 8
+  // rows. Planned with --engine ideal (the engine models do not follow a cross-attention cache).
+  {.model_type = "mllama_text_model", .kind = RowKind::family, .architecture = "MllamaForCausalLM", .plan = LayerPlan::mllama,
+   .keys = "cross_attention_layers (cross-attention to the image tokens: K/V per request); embed_tokens of vocab_size + 8 rows",
+   .source = "transformers@00368133 models/mllama/modeling_mllama.py"},
   // EXAONE 4.0: Llama's projections with per-head q/k RMSNorms and the two norms after
   // attention and MLP (QK-Reorder-Norm); layer_types mark three sliding layers in four
   // (sliding_window_pattern "LLLG" restates them; without layer_types the file is refused).
@@ -192,6 +229,18 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "kimi_k25", .kind = RowKind::wrapper, .architecture = "KimiK25ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "internvl_chat", .kind = RowKind::wrapper, .architecture = "InternVLChatModel", .text_key = "llm_config"},
   {.model_type = "deepseek_vl_v2", .kind = RowKind::wrapper, .architecture = "DeepseekVLV2ForCausalLM", .text_key = "language_config"},
+  // LFM2-VL (Lfm2VlMultiModalProjector, vllm/model_executor/models/lfm2_vl.py): a SigLIP2
+  // NaFlex tower, pixel unshuffle by downsample_factor, then linear_1 / linear_2.
+  {.model_type = "lfm2_vl", .kind = RowKind::wrapper, .architecture = "Lfm2VlForConditionalGeneration", .text_key = "text_config",
+   .projector = VisionProjector::pixel_unshuffle_mlp},
+  // Llama-3.2-Vision (MllamaForConditionalGeneration): MllamaVisionModel, its projector of
+  // vision_output_dim to the text width, and the text model's cross-attention layers.
+  {.model_type = "mllama", .kind = RowKind::wrapper, .architecture = "MllamaForConditionalGeneration", .text_key = "text_config",
+   .projector = VisionProjector::mllama},
+  // Voxtral (transformers models/voxtral/modular_voxtral.py): a Whisper encoder
+  // (VoxtralEncoder) and VoxtralMultiModalProjector before a Llama text model.
+  {.model_type = "voxtral", .kind = RowKind::wrapper, .architecture = "VoxtralForConditionalGeneration", .text_key = "text_config",
+   .audio = AudioTower::whisper},
   // ---------------------------------------------------------------- aliases
   // Text model_types the wrappers nest, read as the family named in .architecture.
   {.model_type = "qwen2_5_vl_text", .kind = RowKind::alias, .architecture = "qwen2"},
@@ -217,6 +266,8 @@ const char* plan_name(LayerPlan p) {
     case LayerPlan::llama4: return "Llama-4: chunked / global, MoE interleave";
     case LayerPlan::nemotron_nas: return "Nemotron-NAS: per-layer attention / FFN blocks, no-ops";
     case LayerPlan::gemma4: return "Gemma-4: sliding / global geometry, MoE beside the MLP";
+    case LayerPlan::lfm2: return "LFM2: short conv / full attention";
+    case LayerPlan::mllama: return "self-attention / cross-attention to the image";
   }
   return "";
 }
@@ -236,6 +287,7 @@ std::string attention_name(const ModelFamily& f) {
   if (f.qkv_bias_default) s += "; q/k/v biases";
   if (f.global_every > 0) s += "; sliding, every " + std::to_string(f.global_every) + (f.global_every == 2 ? "nd" : "th") + " layer global";
   if (f.sliding == Sliding::qwen) s += "; sliding only with use_sliding_window";
+  if (f.sliding == Sliding::nope_layers) s += "; the NoPE layers slide only with use_sliding_window";
   return s;
 }
 
@@ -302,8 +354,14 @@ std::string registry_markdown() {
       row += "family | " + std::string(f.architecture) + " | " + plan_name(f.plan) + " | " + attention_name(f) + " | " +
              cell(f.keys) + " | " + (defaults.empty() ? "-" : defaults) + " | " + src + " |";
     } else if (f.kind == RowKind::wrapper) {
+      const std::string towers = f.audio == AudioTower::whisper ? "audio_config (Whisper encoder + two-matrix projector)"
+                                 : f.projector == VisionProjector::pixel_unshuffle_mlp
+                                     ? "vision_config (tower; pixel unshuffle by downsample_factor into a two-layer projector)"
+                                 : f.projector == VisionProjector::mllama
+                                     ? "vision_config (tiled encoder, gated global layers; max_num_tiles x ((image_size / patch_size)^2 + 1) image tokens per request)"
+                                     : "vision_config (tower)";
       row += "wrapper | " + std::string(f.architecture) + " | the text model's, from `" + f.text_key + "`" +
-             (f.top_level ? " or the top level beside `vision_config`" : "") + " | the text model's | vision_config (tower) | - | - |";
+             (f.top_level ? " or the top level beside `vision_config`" : "") + " | the text model's | " + towers + " | - | - |";
     } else {
       row += "alias | read as " + std::string(f.architecture) + " | " + f.architecture + "'s | " + f.architecture +
              "'s | - | - | - |";

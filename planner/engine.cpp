@@ -153,6 +153,53 @@ EngineBatchDefaults engine_batch_defaults(const ModelConfig& m, const GpuSpec& g
   return d;
 }
 
+StreamDelivery stream_delivery(const ServingOptions& o) {
+  StreamDelivery d;
+  if (!o.stream_interval) return d;
+  const int64_t n = *o.stream_interval;
+  if (n < 1) throw InputError("command line", "--stream-interval", "an integer >= 1 (tokens per streamed chunk)", std::to_string(n));
+  if (n == 1) return d;
+  const std::string got = std::to_string(n);
+  const auto refuse = [&](const std::string& why) { throw InputError("command line", "--stream-interval", why, got); };
+  if (o.spec)
+    refuse("1 with speculative decoding: a step then adds several tokens, and the engines' rules (a count of "
+           "tokens modulo N) are not modelled over such jumps");
+  switch (o.engine) {
+    case Engine::ideal:
+      refuse("1 with --engine ideal (it has no API server whose streaming is modelled: use --engine vllm@0.12 or "
+             "later, sglang@0.5 or trtllm@1.0 or later)");
+      break;
+    case Engine::vllm:
+      // vllm/v1/engine/output_processor.py RequestState.make_request_output: sends when
+      // the request finished, for its first token, or once stream_interval tokens wait
+      // since the last send (total - sent_tokens_offset >= stream_interval): one token a
+      // step makes that tokens 1, N + 1, 2N + 1, ...
+      if (!detail::vllm_takes_stream_interval(o))
+        refuse("1 before vLLM 0.12 (--stream-interval came with vllm-project/vllm PR #27869, November 2025)");
+      break;
+    case Engine::sglang:
+      // python/sglang/srt/managers/scheduler_output_processor_mixin.py
+      // stream_output_generation: a streamed request is sent when it finished or when
+      // len(output_ids) % stream_interval == 1 (stream_interval > 1): tokens 1, N + 1, ...
+      // Older code tested len(output_ids) % stream_interval == 0, so the first chunk waited
+      // for the N-th token; kvplan's "0.4" stands for those releases.
+      if (o.engine_version == "0.4")
+        refuse("1 with SGLang 0.4 (its first chunk waits for the N-th token, len(output_ids) % stream_interval == 0, "
+               "which kvplan does not model): use sglang@0.5");
+      break;
+    case Engine::trtllm:
+      // tensorrt_llm/_torch/pyexecutor/py_executor.py _handle_responses: a response when
+      // py_decoding_iter == 1 (the context phase's token, at once since NVIDIA/TensorRT-LLM
+      // PR #5836), when the request finished, or when py_decoding_iter % stream_interval
+      // == 0: tokens 1, N, 2N, ... The PyTorch backend's option (PR #5284, 1.0).
+      if (o.engine_version == "0") refuse("1 with TensorRT-LLM 0.x (stream_interval is the PyTorch backend's, 1.0 on)");
+      d.offset = 0;
+      break;
+  }
+  d.interval = n;
+  return d;
+}
+
 std::vector<std::string> engine_versions(Engine e) {
   switch (e) {
     case Engine::vllm: return detail::vllm_versions();

@@ -16,6 +16,8 @@ MemoryBudget vllm_budget(const ModelConfig& m, const GpuSpec& g, const ServingOp
 MemoryBudget sglang_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
 //! The SGLang releases kvplan models, oldest first.
 std::vector<std::string> sglang_versions();
+//! Whether o's vLLM release takes --stream-interval (engine_vllm.cpp).
+bool vllm_takes_stream_interval(const ServingOptions& o);
 //! SGLang's default chunked_prefill_size for GPU `g` (server_args.py; engine_sglang.cpp).
 int64_t sglang_default_chunked_prefill_size(const GpuSpec& g, const ServingOptions& o);
 //! TensorRT-LLM's default max_num_tokens (engine_trtllm.cpp).

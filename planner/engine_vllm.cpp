@@ -122,6 +122,10 @@ constexpr std::array<int64_t, 7> kVllmBlockSizes{1, 8, 16, 32, 64, 128, 256};
 
 // The first release scheduling asynchronously by default (vllm_batch_defaults).
 constexpr std::string_view kVllmAsyncDefaultRelease = "0.14";
+// The first release with --stream-interval: vllm-project/vllm PR #27869 ("Support stream
+// interval for reducing host overhead", merged November 2025, after 0.11.0 and before
+// 0.12.0 of December 2025; 0.11.1 may carry it, but "0.11" stands for both).
+constexpr std::string_view kVllmStreamIntervalRelease = "0.12";
 
 // Whether release `r` comes before release `version` in kVllmReleases (oldest first).
 bool release_before(const VllmRelease& r, std::string_view version) {
@@ -333,6 +337,10 @@ int64_t vllm_default_batched_tokens(const GpuSpec& g, const ServingOptions& o, i
   const bool big = vllm_large_batch_defaults(vllm_accounting_release(o, g), g);
   const int64_t base = o.offline_entry ? (big ? 16384 : 8192) : (big ? 8192 : 2048);
   return std::min(base, checked_mul(std::max<int64_t>(1, o.max_num_seqs), max_model_len, "tokens"));
+}
+
+bool vllm_takes_stream_interval(const ServingOptions& o) {
+  return !release_before(vllm_release(o), kVllmStreamIntervalRelease);
 }
 
 const VllmRelease& vllm_release(const ServingOptions& o) {

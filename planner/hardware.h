@@ -20,6 +20,7 @@ struct ServerSpec {
   double server_power_w = 0;           // the server without its GPUs, at full load
   int64_t server_rack_units = 0;       // height in U
   bool tp_across_servers = false;      // the GPU fabric (e.g. NVLink Switch) spans servers
+  bool liquid_cooled = false;          // needs liquid cooling (cooling: liquid), e.g. an NVL72 rack
   std::string file;                    // where it was read from, for messages
 };
 

@@ -34,6 +34,12 @@
 //             head_dim x d_state, groups padded to a multiple of tp when they do not divide
 //   gated delta net: conv (kernel-1) x (2 key_heads key_dim + value_heads value_dim)/tp
 //             + state value_heads/tp x value_dim x key_dim
+//   short conv (LFM2): conv (kernel-1) x conv_dim/tp, no recurrent state
+//             (short_conv_state_shape, called by vllm/model_executor/models/lfm2.py with
+//             conv_dim and conv_L_cache)
+//   cross attention (Mllama): K and V of the request's image tokens, 2 x kv_heads/tp x
+//             head_dim x image tokens, in the KV cache dtype (MllamaTextCrossAttention
+//             caches the vision states' K/V once, transformers models/mllama/modeling_mllama.py)
 #include <algorithm>
 #include <cmath>
 
@@ -161,6 +167,7 @@ double csa_state_bits(const ModelConfig& m, int64_t layer) {
 // recurrent (SSM / delta-rule) state.
 struct StateElems {
   int64_t conv = 0, ssm = 0;
+  int64_t kv = 0;  // cross-attention K/V, in the KV cache dtype
 };
 StateElems state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
   using detail::ceil_div;
@@ -177,6 +184,11 @@ StateElems state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
       return {ceil_div(conv_dim, tp) * (m.linear_conv_kernel - 1),
               ceil_div(m.linear_value_heads, tp) * m.linear_value_head_dim * m.linear_key_head_dim};
     }
+    case Mixer::short_conv: return {ceil_div(m.short_conv_dim, tp) * (m.short_conv_kernel - 1), 0};
+    case Mixer::cross_attention: {
+      const int64_t heads = m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1;  // replicated below TP, as self-attention
+      return {0, 0, 2 * heads * m.head_dim * m.cross_attention_tokens};
+    }
     case Mixer::attention:
     case Mixer::none: return {};
   }
@@ -189,7 +201,8 @@ double state_bits(const ModelConfig& m, const ServingOptions& o, int64_t layer, 
   const StateElems e = state_elems(m, layer, tp);
   const auto act = static_cast<double>(dtype_bits(o.activation_dtype(m)));
   const double ssm = m.ssm_state_dtype ? static_cast<double>(dtype_bits(*m.ssm_state_dtype)) : act;
-  return static_cast<double>(e.conv) * act + static_cast<double>(e.ssm) * ssm + csa_state_bits(m, layer);
+  return static_cast<double>(e.conv) * act + static_cast<double>(e.ssm) * ssm +
+         static_cast<double>(e.kv) * static_cast<double>(dtype_bits(o.kv_dtype(m))) + csa_state_bits(m, layer);
 }
 
 // Bits one layer stores for `tokens` tokens (exact integers, group rounding included).

@@ -1,7 +1,7 @@
 // Parameter counts and weight bytes. Counting follows the Hugging Face modelling code of
 // each architecture (LlamaForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM,
 // PhiForCausalLM, Gemma2ForCausalLM, Qwen3NextForCausalLM, NemotronHForCausalLM,
-// JambaForCausalLM, GptOssForCausalLM): every weight matrix, bias and norm vector.
+// JambaForCausalLM, GptOssForCausalLM, Lfm2ForCausalLM): every weight matrix, bias and norm vector.
 // Layers are counted one by one: hybrid models mix attention, Mamba and linear-attention
 // mixers with dense, MoE or no feed-forward blocks (ModelConfig::layer_mixer/layer_ffn).
 #include <algorithm>
@@ -181,6 +181,16 @@ int64_t hc_head_params(const ModelConfig& m) {
   return m.hc_mult == 0 ? 0 : plus(plus(mul3(m.hc_mult, m.hc_mult, m.hidden_size), m.hc_mult), 1);
 }
 
+// HF Lfm2ShortConv (transformers models/lfm2/modeling_lfm2.py): in_proj h -> 3 conv_dim
+// (B, C and x), a depthwise conv1d of kernel taps per channel, out_proj conv_dim -> h;
+// biases on all three with conv_bias.
+int64_t short_conv_params(const ModelConfig& m) {
+  const int64_t h = m.hidden_size, d = m.short_conv_dim;
+  int64_t p = plus(mul3(h, 3, d), plus(mul(d, m.short_conv_kernel), mul(d, h)));
+  if (m.short_conv_bias) p = plus(p, plus(plus(mul(3, d), d), h));
+  return p;
+}
+
 LayerParams layer_params(const ModelConfig& m, int64_t layer) {
   const int64_t h = m.hidden_size;
   LayerParams p;
@@ -189,6 +199,10 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
     case Mixer::mamba1: p.attention = mamba1_params(m); break;
     case Mixer::mamba2: p.attention = mamba2_params(m); break;
     case Mixer::linear_attention: p.attention = gated_delta_params(m); break;
+    case Mixer::short_conv: p.attention = short_conv_params(m); break;
+    // MllamaTextCrossAttention: Llama's q/k/v/o with RMSNorms of head_dim on q and k, and the
+    // decoder layer's two tanh gates (cross_attn_attn_gate, cross_attn_mlp_gate), one value each.
+    case Mixer::cross_attention: p.attention = plus(attention_params(m, layer), plus(mul(2, m.head_dim), 2)); break;
     case Mixer::none: break;
   }
   switch (m.ffn(layer)) {
@@ -227,6 +241,7 @@ ParamCount count_params(const ModelConfig& m) {
   c.tower = m.tower_params;
   c.embedding = mul(m.vocab_size, m.hidden_size);
   if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.linear_bias ? m.vocab_size : 0);
+  c.embedding = plus(c.embedding, mul(m.extra_embedding_rows, m.hidden_size));
   c.embedding = plus(c.embedding, mul(m.learned_positions, m.hidden_size));
   for (int64_t l = 0; l < m.num_layers; ++l) {
     const LayerParams p = layer_params(m, l);
@@ -263,7 +278,8 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
       // own heads: sliding layers may have more; no V projection to copy without one).
       int64_t attention = p.attention;
       const AttnGeom g = attn_geom(m, l);
-      if (m.mixer(l) == Mixer::attention && !m.is_mla() && !m.is_csa() && g.kv_heads < tp) {
+      if ((m.mixer(l) == Mixer::attention || m.mixer(l) == Mixer::cross_attention) && !m.is_mla() && !m.is_csa() &&
+          g.kv_heads < tp) {
         const int64_t kv = g.kv_heads * g.head_dim;
         const int64_t mats = no_v_proj(m, l) ? 1 : 2;
         attention = plus(attention, mul(mul3(mats, m.hidden_size, kv), tp / g.kv_heads - 1));
@@ -286,7 +302,7 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
     }
     // Engines keep the vocabulary-parallel embedding and LM head in 16-bit.
     const int64_t vocab = mul3(detail::ceil_div(m.vocab_size, tp), m.hidden_size, act_bytes);
-    if (s == 0) bytes = plus(bytes, vocab);
+    if (s == 0) bytes = plus(bytes, plus(vocab, mul3(detail::ceil_div(m.extra_embedding_rows, tp), m.hidden_size, act_bytes)));
     // Learned positions are a plain embedding, whole on every rank (vLLM's
     // OPTLearnedPositionalEmbedding is an nn.Embedding).
     if (s == 0) bytes = plus(bytes, mul3(m.learned_positions, m.hidden_size, act_bytes));

@@ -119,6 +119,10 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     if (m.linear_key_heads > 0)
       require(m.linear_key_heads % o.tp == 0, where, "--tensor-parallel-size",
               "a divisor of linear_num_key_heads (" + str(m.linear_key_heads) + " for " + m.name + ")", str(o.tp));
+    // LFM2's short-conv state is conv_dim / tp channels (short_conv_state_shape's divide()).
+    if (m.short_conv_dim > 0)
+      require(m.short_conv_dim % o.tp == 0, where, "--tensor-parallel-size",
+              "a divisor of the short convolution's conv_dim (" + str(m.short_conv_dim) + " for " + m.name + ")", str(o.tp));
   }
   // The engine models (engine_*.cpp) follow each engine's code for uniform attention
   // stacks; hybrid layers, per-layer geometry and indexer caches are modelled by the
@@ -146,6 +150,11 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
   require(o.block_size >= 1, where, "--block-size", "an integer >= 1", str(o.block_size));
   require(o.engine != Engine::vllm || detail::vllm_accepts_block_size(o.block_size), where, "--block-size",
           "one of vLLM's block sizes, " + detail::vllm_block_sizes_text() + " (--engine vllm)", str(o.block_size));
+  // TensorRT-LLM's KV blocks hold a power of two tokens, more than one (docs/source/features/
+  // kvcache.md, NVIDIA/TensorRT-LLM@fbbc05dd1445); SGLang's --page-size takes any positive size.
+  require(o.engine != Engine::trtllm || (o.block_size > 1 && (o.block_size & (o.block_size - 1)) == 0), where,
+          "--block-size", "a power of two greater than 1 (--engine trtllm: TensorRT-LLM's tokens per block)",
+          str(o.block_size));
   require(o.gpu_memory_utilization > 0 && o.gpu_memory_utilization <= 1, where,
           "--gpu-memory-utilization", "a fraction in (0, 1]", std::to_string(o.gpu_memory_utilization));
   require(o.max_num_seqs >= 1, where, "--max-num-seqs", "an integer >= 1", str(o.max_num_seqs));

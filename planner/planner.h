@@ -255,6 +255,22 @@ struct EngineBatchDefaults {
   bool async_scheduling = false;
 };
 EngineBatchDefaults engine_batch_defaults(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
+//! When the engine sends a streamed request's tokens to the client under
+//! ServingOptions::stream_interval (docs/engines.md "Streaming" cites each rule): a chunk
+//! goes out after the step that brings the request to g output tokens when g == 1 (the
+//! first token, at once, in every modelled release), when g is its last token, or when
+//! (g - offset) is a multiple of `interval`: SGLang 0.5 and vLLM offset 1 (chunks at
+//! tokens 1, N + 1, 2N + 1, ...), TensorRT-LLM offset 0 (1, N, 2N, ...).
+struct StreamDelivery {
+  int64_t interval = 1;
+  int64_t offset = 1;
+  bool sends(int64_t g, int64_t last) const { return g == 1 || g == last || (g - offset) % interval == 0; }
+};
+//! The rule of o's engine release. Throws InputError (key --stream-interval) for an
+//! interval below 1, or above 1 where it is not modelled: --engine ideal, vLLM before
+//! 0.12, SGLang 0.4 (its first chunk waits for the N-th token), TensorRT-LLM 0.x, and
+//! speculative decoding (several tokens per step).
+StreamDelivery stream_delivery(const ServingOptions& o);
 //! What the engine release (o.engine, o.engine_version) prints at start-up about its KV
 //! cache, one line per rank where it prints one per rank (vLLM V1: "Available KV cache
 //! memory", then "GPU KV cache size: N tokens" and "Maximum concurrency ..."; vLLM V0:

@@ -79,9 +79,10 @@ inline constexpr NameTable<Engine, 4> kEngineNames{{{
 std::string_view to_string(Engine e);
 std::optional<Engine> parse_engine(std::string_view s);
 
-//! What mixes tokens in one layer. Attention layers hold KV bytes per token; Mamba and
-//! linear-attention layers hold a fixed state per request (planner/kv.cpp).
-enum class Mixer : uint8_t { attention, mamba1, mamba2, linear_attention, none };
+//! What mixes tokens in one layer. Attention layers hold KV bytes per token; Mamba,
+//! linear-attention and short-convolution layers hold a fixed state per request, and so do
+//! cross-attention layers: the K/V of the request's image tokens (planner/kv.cpp).
+enum class Mixer : uint8_t { attention, mamba1, mamba2, linear_attention, short_conv, cross_attention, none };
 //! The feed-forward block of one layer.
 enum class Ffn : uint8_t { dense, moe, none };
 
@@ -210,6 +211,17 @@ struct ModelConfig {
   //! mamba_ssm_cache_dtype from Qwen3.5's mamba_ssm_dtype); unset: the model dtype. The
   //! conv state always takes the model dtype.
   std::optional<DType> ssm_state_dtype;
+
+  //! Gated short convolution (LFM2's Lfm2ShortConv): in_proj h -> 3 x conv_dim (B, C, x),
+  //! a depthwise conv of short_conv_kernel taps, out_proj conv_dim -> h; its state is the
+  //! last kernel - 1 inputs of conv_dim channels.
+  int64_t short_conv_dim = 0, short_conv_kernel = 0;
+  bool short_conv_bias = false;
+  //! Image tokens a cross-attention layer caches K/V for, once per request (Mllama: one
+  //! image of max_num_tiles tiles of (image_size / patch_size)^2 + 1 patches).
+  int64_t cross_attention_tokens = 0;
+  //! Rows of the input embedding beyond vocab_size (MllamaTextModel: vocab_size + 8).
+  int64_t extra_embedding_rows = 0;
 
   // Linear attention: Gated DeltaNet (Qwen3-Next).
   int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
@@ -475,6 +487,11 @@ struct ServingOptions {
   //! (sim/engine.cpp). Empty = the engine release's default (EngineBatchDefaults): on for
   //! vLLM V1 from 0.14, which turned it on by default (PR #27614), off otherwise.
   std::optional<bool> async_scheduling;
+  //! --stream-interval N (SGLang's --stream-interval, TensorRT-LLM's `stream_interval`,
+  //! vLLM's --stream-interval from 0.12): the API server sends a streamed request's tokens
+  //! in chunks of N (planner.h stream_delivery has each engine's rule). Empty = the
+  //! engine's default, 1 (a chunk per token) in every modelled release.
+  std::optional<int64_t> stream_interval;
   //! Speculative decoding (--speculative-config, planner/speculative.h); null = off.
   std::shared_ptr<const SpecDecode> spec;
   //! LoRA adapters (--enable-lora, planner/lora.h); empty = off.

@@ -115,6 +115,11 @@ std::vector<std::string> buy_assumptions(const BuyResult& b) {
               "servers (HGX, OAM) are bought with every GPU slot filled; the spare GPUs idle.");
   a.push_back("Racks = ceil(servers / servers per rack), servers per rack = min(floor(rack kW / server peak kW), "
               "floor(rack U / server U)); server peak = host power + its GPUs at board power.");
+  if (!s.liquid_cooling || s.site_kw || s.site_racks)
+    a.push_back(fmt::format("Site limits: {}{}{}; a purchase beyond them cannot be placed (its row says why).",
+                            s.liquid_cooling ? "air and liquid cooling" : "air cooling only (--cooling air)",
+                            s.site_kw ? fmt::format(", {:g} kW of IT power (--site-kw)", *s.site_kw) : std::string(),
+                            s.site_racks ? fmt::format(", {} racks (--site-racks)", *s.site_racks) : std::string()));
   a.push_back("Power: a GPU draws its board power (TDP) while a step runs and its idle power otherwise; busy time is "
               "the simulated fraction of time with a step running at each replica's share of the load, times the "
               "utilization; the host (CPUs, NICs, fans, switches) is counted at its full power all the time. "
@@ -144,7 +149,11 @@ nlohmann::json buy_json(const SizeResult& r, const BuyResult& b) {
                           {"rack_units", s.rack_units},
                           {"network_fraction", s.network_fraction},
                           {"support_fraction_per_year", s.support_fraction_per_year},
-                          {"rack_usd_per_month", s.rack_usd_per_month}}},
+                          {"rack_usd_per_month", s.rack_usd_per_month},
+                          {"cooling", s.liquid_cooling ? "liquid" : "air"},
+                          {"site_kw", s.site_kw ? nlohmann::json(*s.site_kw) : nlohmann::json(nullptr)},
+                          {"site_racks", s.site_racks ? nlohmann::json(*s.site_racks) : nlohmann::json(nullptr)},
+                          {"rack_floor_m2", s.rack_floor_m2}}},
                         {"gpus_without_data", b.gpus_without_data}};
   nlohmann::json list = nlohmann::json::array();
   for (const auto& f : b.options) {
@@ -172,6 +181,7 @@ nlohmann::json buy_json(const SizeResult& r, const BuyResult& b) {
     if (!f.infeasible) {
       j.update({{"servers_per_rack", f.servers_per_rack},
                 {"racks", f.racks},
+                {"floor_m2", f.floor_m2},
                 {"busy_fraction", f.busy_fraction},
                 {"busy_fraction_simulated", f.busy_fraction_simulated},
                 {"server_power_peak_w", f.server_power_peak_w},

@@ -50,6 +50,37 @@ std::string headline(const OverTimePlan& p) {
                      d.growth_per_month * 100, d.purchase_lead_months, d.purchase_lead_months == 1 ? "" : "s");
 }
 
+//! The servers bought at the site (racks, floor, power) and what limited them.
+std::vector<std::string> site_sentences(const OverTimePlan& p) {
+  std::vector<std::string> out;
+  if (p.racks > 0)
+    out.push_back(fmt::format("At the site: {} rack{} ({:.1f} m2 of floor, aisles not included), {:.1f} kW of IT power "
+                              "at peak, {:.1f} kW mean.",
+                              p.racks, p.racks == 1 ? "" : "s", p.floor_m2, p.power_peak_kw, p.power_mean_kw));
+  for (const ModelPlan& m : p.models)
+    if (m.site_limit) out.push_back(fmt::format("{}: {}.", m.model, *m.site_limit));
+  return out;
+}
+
+//! What a --prices card did to one model's plan, in one sentence.
+std::string rent_mix_words(const ModelPlan& m) {
+  std::string out = fmt::format("rent prices from {} ({}): on demand ${:.2f}/GPU-h", m.prices_file, m.prices_provider,
+                                m.inputs.price_per_gpu_hour_usd);
+  const size::MixCost& b = m.best;
+  if (b.reserved_term_months > 0)
+    out += fmt::format("; reserves {} replica(s) on {}-month terms ({} GPU-hours)", fmt::join(b.reserved_replicas, "/"),
+                       b.reserved_term_months, count(std::llround(b.reserved_gpu_hours)));
+  else if (!m.inputs.reserved.empty())
+    out += "; no reservation pays (or no whole term fits the horizon)";
+  if (m.spot_effective_usd_per_gpu_hour)
+    out += fmt::format("; spot ${:.2f}/GPU-h with its interruptions ({:g} a month, {:g} min to replace){}",
+                       *m.spot_effective_usd_per_gpu_hour, m.inputs.spot->interruptions_per_month,
+                       m.inputs.spot->replace_minutes,
+                       b.spot_gpu_hours > 0 ? fmt::format(": {} GPU-hours", count(std::llround(b.spot_gpu_hours)))
+                                            : std::string(": dearer than on demand, not used"));
+  return out + ".";
+}
+
 std::vector<std::string> assumptions(const OverTimePlan& p) {
   return {
       fmt::format("A month is {:g} h; the curve's cycle ({:g} h) repeats through it; the rates of month m (1, 2, ...) "
@@ -69,11 +100,46 @@ std::vector<std::string> assumptions(const OverTimePlan& p) {
                   "everything owned buys servers for the horizon's peak of that option, everything rented buys none.")};
 }
 
+//! The assumptions of the plan over time, with those of the --prices cards when any.
+std::vector<std::string> all_assumptions(const OverTimePlan& p) {
+  std::vector<std::string> out = assumptions(p);
+  if (p.options.prices.empty()) return out;
+  out.push_back(
+      "With --prices, a GPU's card replaces the catalog's on-demand price. A reservation runs whole terms from month 1 "
+      "that end inside the horizon, paid every hour of the term; each term reserves the replica levels above the "
+      "owned ones whose rent for the hours they are needed costs more (the term length saving most wins). Spot "
+      "takes the rented peaks when, with its interruptions, it costs less than on demand: per GPU-hour the spot price "
+      "+ interruptions per month / 730 x (replace minutes / 60 + the p99 end-to-end latency in hours: the work in "
+      "flight re-prefilled) x the on-demand price.");
+  return out;
+}
+
 nlohmann::json month_json(const MonthCost& m) {
   return {{"month", m.month},           {"growth_factor", m.growth_factor},   {"replicas_peak", m.replicas_peak},
           {"owned_serving", m.owned_serving}, {"owned_usd", m.owned_usd},    {"energy_usd", m.energy_usd},
           {"rented_usd", m.rented_usd}, {"rented_gpu_hours", m.rented_gpu_hours}, {"cost_usd", m.cost_usd},
-          {"cash_usd", m.cash_usd},     {"all_rented_usd", m.all_rented_usd}};
+          {"cash_usd", m.cash_usd},     {"all_rented_usd", m.all_rented_usd},
+          {"reserved_replicas", m.reserved_replicas}, {"reserved_usd", m.reserved_usd},
+          {"spot_gpu_hours", m.spot_gpu_hours}, {"spot_usd", m.spot_usd}};
+}
+
+//! The rent prices a model's plan used: a --prices file's card, or null (the GPU catalog's
+//! on-demand price alone).
+nlohmann::json prices_json(const ModelPlan& m) {
+  if (m.prices_file.empty()) return nullptr;
+  nlohmann::json j = {{"file", m.prices_file},
+                      {"provider", m.prices_provider},
+                      {"on_demand_usd_per_gpu_hour", m.inputs.price_per_gpu_hour_usd},
+                      {"reserved", nlohmann::json::array()},
+                      {"spot", nullptr}};
+  for (const auto& t : m.inputs.reserved)
+    j["reserved"].push_back({{"term_months", t.term_months}, {"usd_per_gpu_hour", t.usd_per_gpu_hour}});
+  if (m.inputs.spot)
+    j["spot"] = {{"usd_per_gpu_hour", m.inputs.spot->usd_per_gpu_hour},
+                 {"interruptions_per_month", m.inputs.spot->interruptions_per_month},
+                 {"replace_minutes", m.inputs.spot->replace_minutes},
+                 {"effective_usd_per_gpu_hour", *m.spot_effective_usd_per_gpu_hour}};
+  return j;
 }
 
 nlohmann::json scenario_json(const size::ScenarioCost& c) {
@@ -152,6 +218,11 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
     x["price_per_gpu_hour_usd"] = m.price_per_gpu_hour_usd;
     x["server"] = m.server_form ? nlohmann::json(*m.server_form) : nlohmann::json(nullptr);
     x["servers_per_rack"] = m.servers_per_rack;
+    x["racks"] = m.best.racks;
+    x["floor_m2"] = m.best.floor_m2;
+    x["power_peak_kw"] = m.best.power_peak_w / 1000.0;
+    x["power_mean_kw"] = m.best.power_mean_w / 1000.0;
+    x["site_limit"] = m.site_limit ? nlohmann::json(*m.site_limit) : nlohmann::json(nullptr);
     x["periods"] = nlohmann::json::array();
     for (const auto& q : m.periods)
       x["periods"].push_back({{"hour", q.hour}, {"requests_per_s", q.requests_per_s}, {"replicas", q.replicas}});
@@ -162,7 +233,14 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
     x["owned_replicas"] = m.best.replicas;
     x["owned_gpus"] = m.best.gpus_bought;
     x["capex_usd"] = m.best.capex_usd;
-    x["rented_gpu_hours"] = {{"on_demand", m.best.rented_gpu_hours}};
+    x["rent_prices"] = prices_json(m);
+    x["reserved"] = m.best.reserved_term_months > 0
+                        ? nlohmann::json{{"term_months", m.best.reserved_term_months},
+                                         {"replicas_by_term", m.best.reserved_replicas}}
+                        : nlohmann::json(nullptr);
+    x["rented_gpu_hours"] = {{"on_demand", m.best.rented_gpu_hours - m.best.spot_gpu_hours},
+                             {"spot", m.best.spot_gpu_hours},
+                             {"reserved", m.best.reserved_gpu_hours}};
     x["total_usd"] = m.best.total_usd;
     x["cash_usd"] = m.best.cash_usd;
     x["all_rented_total_usd"] = m.all_rented.total_usd;
@@ -191,6 +269,10 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
   j["total_usd"] = p.total_usd;
   j["all_owned_total_usd"] = p.all_owned_total_usd ? nlohmann::json(*p.all_owned_total_usd) : nlohmann::json(nullptr);
   j["all_rented_total_usd"] = p.all_rented_total_usd;
+  j["site"] = {{"racks", p.racks},
+               {"floor_m2", p.floor_m2},
+               {"power_peak_kw", p.power_peak_kw},
+               {"power_mean_kw", p.power_mean_kw}};
   j["total_range_usd"] = {p.range_low_usd, p.range_high_usd};
   j["sensitivity"] = nlohmann::json::array();
   for (const auto& x : p.sensitivity)
@@ -240,7 +322,8 @@ html::Tornado tornado_of(const OverTimePlan& p) {
 
 std::string table_html(const Table& t) {
   using html::escape;
-  std::string h = "<table>\n<tr>";
+  // In a box of its own that scrolls sideways: a wide table never widens the page.
+  std::string h = "<div class=\"scroll\"><table>\n<tr>";
   for (const auto& c : t.header) h += "<th>" + escape(c) + "</th>";
   h += "</tr>\n";
   for (const auto& row : t.rows) {
@@ -250,7 +333,7 @@ std::string table_html(const Table& t) {
            "</td>";
     h += "</tr>\n";
   }
-  return h + "</table>\n";
+  return h + "</table></div>\n";
 }
 
 }  // namespace
@@ -269,14 +352,16 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
         "GPU-hours on demand; total {} (all owned {}, all rented {}){}.\n",
         bullet, m.model, option_words(r, m), number(m.max_rate_per_replica_per_s), m.replicas_peak,
         number(m.replicas_mean), count(std::llround(m.gpu_hours_needed)), owned_words(m),
-        count(std::llround(m.best.rented_gpu_hours)), usd(m.best.total_usd),
+        count(std::llround(m.best.rented_gpu_hours - m.best.spot_gpu_hours)), usd(m.best.total_usd),
         m.all_owned ? usd(m.all_owned->total_usd) : std::string("-"), usd(m.all_rented.total_usd), be);
+    if (!m.prices_file.empty()) out += bullet + m.model + ": " + rent_mix_words(m) + "\n";
   }
   for (const auto& name : p.models_without_plan)
     out += fmt::format("{}{}: no option meeting the SLO with a rent price: not planned.\n", bullet, name);
   out += fmt::format("{}Fleet over {} months: {} (all owned {}, all rented {}).\n", bullet, p.options.horizon_months,
                      usd(p.total_usd), p.all_owned_total_usd ? usd(*p.all_owned_total_usd) : std::string("-"),
                      usd(p.all_rented_total_usd));
+  for (const auto& s : site_sentences(p)) out += bullet + s + "\n";
   if (!p.sensitivity.empty())
     out += fmt::format("{}Between {} and {} moving one assumption at a time (below); the servers bought kept.\n",
                        bullet, usd(p.range_low_usd), usd(p.range_high_usd));
@@ -309,14 +394,14 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
     }
   }
   out += md ? "\nAssumptions of the plan over time:\n\n" : "Assumptions of the plan over time:\n";
-  for (const auto& a : assumptions(p)) out += bullet + a + "\n";
+  for (const auto& a : all_assumptions(p)) out += bullet + a + "\n";
   return out;
 }
 
 std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
   using html::escape;
   std::string h = "<h2 id=\"over-time\">Over time: owned base, rented peaks</h2>\n";
-  h += "<p>" + escape(headline(p)) + ".</p>\n<table>\n<tr><th>model</th><th>option</th><th>replicas peak</th>"
+  h += "<p>" + escape(headline(p)) + ".</p>\n<div class=\"scroll\"><table>\n<tr><th>model</th><th>option</th><th>replicas peak</th>"
        "<th>replicas mean</th><th>GPU-hours needed</th><th>bought</th><th>rented GPU-hours</th><th>total</th>"
        "<th>all owned</th><th>all rented</th><th>break-even</th></tr>\n";
   const auto td = [](const std::string& s) { return "<td>" + escape(s) + "</td>"; };
@@ -326,7 +411,10 @@ std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
          td(count(std::llround(m.best.rented_gpu_hours))) + td(usd(m.best.total_usd)) +
          td(m.all_owned ? usd(m.all_owned->total_usd) : "-") + td(usd(m.all_rented.total_usd)) +
          td(m.break_even_month ? fmt::format("month {}", *m.break_even_month) : "-") + "</tr>\n";
-  h += "</table>\n";
+  h += "</table></div>\n";
+  for (const auto& s : site_sentences(p)) h += "<p>" + escape(s) + "</p>\n";
+  for (const ModelPlan& m : p.models)
+    if (!m.prices_file.empty()) h += "<p>" + escape(m.model + ": " + rent_mix_words(m)) + "</p>\n";
   html::Chart c;
   c.title = "Cumulative cash over the horizon";
   c.x.label = "month";
@@ -363,7 +451,7 @@ std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
     h += table_html(sensitivity_table(p, true));
   }
   h += "<ul>\n";
-  for (const auto& s : assumptions(p)) h += "<li>" + escape(s) + "</li>\n";
+  for (const auto& s : all_assumptions(p)) h += "<li>" + escape(s) + "</li>\n";
   h += "</ul>\n";
   return h;
 }
@@ -392,6 +480,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
                                      usd(m.best.total_usd), be)) +
          "</li>\n";
   }
+  for (const auto& s : site_sentences(p)) h += "<li>" + escape(s) + "</li>\n";
   for (const auto& s : risk_sentences(p)) h += "<li>" + escape(s) + "</li>\n";
   h += "</ul>\n</div>\n";
   html::StackedBars b;
@@ -416,7 +505,12 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
   h += "<div class=\"charts\"><div class=\"chart\">" + html::stacked_bars(b) + "</div>";
   if (!p.sensitivity.empty()) h += "<div class=\"chart\">" + html::tornado(tornado_of(p)) + "</div>";
   h += "</div>\n<p class=\"small\">Sources: rent at each GPU's on-demand price per GPU-hour in configs/gpus (its file "
-       "comments the source and date); purchase prices, board and idle power from configs/servers";
+       "comments the source and date)";
+  for (const ModelPlan& m : p.models)
+    if (!m.prices_file.empty())
+      h += escape(fmt::format(", for {} the rent card {} ({}: on demand, reserved and spot)", m.model, m.prices_file,
+                              m.prices_provider));
+  h += "; purchase prices, board and idle power from configs/servers";
   std::vector<std::string> files;
   for (const ModelPlan& m : p.models)
     if (m.inputs.server && m.best.servers > 0) {

@@ -393,12 +393,42 @@ std::string plan_text(const std::vector<PlanRow>& rows) {
               (r.options.dp > 1 ? ", DP " + std::to_string(r.options.dp) + ", per rank" : "") + "):\n  " +
               indent_lines(r.engine_log) + "\n";
   for (const auto& w : plan_warnings(rows)) text += w + "\n";
-  for (const auto& r : rows)
-    if (!r.plan.memory.note.empty()) {
-      text += "note (" + r.model + " on " + r.gpu + ", TP " + std::to_string(r.options.tp) + "): " + r.plan.memory.note +
-              "\n";
-      break;
+  // Each note once, naming the rows it concerns: rows often share their engine's note, and
+  // a row's own (weights beyond memory) must not hide behind another's.
+  struct Note {
+    std::string text;
+    std::vector<std::string> places;    //!< "model on gpu", first-seen order
+    std::vector<std::vector<int64_t>> tps;  //!< the TP sizes of each place
+    size_t rows = 0;
+  };
+  std::vector<Note> notes;
+  for (const auto& r : rows) {
+    if (r.plan.memory.note.empty()) continue;
+    auto n = std::find_if(notes.begin(), notes.end(), [&](const Note& x) { return x.text == r.plan.memory.note; });
+    if (n == notes.end()) n = notes.insert(notes.end(), Note{r.plan.memory.note, {}, {}, 0});
+    ++n->rows;
+    const std::string place = r.model + " on " + r.gpu;
+    auto at = std::find(n->places.begin(), n->places.end(), place);
+    if (at == n->places.end()) {
+      n->places.push_back(place);
+      n->tps.emplace_back();
+      at = n->places.end() - 1;
     }
+    auto& tps = n->tps[static_cast<size_t>(at - n->places.begin())];
+    if (std::find(tps.begin(), tps.end(), r.options.tp) == tps.end()) tps.push_back(r.options.tp);
+  }
+  for (const auto& n : notes) {
+    std::string where;
+    if (rows.size() > 1 && n.rows == rows.size()) {
+      where = "every row";
+    } else {
+      for (size_t i = 0; i < n.places.size(); ++i) {
+        where += (i ? "; " : "") + n.places[i] + ", TP ";
+        for (size_t j = 0; j < n.tps[i].size(); ++j) where += (j ? ", " : "") + std::to_string(n.tps[i][j]);
+      }
+    }
+    text += "note (" + where + "): " + n.text + "\n";
+  }
   return text;
 }
 

@@ -39,7 +39,7 @@ Table plan_table_raw(const std::vector<PlanRow>& rows);
 //! The memory, FLOP and latency breakdown of one row, with units, for a reader.
 std::string plan_detail(const PlanRow& row);
 //! `kvplan plan` for a terminal: the table (with plan_detail when there is one row), the
-//! units line, what each engine would log, plan_warnings and the first memory note.
+//! units line, what each engine would log, plan_warnings and each memory note once, naming the rows it concerns.
 std::string plan_text(const std::vector<PlanRow>& rows);
 
 }  // namespace kvplan::reports

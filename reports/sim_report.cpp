@@ -231,6 +231,7 @@ nlohmann::json sim_json(const SimReport& r) {
               {"meets", s.meets_slo}};
   j["latency"] = latency_json(s);
   if (client_run(r)) j["latency"]["itl_s"] = percentiles_json(s.itl_s);
+  if (r.options.stream_interval) j["stream_interval"] = *r.options.stream_interval;
   if (!r.sweep.empty()) {
     nlohmann::json sweep = nlohmann::json::array();
     for (const auto& p : r.sweep) sweep.push_back(sweep_json(p));
@@ -387,6 +388,15 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"wall", fmt::format("{}, {} simulated tokens/s of wall time", seconds(s.wall_s),
                            number(s.tokens_per_wall_s))},
   };
+  if (r.options.stream_interval.value_or(1) > 1) {
+    const StreamDelivery d = stream_delivery(r.options);
+    const int64_t n = d.interval, first = d.offset == 0 ? n : n + 1;
+    const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "ITL p50 / p90 / p99"; });
+    main_rows.insert(at + 1, {"streaming", fmt::format("--stream-interval {}: a request's tokens reach the client at its "
+                                                       "tokens 1, {}, {}, ... and its last (the first at once; an ITL gap "
+                                                       "per chunk; docs/engines.md \"Streaming\")",
+                                                       n, first, first + n)});
+  }
   if (r.host_tier) {
     const auto at = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "KV pool"; });
     const sim::SimResult::HostTier& h = s.host_tier;

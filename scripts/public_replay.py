@@ -25,6 +25,7 @@ COLUMNS = ["id", "source", "source_url", "source_date", "engine", "engine_versio
            "model", "quantization", "kv_cache_dtype", "dataset", "length_convention", "input_len", "output_len",
            "range_ratio", "prefix_len", "num_prompts", "warmup_requests", "max_concurrency", "request_rate",
            "max_num_seqs", "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization", "prefix_caching",
+           "stream_interval",
            "ttft_mean_ms", "ttft_median_ms", "ttft_p99_ms", "tpot_mean_ms", "tpot_median_ms", "tpot_p99_ms",
            "itl_mean_ms", "itl_median_ms", "itl_p99_ms", "request_throughput_per_s", "output_tok_per_s",
            "total_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu", "generated_tokens", "split", "note"]
@@ -110,6 +111,8 @@ def validate(rows):
             errors.append(f"{where}: neither max_concurrency nor request_rate")
         if not any(r[c] for c in MEASURED):
             errors.append(f"{where}: no measured value")
+        if r["stream_interval"] and not (r["stream_interval"].isdigit() and int(r["stream_interval"]) >= 1):
+            errors.append(f"{where}: stream_interval '{r['stream_interval']}': expected an integer >= 1 or empty")
         if r["split"] not in ("fit", "held-out"):
             errors.append(f"{where}: split '{r['split']}': expected fit or held-out")
         if f"`{r['source']}`" not in sources:
@@ -227,6 +230,11 @@ def command(kvplan, run, calibration, help_text, tmp):
         if run[col]:
             cmd += [flag, run[col]]
     cmd += ["--enable-prefix-caching", run["prefix_caching"] or "on"]
+    # The server's --stream-interval / stream_interval (empty: the engine's default, 1).
+    if run["stream_interval"]:
+        if not has_flag(help_text, "--stream-interval"):
+            return None, "needs --stream-interval (not in `kvplan simulate --help`)"
+        cmd += ["--stream-interval", run["stream_interval"]]
     return cmd, notes
 
 
@@ -260,9 +268,9 @@ def predicted(stdout, run):
            "tpot_median_ms": lat["tpot_s"]["p50"] * 1e3, "tpot_p99_ms": lat["tpot_s"]["p99"] * 1e3,
            "request_throughput_per_s": thr["requests_per_s"], "output_tok_per_s": thr["output_tokens_per_s"],
            "total_tok_per_s": thr["output_tokens_per_s"] + thr["prompt_tokens_per_s"]}
-    # vllm bench's mean ITL over a run of fixed output lengths is its mean TPOT; kvplan
-    # reports TPOT only.
-    out["itl_mean_ms"] = out["tpot_mean_ms"]
+    # The client's mean ITL, one gap per streamed chunk (a client run reports it); else, one
+    # token per chunk over fixed output lengths, vllm bench's mean ITL is its mean TPOT.
+    out["itl_mean_ms"] = lat["itl_s"]["mean"] * 1e3 if "itl_s" in lat else out["tpot_mean_ms"]
     out["output_tok_per_s_per_gpu"] = out["output_tok_per_s"] / gpus
     out["total_tok_per_s_per_gpu"] = out["total_tok_per_s"] / gpus
     return out

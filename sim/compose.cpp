@@ -536,6 +536,19 @@ void Engine::check() const {
   }
   if (n != n_running_ || n_dec != n_decoders_ || ctx != context_sum_ || blocks + held_blocks_ != pool_.used())
     throw std::logic_error("simulator: aggregate bookkeeping disagrees with a recount");
+  if (!stream_phase_.empty()) {
+    size_t listed = 0;
+    for (size_t p = 0; p < stream_phase_.size(); ++p) {
+      listed += stream_phase_[p].size();
+      for (size_t i = 0; i < stream_phase_[p].size(); ++i) {
+        const EngineRequest& r = at(stream_phase_[p][i]);
+        if (r.state != RequestState::decoding || r.stream_phase != static_cast<int32_t>(p) ||
+            r.stream_pos != static_cast<int32_t>(i))
+          throw std::logic_error("simulator: a streaming list holds a request that is not there");
+      }
+    }
+    if (listed != static_cast<size_t>(n_decoders_)) throw std::logic_error("simulator: decoders missing from the streaming lists");
+  }
   if (pool_.used() > pool_.total() || pool_.used() < 0)
     throw std::logic_error("simulator: blocks in use outside [0, pool]");
   if (n_running_ > max_seqs_) throw std::logic_error("simulator: more than max_num_seqs running");

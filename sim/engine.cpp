@@ -33,7 +33,9 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
       output_overhead_per_seq_s_(sim.opts.calibration.output_overhead_per_seq_s),
       api_queue_(opt.api_server_queue),
       async_scheduling_(sim.opts.async_scheduling.value_or(sim.defaults.async_scheduling) &&
-                        opt.scheduler == Scheduler::chunked) {
+                        opt.scheduler == Scheduler::chunked),
+      stream_(sim.stream),
+      stream_phase_(sim.stream.interval > 1 ? static_cast<size_t>(sim.stream.interval) : 0) {
   if (request_count_ < 0) throw InputError("simulate", "requests", "an integer >= 0");
   if (pool_.total() < 1)
     throw InputError(sim.where, "", "memory left for a KV pool of at least one block (a larger GPU, --tp, "
@@ -578,6 +580,7 @@ void Engine::join_decoders(int32_t slot, bool covers_next) {
     return;
   }
   context_sum_ += next_ctx;
+  if (!stream_phase_.empty()) stream_join(slot);
   const int64_t last_step = decode_steps_ + (r.output - 1 - r.generated);
   push_event(2 * last_step + 1, slot);
   if (!r.reserved) {
@@ -593,6 +596,7 @@ void Engine::preempt(int32_t slot) {
   if (r.state == RequestState::decoding) {
     --n_decoders_;
     if (r.adapter >= 0) --adapter_decoders_;
+    stream_leave(r);
     if (spec()) {
       spec_leave(r);
     } else {
@@ -629,6 +633,7 @@ void Engine::finish(int32_t slot) {
   if (r.state == RequestState::decoding) {
     --n_decoders_;
     if (r.adapter >= 0) --adapter_decoders_;
+    stream_leave(r);
     // After its last step a decoder's context is its whole length (with speculation its
     // last gain was capped there).
     context_sum_ -= spec() ? r.prompt + r.output : r.context_offset + decode_steps_;
@@ -669,8 +674,15 @@ void Engine::finish(int32_t slot) {
 
 void Engine::end_step() {
   step_running_ = false;
+  const int64_t n_dec = decode_step_ ? n_decoders_ : 0;
   account_step(step_s_);
-  if (decode_step_ && n_decoders_ > 0) retire_decoders();
+  // The decoders whose last token came out of the step are known before the step's
+  // outputs are delivered (a finished request sends its last chunk whatever the stream
+  // interval) and leave once they are.
+  if (n_dec > 0) retire_decoders();
+  deliver_outputs(n_dec);
+  for (const int32_t slot : finishing_) finish(slot);
+  finishing_.clear();
   advance_prefills();
   for (int64_t request : releases_) free_held(request);
   releases_.clear();
@@ -689,7 +701,6 @@ void Engine::account_step(double dt) {
   ++c.events;
   now_ += dt;
   step_end_s_ = now_;
-  deliver_outputs(n_dec);
   if (opt_.on_step) {
     int64_t prefill_tokens = 0;
     for (int32_t s : step_prefills_) prefill_tokens += at(s).chunk;
@@ -709,16 +720,31 @@ void Engine::deliver_outputs(int64_t decoders) {
   // the loop switches tasks at each await, so a step's outputs are processed between
   // two requests' inputs, not behind the whole backlog of a burst, and the time they take
   // delays the requests still waiting for the server. A step with no sampled token (only
-  // partial prefill chunks) sends nothing to deliver.
+  // partial prefill chunks) sends nothing to deliver. With a stream interval above 1 a
+  // sequence's token goes out only when the engine's rule sends it (StreamDelivery;
+  // SGLang's stream_output_generation and TensorRT-LLM's _handle_responses skip the
+  // others before they reach the output path, vLLM's OutputProcessor keeps them back
+  // before building a RequestOutput): the rest wait in the engine at no output cost.
   int64_t outputs = decoders;
+  size_t due = 0;
+  if (!stream_phase_.empty() && decoders > 0) {
+    due = stream_phase_due();
+    outputs = static_cast<int64_t>(stream_phase_[due].size());
+    for (const int32_t s : finishing_) outputs += at(s).stream_phase == static_cast<int32_t>(due) ? 0 : 1;
+  }
   for (int32_t s : step_prefills_) {
     const EngineRequest& r = at(s);
-    outputs += r.cached + r.chunk >= r.prompt + r.generated ? 1 : 0;
+    if (r.cached + r.chunk >= r.prompt + r.generated && stream_.sends(r.generated + 1, r.output)) ++outputs;
   }
   if (outputs == 0) return;
   const double busy_s = output_overhead_s_ + output_overhead_per_seq_s_ * static_cast<double>(outputs);
   delivered_s_ = std::max(now_, output_free_s_) + busy_s;
   output_free_s_ = delivered_s_;
+  if (!stream_phase_.empty() && decoders > 0) {
+    for (const int32_t s : stream_phase_[due]) stream_chunk(at(s));
+    for (const int32_t s : finishing_)
+      if (at(s).stream_phase != static_cast<int32_t>(due)) stream_chunk(at(s));
+  }
   if (!api_queue_ || !(busy_s > 0) || api_free_s_ <= now_) return;
   // Inputs not yet handed over move back by the outputs' time (from the newest: the
   // inbox is in handover order).
@@ -745,8 +771,40 @@ void Engine::retire_decoders() {
     if (!live(ev)) continue;
     EngineRequest& r = at(ev.slot);
     r.generated = r.output;
-    finish(ev.slot);
+    finishing_.push_back(ev.slot);
   }
+}
+
+size_t Engine::stream_phase_due() const {
+  const int64_t n = stream_.interval;
+  return static_cast<size_t>(((-decode_steps_) % n + n) % n);
+}
+
+void Engine::stream_join(int32_t slot) {
+  EngineRequest& r = at(slot);
+  // After decode step D (decode_steps_ == D once it ran) it holds g = context_offset + D -
+  // prompt tokens, sent when g - offset is a multiple of N.
+  const int64_t n = stream_.interval;
+  const int64_t phase = ((r.context_offset - r.prompt - stream_.offset) % n + n) % n;
+  std::vector<int32_t>& list = stream_phase_[static_cast<size_t>(phase)];
+  r.stream_phase = static_cast<int32_t>(phase);
+  r.stream_pos = static_cast<int32_t>(list.size());
+  list.push_back(slot);
+}
+
+void Engine::stream_leave(EngineRequest& r) {
+  if (r.stream_phase < 0) return;
+  std::vector<int32_t>& list = stream_phase_[static_cast<size_t>(r.stream_phase)];
+  const int32_t moved = list.back();
+  list[static_cast<size_t>(r.stream_pos)] = moved;
+  at(moved).stream_pos = r.stream_pos;
+  list.pop_back();
+  r.stream_phase = -1;
+}
+
+void Engine::stream_chunk(EngineRequest& r) {
+  if (opt_.on_chunk) opt_.on_chunk(delivered_s_ - r.chunk_s);
+  r.chunk_s = delivered_s_;
 }
 
 void Engine::advance_prefills() {
@@ -760,8 +818,10 @@ void Engine::advance_prefills() {
     ++r.generated;
     if (!r.has_first_token) {
       r.has_first_token = true;
-      r.first_token_s = delivered_s_;
+      r.first_token_s = r.chunk_s = delivered_s_;
       emit(RequestEventKind::first_token, r);
+    } else if (!stream_phase_.empty() && stream_.sends(r.generated, r.output)) {
+      stream_chunk(r);  // the token of a preempted request's prefill again
     }
     if (r.generated >= r.output) {
       finish(s);

@@ -57,6 +57,7 @@ struct Simulator::Impl {
   std::string pool_note;  // why the pool is empty, if it is
   std::unique_ptr<BlockTable> blocks;
   EngineBatchDefaults defaults;  // the engine release's batching (planner)
+  StreamDelivery stream;         // when its API server sends a streamed request's tokens (planner)
   // Speculative decoding: the step model of a draft + verify step, the slots a decoder
   // holds beyond its context while a step runs (spec_slots_per_step), and the
   // probabilities that at least i drafts are accepted, i = 1..k, as thresholds on a
@@ -90,6 +91,7 @@ struct EngineRequest {
   int64_t host_hit_blocks = 0;  // of its lookup's hit, the blocks from the host tier
   int64_t host_stored = 0;      // leading blocks written to the host tier or found there
   double first_token_s = 0;
+  double chunk_s = 0;      // stream interval > 1: when its last streamed chunk reached the client
   double scheduled_s = 0;
   uint32_t epoch = 0;
   bool has_first_token = false;
@@ -97,6 +99,8 @@ struct EngineRequest {
   bool reserved = false;   // static batching: blocks for the full length held from the start
   bool lora_waited = false;  // it waited at admission for a LoRA slot (counted once)
   int32_t adapter = -1;    // LoRA adapter (GeneratedRequest::adapter); -1: the base model
+  int32_t stream_phase = -1;  // stream interval > 1, decoding: its list in stream_phase_ (-1: none)
+  int32_t stream_pos = 0;     // and its place in that list
   int64_t spec_step = 0;   // speculative decoder: it had generated spec_gen tokens before decode step spec_step
   int64_t spec_gen = 0;
   int64_t spec_horizon = 0;      // its pending event's step, drawn up to
@@ -284,8 +288,17 @@ class Engine {
   // ---- the step's end
   void account_step(double dt);
   //! Queues the step's outputs (decoders: its decoding sequences) at the API server's
-  //! output processor and sets delivered_s_.
+  //! output processor and sets delivered_s_: with a stream interval above 1 only the
+  //! chunks the engine's rule sends (StreamDelivery), whose gaps go to on_chunk.
   void deliver_outputs(int64_t decoders);
+  //! Stream interval > 1: decoders in stream_phase_[p] send a chunk after the decode step
+  //! that makes decode_steps_ == D when p == (-D) mod N (their token count g then has
+  //! g - offset a multiple of N).
+  size_t stream_phase_due() const;
+  void stream_join(int32_t slot);
+  void stream_leave(EngineRequest& r);
+  //! A chunk of r reached the client at delivered_s_.
+  void stream_chunk(EngineRequest& r);
   void retire_decoders();
   void advance_prefills();
 
@@ -322,6 +335,9 @@ class Engine {
   bool async_scheduling_;
   double step_start_s_ = -1, step_end_s_ = -1;  // of the last step that ran
   double delivered_s_ = 0;    // when the tokens of the step that just ended reach the client
+  StreamDelivery stream_;     // the engine's streaming rule (Impl::stream)
+  std::vector<std::vector<int32_t>> stream_phase_;  // interval > 1: decoders by the step they next send at
+  std::vector<int32_t> finishing_;  // decoders whose last token came out of the step that just ended
   PrefixCache cache_;
   std::optional<HostTier> host_;  // --kv-offloading-size
   double host_block_load_s_ = 0;  // one block's bytes per GPU over the host link

@@ -187,6 +187,10 @@ class ItlTally {
   //! A step that ended at `end_s` after `duration_s`, with `batch` sequences of which
   //! `decode_seqs` decoded.
   void step(double end_s, double duration_s, int64_t decode_seqs, int64_t batch);
+  //! One streamed chunk's gap, as the engine measured it (SimOptions::on_chunk): with a
+  //! stream interval above 1 a chunk carries several tokens and the gaps come from the
+  //! chunks, not from step().
+  void gap(double gap_s) { gaps_.emplace_back(gap_s, 1); }
   //! Nearest-rank percentiles and the mean over every gap (each step's weighted by its
   //! sequences); reorders the gaps.
   Percentiles summary();

@@ -188,6 +188,10 @@ struct SimOptions {
   std::function<void(const StepSample&)> on_step;       //!< called after each step
   std::function<void(const RequestEvent&)> on_request;  //!< called at each request event
   std::function<void(const FinishedRequest&)> on_finish;  //!< called as each request finishes
+  //! With a stream interval above 1 (ServingOptions::stream_interval): called as each
+  //! streamed chunk after a request's first reaches the client, with the time since its
+  //! previous chunk did (the client's inter-token latency of that chunk; ItlTally::gap).
+  std::function<void(double gap_s)> on_chunk;
 };
 
 //! The engine's limits for one (model, GPU, serving options, scheduler), per engine

@@ -72,10 +72,18 @@ SimResult run_client(const Simulator::Impl& impl, const Workload& w, const SimOp
     if (e.kind == RequestEventKind::rejected) client.rejected(e.request, e.time_s);
     if (opt.on_request) opt.on_request(e);
   };
-  o.on_step = [&itl, &opt](const StepSample& s) {
-    itl.step(s.time_s, s.duration_s, s.decode_seqs, s.batch);
+  // A chunk of several tokens is one gap (vLLM bench's itl, one per chunk): the engine
+  // measures them when the stream interval is above 1, the steps give them otherwise.
+  const bool chunks = impl.stream.interval > 1;
+  o.on_step = [&itl, &opt, chunks](const StepSample& s) {
+    if (!chunks) itl.step(s.time_s, s.duration_s, s.decode_seqs, s.batch);
     if (opt.on_step) opt.on_step(s);
   };
+  if (chunks)
+    o.on_chunk = [&itl, &opt](double gap_s) {
+      itl.gap(gap_s);
+      if (opt.on_chunk) opt.on_chunk(gap_s);
+    };
   Engine engine(impl, w, o, count, false);
   for (;;) {
     const double t = engine.next_step_s();
@@ -175,6 +183,7 @@ Simulator::Simulator(const ModelConfig& m, const GpuSpec& g, const ServingOption
   if (o.block_size < 1) throw InputError("serving options", "block_size", "an integer >= 1");
   s.max_model_len = max_model_len_of(*s.model, o);
   s.defaults = engine_batch_defaults(*s.model, g, o);
+  s.stream = stream_delivery(o);
   const MemoryBudget budget = memory_budget(*s.model, g, o);
   const Capacity cap = capacity(*s.model, o, budget, s.max_model_len);
   s.num_blocks = cap.num_blocks;

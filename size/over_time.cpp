@@ -13,6 +13,7 @@ namespace kvplan::size {
 namespace {
 
 constexpr double kMonthsPerYear = 12;
+constexpr double kSecondsPerHour = 3600;
 
 void require(bool ok, const std::string& option, const std::string& expected, double got) {
   if (!ok) throw InputError("command line", option, expected, fmt::format("{}", got));
@@ -39,23 +40,68 @@ void validate(const DemandOptions& d) {
           "months in [0, 600]", static_cast<double>(d.purchase_lead_months));
   if (d.curve.hours.empty() || d.curve.models.empty())
     throw InputError(d.curve.file, "", "at least one period and model", "none");
+  for (const RentPrices& p : d.prices) {
+    const auto bad = [&](const std::string& key, const std::string& expected) {
+      throw InputError(p.file.empty() ? "--prices" : p.file, key, expected, "out of range");
+    };
+    if (!(p.on_demand_usd_per_gpu_hour > 0)) bad("on_demand_usd_per_gpu_hour", "a price > 0");
+    for (const ReservedTerm& t : p.reserved)
+      if (t.term_months < 1 || !(t.usd_per_gpu_hour > 0)) bad("reserved", "terms >= 1 month at a price > 0");
+    if (p.spot && (!(p.spot->usd_per_gpu_hour > 0) || !(p.spot->interruptions_per_month >= 0) ||
+                   !(p.spot->replace_minutes > 0)))
+      bad("spot", "a price > 0, interruptions >= 0 and replace minutes > 0");
+  }
   if (d.curve.cycle_h() > kHoursPerMonth)
     throw InputError(d.curve.file, "hour", fmt::format("a cycle of at most a month ({} h)", kHoursPerMonth),
                      fmt::format("{} h", d.curve.cycle_h()));
 }
 
+std::optional<double> spot_effective_usd_per_gpu_hour(const MixInputs& in) {
+  if (!in.spot) return std::nullopt;
+  const SpotTerms& s = *in.spot;
+  const double per_hour = s.interruptions_per_month / kHoursPerMonth;
+  const double covered_h = s.replace_minutes / 60.0 + in.e2e_p99_s / kSecondsPerHour;
+  return s.usd_per_gpu_hour + per_hour * covered_h * in.price_per_gpu_hour_usd;
+}
+
+namespace {
+
+//! The price of a GPU-hour above the owned and reserved replicas: spot where it costs
+//! less with its interruptions, else on demand.
+struct PeakPrice {
+  double usd_per_gpu_hour = 0;
+  bool spot = false;
+};
+PeakPrice peak_price(const MixInputs& in) {
+  const auto spot = spot_effective_usd_per_gpu_hour(in);
+  if (spot && *spot < in.price_per_gpu_hour_usd) return {*spot, true};
+  return {in.price_per_gpu_hour_usd, false};
+}
+
+//! Replicas `servers` servers of this option hold (0 for none); throws
+//! std::invalid_argument when they cannot be bought.
+int64_t owned_replica_count(const MixInputs& in, int64_t servers) {
+  if (servers <= 0) return 0;
+  if (!in.server) throw std::invalid_argument("mix_cost: servers bought without purchase data");
+  const ServerLayout one = layout(1, in.shape, *in.server);
+  if (one.infeasible) throw std::invalid_argument("mix_cost: " + *one.infeasible);
+  const int64_t n = owned_replicas(one, servers);
+  if (n < 1) throw std::invalid_argument("mix_cost: the servers hold no whole replica");
+  return n;
+}
+
+double hours_per_period(const DemandCurve& curve) { return curve.period_h * kHoursPerMonth / curve.cycle_h(); }
+
+}  // namespace
+
 MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
-                 const DemandOptions& d, const SiteOptions& site, int64_t servers) {
+                 const DemandOptions& d, const SiteOptions& site, int64_t servers, const Reservation& r) {
   if (!(in.max_rate_per_replica_per_s > 0)) throw std::invalid_argument("mix_cost: max rate per replica must be > 0");
   MixCost c;
   c.servers = servers;
+  c.replicas = owned_replica_count(in, servers);
   BuyFigures owned;
   if (servers > 0) {
-    if (!in.server) throw std::invalid_argument("mix_cost: servers bought without purchase data");
-    const ServerLayout one = layout(1, in.shape, *in.server);
-    if (one.infeasible) throw std::invalid_argument("mix_cost: " + *one.infeasible);
-    c.replicas = owned_replicas(one, servers);
-    if (c.replicas < 1) throw std::invalid_argument("mix_cost: the servers hold no whole replica");
     BuyInputs b;
     b.replicas = c.replicas;
     b.tp = in.shape.tp;
@@ -65,9 +111,22 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
     if (owned.infeasible) throw std::invalid_argument("mix_cost: " + *owned.infeasible);
     c.gpus_bought = owned.layout.gpus_bought;
     c.capex_usd = owned.capex_usd;
+    c.racks = owned.racks;
+    c.floor_m2 = owned.floor_m2;
+    c.power_peak_w = owned.power_peak_w;
   }
+  double owned_wh = 0, owned_h = 0;
+  const ReservedTerm* term = nullptr;
+  if (r.term_months > 0) {
+    for (const ReservedTerm& t : in.reserved)
+      if (t.term_months == r.term_months) term = &t;
+    if (term == nullptr) throw std::invalid_argument("mix_cost: a reservation for a term without a price");
+    c.reserved_term_months = r.term_months;
+    c.reserved_replicas = r.replicas;
+  }
+  const PeakPrice peak = peak_price(in);
   const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
-  const double hours_per_period = curve.period_h * kHoursPerMonth / curve.cycle_h();
+  const double hours = hours_per_period(curve);
   const double fixed_usd_per_month = (owned.support_usd_per_year + owned.space_usd_per_year) / kMonthsPerYear;
   const double capex_usd_per_month = owned.capex_usd / (site.amortization_years * kMonthsPerYear);
   for (int64_t m = 0; m < d.horizon_months; ++m) {
@@ -76,19 +135,29 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
     mc.growth_factor = std::pow(1 + d.growth_per_month, static_cast<double>(m));
     mc.owned_serving = servers > 0 && m >= d.purchase_lead_months;
     const int64_t serving = mc.owned_serving ? c.replicas : 0;
+    if (term != nullptr) {
+      const auto window = static_cast<size_t>(m / r.term_months);
+      if (window < r.replicas.size()) mc.reserved_replicas = r.replicas[window];
+    }
     double busy_replica_hours = 0, all_rented_gpu_hours = 0;
     for (const double base : demand.requests_per_s) {
       const double rate = base * mc.growth_factor;
       const int64_t need = replicas_needed(rate, in.max_rate_per_replica_per_s);
       mc.replicas_peak = std::max(mc.replicas_peak, need);
-      const int64_t rented = std::max<int64_t>(0, need - serving);
-      mc.rented_gpu_hours += static_cast<double>(rented) * gpr * hours_per_period;
-      all_rented_gpu_hours += static_cast<double>(need) * gpr * hours_per_period;
+      const int64_t rented = std::max<int64_t>(0, need - serving - mc.reserved_replicas);
+      mc.rented_gpu_hours += static_cast<double>(rented) * gpr * hours;
+      all_rented_gpu_hours += static_cast<double>(need) * gpr * hours;
       // Owned replicas take the load first, each up to its max rate.
       const double owned_load = std::min(rate, static_cast<double>(serving) * in.max_rate_per_replica_per_s);
-      busy_replica_hours += owned_load / in.max_rate_per_replica_per_s * in.busy_fraction_at_max * hours_per_period;
+      busy_replica_hours += owned_load / in.max_rate_per_replica_per_s * in.busy_fraction_at_max * hours;
     }
-    mc.rented_usd = mc.rented_gpu_hours * in.price_per_gpu_hour_usd;
+    if (term != nullptr)
+      mc.reserved_usd = static_cast<double>(mc.reserved_replicas) * gpr * kHoursPerMonth * term->usd_per_gpu_hour;
+    if (peak.spot) {
+      mc.spot_gpu_hours = mc.rented_gpu_hours;
+      mc.spot_usd = mc.spot_gpu_hours * peak.usd_per_gpu_hour;
+    }
+    mc.rented_usd = mc.reserved_usd + mc.rented_gpu_hours * peak.usd_per_gpu_hour;
     mc.all_rented_usd = all_rented_gpu_hours * in.price_per_gpu_hour_usd;
     double capex_paid = 0;
     if (mc.owned_serving) {
@@ -97,6 +166,8 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
                               static_cast<double>(c.gpus_bought) * s.gpu_idle_power_w) * kHoursPerMonth;
       const double busy_wh = (s.gpu_board_power_w - s.gpu_idle_power_w) * gpr * busy_replica_hours;
       mc.energy_usd = (idle_wh + busy_wh) / 1000.0 * site.pue * site.electricity_usd_per_kwh;
+      owned_wh += idle_wh + busy_wh;
+      owned_h += kHoursPerMonth;
       mc.owned_usd = capex_usd_per_month + fixed_usd_per_month + mc.energy_usd;
       if (m == d.purchase_lead_months) capex_paid = owned.capex_usd;
     }
@@ -105,23 +176,94 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
     c.total_usd += mc.cost_usd;
     c.cash_usd += mc.cash_usd;
     c.rented_gpu_hours += mc.rented_gpu_hours;
+    c.reserved_gpu_hours += static_cast<double>(mc.reserved_replicas) * gpr * kHoursPerMonth;
+    c.spot_gpu_hours += mc.spot_gpu_hours;
     c.months.push_back(mc);
   }
+  if (owned_h > 0) c.power_mean_w = owned_wh / owned_h;
   return c;
+}
+
+Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                             const DemandOptions& d, int64_t servers) {
+  Reservation best;
+  if (in.reserved.empty() || !(in.max_rate_per_replica_per_s > 0)) return best;
+  const int64_t owned = owned_replica_count(in, servers);
+  const double hours = hours_per_period(curve);
+  const double peak_usd = peak_price(in).usd_per_gpu_hour;
+  // Each month's needs, sorted: the hours a replica level l is needed are the periods
+  // needing at least l replicas.
+  std::vector<std::vector<int64_t>> needs(static_cast<size_t>(d.horizon_months));
+  int64_t peak = 0;
+  for (int64_t m = 0; m < d.horizon_months; ++m) {
+    const double g = std::pow(1 + d.growth_per_month, static_cast<double>(m));
+    auto& v = needs[static_cast<size_t>(m)];
+    for (const double base : demand.requests_per_s) v.push_back(replicas_needed(base * g, in.max_rate_per_replica_per_s));
+    std::sort(v.begin(), v.end());
+    peak = std::max(peak, v.empty() ? 0 : v.back());
+  }
+  const auto hours_at_least = [&](int64_t m, int64_t level) {
+    const auto& v = needs[static_cast<size_t>(m)];
+    return static_cast<double>(v.end() - std::lower_bound(v.begin(), v.end(), level)) * hours;
+  };
+  // The levels above the owned ones are independent: with the servers fixed, reserving
+  // level j of a term saves its rent for the hours it is needed and costs the whole term.
+  // Those hours fall as j rises, so the levels worth reserving are the lowest ones.
+  double best_saving_per_gpu = 0;
+  for (const ReservedTerm& t : in.reserved) {
+    const int64_t terms = d.horizon_months / t.term_months;
+    if (terms < 1) continue;
+    const double term_usd = static_cast<double>(t.term_months) * kHoursPerMonth * t.usd_per_gpu_hour;
+    Reservation r;
+    r.term_months = t.term_months;
+    double saving = 0;
+    for (int64_t w = 0; w < terms; ++w) {
+      int64_t k = 0;
+      for (int64_t j = 1; j <= peak; ++j) {
+        double used_h = 0;
+        for (int64_t m = w * t.term_months; m < (w + 1) * t.term_months; ++m) {
+          const int64_t base = servers > 0 && m >= d.purchase_lead_months ? owned : 0;
+          used_h += hours_at_least(m, base + j);
+        }
+        const double gain = used_h * peak_usd - term_usd;
+        if (!(gain > 0)) break;
+        saving += gain;
+        k = j;
+      }
+      r.replicas.push_back(k);
+    }
+    if (saving > best_saving_per_gpu) {
+      best_saving_per_gpu = saving;
+      best = std::move(r);
+    }
+  }
+  return best;
 }
 
 namespace {
 
 ModelPlan plan_option(const Deployment& o, const DemandCurve::Series& demand, const DemandOptions& d,
-                      const BuyOptions& buy) {
+                      const BuyOptions& buy, const SiteOptions& site) {
   MixInputs in;
   in.max_rate_per_replica_per_s = o.eval.max_rate_per_s;
   in.shape = o.candidate.options;
   in.busy_fraction_at_max = o.eval.at_max.busy_fraction > 0 ? std::min(1.0, o.eval.at_max.busy_fraction) : 1.0;
   in.price_per_gpu_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.gpus_total);
+  in.e2e_p99_s = o.eval.at_max.e2e_p99_s;
   const auto it = std::find_if(buy.servers.begin(), buy.servers.end(), [&](const ServerSpec& s) { return s.gpu == o.gpu; });
   if (it != buy.servers.end()) in.server = *it;
-  ModelPlan p = plan_model(in, demand, d, buy.site);
+  const auto pr =
+      std::find_if(d.prices.begin(), d.prices.end(), [&](const RentPrices& x) { return x.gpu == o.gpu; });
+  if (pr != d.prices.end()) {
+    in.price_per_gpu_hour_usd = pr->on_demand_usd_per_gpu_hour;
+    in.reserved = pr->reserved;
+    in.spot = pr->spot;
+  }
+  ModelPlan p = plan_model(in, demand, d, site);
+  if (pr != d.prices.end()) {
+    p.prices_file = pr->file;
+    p.prices_provider = pr->provider;
+  }
   p.model = o.model;
   p.candidate = o.candidate.index;
   p.gpu = o.gpu;
@@ -135,6 +277,7 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
   ModelPlan p;
   p.inputs = given;
   p.demand = demand;
+  p.site = site;
   MixInputs in = given;
   std::optional<ServerLayout> one;
   if (in.server) {
@@ -145,7 +288,8 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
     b.replicas = 1;
     const BuyFigures f = buy_figures(b, *in.server, site);
     if (f.infeasible) {
-      in.server.reset();  // cannot be built as laid out (size/tco.h): rented only
+      in.server.reset();  // cannot be built as laid out or placed (size/tco.h): rented only
+      p.site_limit = "no server: " + *f.infeasible;
     } else {
       one = f.layout;
       p.servers_per_rack = f.servers_per_rack;
@@ -155,12 +299,14 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
   p.max_rate_per_replica_per_s = in.max_rate_per_replica_per_s;
   p.gpus_per_replica = in.shape.gpus_per_replica();
   p.price_per_gpu_hour_usd = in.price_per_gpu_hour_usd;
+  p.spot_effective_usd_per_gpu_hour = spot_effective_usd_per_gpu_hour(in);
   for (size_t i = 0; i < d.curve.hours.size(); ++i)
     p.periods.push_back({d.curve.hours[i], demand.requests_per_s[i],
                          replicas_needed(demand.requests_per_s[i], in.max_rate_per_replica_per_s)});
-  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0);
-  for (const auto& m : p.all_rented.months) p.replicas_peak = std::max(p.replicas_peak, m.replicas_peak);
-  p.gpu_hours_needed = p.all_rented.rented_gpu_hours;
+  const MixCost on_demand = mix_cost(in, demand, d.curve, d, site, 0);
+  for (const auto& m : on_demand.months) p.replicas_peak = std::max(p.replicas_peak, m.replicas_peak);
+  p.gpu_hours_needed = on_demand.rented_gpu_hours;
+  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0, best_reservation(in, demand, d.curve, d, 0));
   p.replicas_mean = p.gpu_hours_needed / static_cast<double>(p.gpus_per_replica) /
                     (static_cast<double>(d.horizon_months) * kHoursPerMonth);
   p.best = p.all_rented;
@@ -169,11 +315,25 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
     const int64_t step = one->replicas_per_server > 0 ? 1 : one->servers_per_replica;
     const int64_t peak_servers = layout(p.replicas_peak, in.shape, *in.server).servers;
     for (int64_t s = step; s <= peak_servers; s += step) {
-      MixCost c = mix_cost(in, demand, d.curve, d, site, s);
+      // The site's power and racks stop the servers bought; more would not fit either.
+      BuyInputs b;
+      b.tp = in.shape.tp;
+      b.dp = in.shape.dp;
+      b.pp = in.shape.pp;
+      b.replicas = owned_replica_count(in, s);
+      if (const BuyFigures f = buy_figures(b, *in.server, site); f.infeasible) {
+        p.site_limit = fmt::format("at most {} servers: {} would not fit, {}", s - step, s, *f.infeasible);
+        break;
+      }
+      MixCost c = mix_cost(in, demand, d.curve, d, site, s, best_reservation(in, demand, d.curve, d, s));
       if (c.total_usd < p.best.total_usd) p.best = c;
       if (s + step > peak_servers) p.all_owned = std::move(c);
     }
   }
+  // Every plan compares with the cheapest rented mix, reservations and spot included.
+  for (MixCost* c : {&p.best, &p.all_rented, p.all_owned ? &*p.all_owned : nullptr})
+    if (c != nullptr)
+      for (size_t k = 0; k < c->months.size(); ++k) c->months[k].all_rented_usd = p.all_rented.months[k].cost_usd;
   if (p.best.servers > 0) {
     double mix = 0, rent = 0;
     for (size_t k = 0; k < p.best.months.size(); ++k) {
@@ -211,6 +371,7 @@ OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d) {
   out.cash_by_month_usd.assign(static_cast<size_t>(d.horizon_months), 0.0);
   double all_owned = 0;
   bool all_owned_known = true;
+  SiteOptions left = buy.site;  // what the models planned so far leave of the site
   for (const auto& model : searched) {
     const DemandCurve::Series* demand = series(model);
     if (demand == nullptr)
@@ -219,13 +380,19 @@ OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d) {
     for (const auto& o : r.options) {
       if (o.model != model || !o.meets_slo || !o.cost_per_hour_usd || o.gpus_total < 1 || !(o.eval.max_rate_per_s > 0))
         continue;
-      ModelPlan p = plan_option(o, *demand, d, buy);
+      ModelPlan p = plan_option(o, *demand, d, buy, left);
       if (!best || p.best.total_usd < best->best.total_usd) best = std::move(p);
     }
     if (!best) {
       out.models_without_plan.push_back(model);
       continue;
     }
+    if (left.site_kw) left.site_kw = std::max(0.0, *left.site_kw - best->best.power_peak_w / 1000.0);
+    if (left.site_racks) left.site_racks = std::max<int64_t>(0, *left.site_racks - best->best.racks);
+    out.racks += best->best.racks;
+    out.floor_m2 += best->best.floor_m2;
+    out.power_peak_kw += best->best.power_peak_w / 1000.0;
+    out.power_mean_kw += best->best.power_mean_w / 1000.0;
     out.total_usd += best->best.total_usd;
     out.all_rented_total_usd += best->all_rented.total_usd;
     if (best->all_owned) all_owned += best->all_owned->total_usd;
@@ -244,12 +411,14 @@ ScenarioCost cost_under(const OverTimePlan& p, const Shift& s) {
   DemandOptions d = p.options;
   if (s.growth_per_month) d.growth_per_month = *s.growth_per_month;
   d.purchase_lead_months += s.extra_lead_months;
-  SiteOptions site = p.site;
-  site.electricity_usd_per_kwh *= s.electricity;
   ScenarioCost c;
   for (const ModelPlan& m : p.models) {
+    SiteOptions site = m.site;
+    site.electricity_usd_per_kwh *= s.electricity;
     MixInputs in = m.inputs;
     in.price_per_gpu_hour_usd *= s.rent;
+    for (ReservedTerm& t : in.reserved) t.usd_per_gpu_hour *= s.rent;
+    if (in.spot) in.spot->usd_per_gpu_hour *= s.rent;
     if (in.server) {
       in.server->gpu_price_usd *= s.purchase;
       in.server->server_price_usd *= s.purchase;
@@ -259,8 +428,11 @@ ScenarioCost cost_under(const OverTimePlan& p, const Shift& s) {
         if (r.q == *s.probability && r.max_rate_per_s > 0) in.max_rate_per_replica_per_s = r.max_rate_per_s;
     DemandCurve::Series demand = m.demand;
     for (double& v : demand.requests_per_s) v *= s.demand;
-    // The servers bought are kept, but they hold only what an unshifted plan bought them for.
-    c.total_usd += mix_cost(in, demand, d.curve, d, site, m.best.servers).total_usd;
+    // The servers bought and the replicas reserved are kept, but they hold only what an
+    // unshifted plan bought them for.
+    c.total_usd +=
+        mix_cost(in, demand, d.curve, d, site, m.best.servers, {m.best.reserved_term_months, m.best.reserved_replicas})
+            .total_usd;
     const ModelPlan re = plan_model(in, demand, d, site);
     c.replanned_total_usd += re.best.total_usd;
     c.replanned_servers += re.best.servers;

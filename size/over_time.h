@@ -13,7 +13,10 @@
 // the value left at the horizon's end is not a cost of the horizon), support and space,
 // and its energy: hosts at full power, bought GPUs at idle power plus (board - idle) x the
 // busy fraction of the replicas serving, x PUE x the electricity price. S runs from 0 to
-// the servers the horizon's peak needs; the cheapest total wins (ties: fewer servers).
+// the servers the horizon's peak needs (or the most the site holds); the cheapest total
+// wins (ties: fewer servers). With a --prices card, each S also reserves the replica
+// levels a whole term pays for (best_reservation) and rents the rest on spot when spot,
+// with its interruptions, costs less than on demand (docs/buy.md "Reserved and spot").
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,32 @@ namespace kvplan::size {
 
 struct SizeResult;  // size/size.h, which includes this header
 
+//! A reservation: GPUs committed for a whole term at a lower price per GPU-hour, paid
+//! every hour of the term whether used or not.
+struct ReservedTerm {
+  int64_t term_months = 0;
+  double usd_per_gpu_hour = 0;
+};
+
+//! Spot (preemptible) capacity and what its interruptions cost.
+struct SpotTerms {
+  double usd_per_gpu_hour = 0;
+  //! Share of spot instances the provider reclaims in a month (the AWS Spot Instance
+  //! Advisor's "frequency of interruption"); one replica is taken as one instance.
+  double interruptions_per_month = 0;
+  //! Minutes until a replacement serves (launch, weights loaded): covered on demand.
+  double replace_minutes = 0;
+};
+
+//! One provider's rent prices for a GPU (`size --prices FILE`): on demand, reserved terms
+//! and spot, from one rate card so that they compare.
+struct RentPrices {
+  std::string gpu, provider, file;
+  double on_demand_usd_per_gpu_hour = 0;
+  std::vector<ReservedTerm> reserved;
+  std::optional<SpotTerms> spot;
+};
+
 //! What `size --demand` plans over (SizeOptions::demand).
 struct DemandOptions {
   DemandCurve curve;
@@ -39,6 +68,9 @@ struct DemandOptions {
   //! The site and the purchase data of the servers bought (configs/servers); a GPU
   //! without purchase data is rented only.
   BuyOptions buy;
+  //! Rent prices per GPU (--prices); a GPU without one rents on demand at the GPU
+  //! catalog's price.
+  std::vector<RentPrices> prices;
 };
 //! Throws InputError naming the command-line option of the first bad value.
 void validate(const DemandOptions& d);
@@ -61,11 +93,17 @@ struct MonthCost {
   bool owned_serving = false;        //!< the bought servers are delivered
   double owned_usd = 0;              //!< amortized capex + support + space + energy
   double energy_usd = 0;             //!< of which energy
-  double rented_usd = 0;
-  double rented_gpu_hours = 0;
+  double rented_usd = 0;             //!< reserved + on demand + spot (with its interruptions)
+  double rented_gpu_hours = 0;       //!< on demand + spot (reserved GPUs are counted apart)
+  int64_t reserved_replicas = 0;     //!< replicas under a reservation this month
+  double reserved_usd = 0;           //!< of rented_usd
+  double spot_gpu_hours = 0;         //!< of rented_gpu_hours
+  double spot_usd = 0;               //!< of rented_usd, interruptions included
   double cost_usd = 0;               //!< owned + rented
   double cash_usd = 0;               //!< capex paid this month + running costs + rent
-  double all_rented_usd = 0;         //!< everything rented, this month
+  //! Everything rented, this month: on demand in mix_cost; plan_model sets it to the
+  //! cheapest rented mix's (reserved and spot included) in the plans it returns.
+  double all_rented_usd = 0;
 };
 
 //! The cost over the horizon with a given number of servers bought.
@@ -75,6 +113,15 @@ struct MixCost {
   double total_usd = 0;              //!< accrual, summed over the horizon
   double cash_usd = 0;               //!< cash, summed over the horizon
   double rented_gpu_hours = 0;
+  //! Reservations: the term (0: none) and the replicas reserved in each whole term from
+  //! month 1 (terms end inside the horizon; months after the last whole term rent).
+  int64_t reserved_term_months = 0;
+  std::vector<int64_t> reserved_replicas;
+  //! The servers bought at the site: racks, their floor, IT power with every GPU busy,
+  //! and the mean IT power over the months they serve.
+  int64_t racks = 0;
+  double floor_m2 = 0, power_peak_w = 0, power_mean_w = 0;
+  double reserved_gpu_hours = 0, spot_gpu_hours = 0;
   std::vector<MonthCost> months;
 };
 
@@ -83,9 +130,19 @@ struct MixInputs {
   double max_rate_per_replica_per_s = 0;
   ServingOptions shape;              //!< tp, dp, pp
   double busy_fraction_at_max = 1;   //!< one replica's busy fraction at its max rate
-  double price_per_gpu_hour_usd = 0;
+  double price_per_gpu_hour_usd = 0;  //!< on demand
   std::optional<ServerSpec> server;  //!< empty: renting only
+  std::vector<ReservedTerm> reserved;
+  std::optional<SpotTerms> spot;
+  //! Work an interruption loses at most: every request in flight restarts (prefill
+  //! again), and none started more than the p99 end-to-end latency ago.
+  double e2e_p99_s = 0;
 };
+
+//! What one spot GPU-hour costs with its interruptions: the spot price, plus on-demand
+//! GPU-hours covering the replica while it is replaced and the work lost in flight,
+//! interruptions_per_month / 730 times an hour. Empty without spot prices.
+std::optional<double> spot_effective_usd_per_gpu_hour(const MixInputs& in);
 
 //! The max rate per replica of a plan's option at which the SLO holds with probability q
 //! under the time model's measured error (planner/error_bars.h; size.cpp fills it).
@@ -102,15 +159,25 @@ struct ModelPlan {
   std::string gpu;
   double max_rate_per_replica_per_s = 0;
   int64_t gpus_per_replica = 0;
-  double price_per_gpu_hour_usd = 0;
+  double price_per_gpu_hour_usd = 0;  //!< on demand
+  //! Where the rent prices came from: a --prices file (its provider), else empty: the GPU
+  //! catalog's on-demand price alone.
+  std::string prices_file, prices_provider;
+  std::optional<double> spot_effective_usd_per_gpu_hour;  //!< spot_effective_usd_per_gpu_hour()
   std::vector<PeriodNeed> periods;   //!< the first month's
   int64_t replicas_peak = 0;         //!< over the horizon
   double replicas_mean = 0;          //!< time-weighted over the horizon
   double gpu_hours_needed = 0;       //!< replicas needed x GPUs per replica x hours, over the horizon
   std::optional<std::string> server_form;  //!< purchase data used; empty: renting only
   int64_t servers_per_rack = 0;
+  //! The site the plan was made for: its cooling, and what the models planned before this
+  //! one left of its power and racks.
+  SiteOptions site;
+  //! Why fewer servers (or none) could be bought than the split would try: the cooling,
+  //! a rack's power, or the site's power or racks.
+  std::optional<std::string> site_limit;
   MixCost best;                      //!< the cheapest mix
-  MixCost all_rented;                //!< no server bought
+  MixCost all_rented;                //!< no server bought (reservations and spot where they pay)
   std::optional<MixCost> all_owned;  //!< servers for the horizon's peak (rented only before delivery)
   //! First month whose cumulative cash is at most all-rented's; empty when nothing is
   //! bought or it never is within the horizon.
@@ -164,6 +231,10 @@ struct OverTimePlan {
   std::vector<std::string> models_without_plan;
   double total_usd = 0, all_rented_total_usd = 0;
   std::optional<double> all_owned_total_usd;  //!< empty when a model has no purchase data
+  //! The servers bought, at the site: racks (a model's servers rack apart from the
+  //! others'), floor, IT power at peak and mean.
+  int64_t racks = 0;
+  double floor_m2 = 0, power_peak_kw = 0, power_mean_kw = 0;
   std::vector<double> cost_by_month_usd, cash_by_month_usd;
   //! add_sensitivity's: largest swing first; the total's range one assumption at a time.
   std::vector<Sensitivity> sensitivity;
@@ -173,10 +244,24 @@ struct OverTimePlan {
   std::vector<std::pair<double, ScenarioCost>> confident_totals;
 };
 
-//! The costs over the horizon of owning `servers` servers (0: all rented). Throws
-//! std::invalid_argument when servers > 0 without purchase data.
+//! Replicas reserved: the term and the count in each whole term (empty: none).
+struct Reservation {
+  int64_t term_months = 0;
+  std::vector<int64_t> replicas;
+};
+
+//! The costs over the horizon of owning `servers` servers (0: all rented) and reserving
+//! `r`; the rest is rented on demand, or on spot where that costs less with its
+//! interruptions. Throws std::invalid_argument when servers > 0 without purchase data.
 MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
-                 const DemandOptions& d, const SiteOptions& site, int64_t servers);
+                 const DemandOptions& d, const SiteOptions& site, int64_t servers, const Reservation& r = {});
+
+//! The cheapest reservation with `servers` owned: each whole term of each offered length
+//! reserves the replica levels (above the owned ones) whose rent for the hours they are
+//! needed costs more than reserving them for the whole term; the term length whose mix
+//! costs least wins (none when no reservation pays).
+Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                             const DemandOptions& d, int64_t servers);
 
 //! One option's plan over the horizon: the replicas each period needs, everything rented,
 //! everything owned (servers for the horizon's peak) and the cheapest number of servers
@@ -184,10 +269,12 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
 ModelPlan plan_model(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
                      const SiteOptions& site);
 
-//! For each model searched, the option meeting the SLO (with a rent price) whose
-//! cheapest mix costs least over the horizon, among the options the search evaluated
-//! (the bounded search's skipped options have no max rate). Throws InputError when a model searched has
-//! no curve, or the curve names a model not searched.
+//! For each model searched, in the order searched, the option meeting the SLO (with a
+//! rent price) whose cheapest mix costs least over the horizon, among the options the
+//! search evaluated (the bounded search's skipped options have no max rate), within what
+//! the models before it left of the site's power and racks (--site-kw, --site-racks: a
+//! greedy share, not a joint optimum). Throws InputError when a model searched has no
+//! curve, or the curve names a model not searched.
 OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d);
 
 //! The fleet's total under a shifted assumption: each model's servers bought kept, and

@@ -40,6 +40,21 @@ void validate(const SiteOptions& s) {
           "a fraction >= 0", s.support_fraction_per_year);
   require(finite(s.rack_usd_per_month) && s.rack_usd_per_month >= 0, "--rack-usd-per-month", "a price >= 0",
           s.rack_usd_per_month);
+  if (s.site_kw) require(finite(*s.site_kw) && *s.site_kw > 0, "--site-kw", "kilowatts > 0", *s.site_kw);
+  if (s.site_racks)
+    require(*s.site_racks >= 1, "--site-racks", "an integer >= 1", static_cast<double>(*s.site_racks));
+  require(finite(s.rack_floor_m2) && s.rack_floor_m2 > 0, "--rack-floor-m2", "square metres > 0", s.rack_floor_m2);
+}
+
+std::optional<std::string> site_refusal(const ServerSpec& s, int64_t racks, double peak_w, const SiteOptions& site) {
+  if (s.liquid_cooled && !site.liquid_cooling)
+    return fmt::format("the {} is liquid-cooled and the site is air-cooled only (--cooling air)", s.form);
+  if (site.site_racks && racks > *site.site_racks)
+    return fmt::format("it needs {} racks and the site has {} (--site-racks)", racks, *site.site_racks);
+  if (site.site_kw && peak_w > *site.site_kw * 1000.0)
+    return fmt::format("it peaks at {:.1f} kW and the site supplies {:g} kW (--site-kw)", peak_w / 1000.0,
+                       *site.site_kw);
+  return std::nullopt;
 }
 
 ServerLayout layout(int64_t replicas, const ServingOptions& o, const ServerSpec& s) {
@@ -113,6 +128,11 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   b.facility_power_average_w = b.power_average_w * site.pue;
   b.energy_kwh_per_year = b.facility_power_average_w * kHoursPerYear / 1000.0;
 
+  // Cooling first: an NVL72 rack at an air-only site is refused for that, whatever it draws.
+  if (auto why = site_refusal(s, 0, 0.0, site)) {
+    b.infeasible = std::move(why);
+    return b;
+  }
   b.servers_per_rack = servers_per_rack(b.server_power_peak_w, s.server_rack_units, site);
   if (b.servers_per_rack == 0) {
     b.infeasible = fmt::format("one {} peaks at {:.1f} kW and {}U, more than a rack's {:.1f} kW and {}U", s.form,
@@ -120,6 +140,11 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
     return b;
   }
   b.racks = ceil_div(l.servers, b.servers_per_rack);
+  b.floor_m2 = static_cast<double>(b.racks) * site.rack_floor_m2;
+  if (auto why = site_refusal(s, b.racks, b.power_peak_w, site)) {
+    b.infeasible = std::move(why);
+    return b;
+  }
 
   // Money.
   b.gpu_capex_usd = static_cast<double>(l.gpus_bought) * s.gpu_price_usd;

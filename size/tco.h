@@ -48,8 +48,9 @@ struct SiteOptions {
   //! Fraction of the time the workload arrives at its full rate; the rest of the time
   //! the GPUs idle (they are bought, so they draw idle power and still cost).
   double utilization = 1.0;
-  //! Power one rack may draw (IT load at the PDU). 40 kW holds four 8-GPU HGX H100
-  //! servers (10.2 kW each, DGX H100 datasheet); older enterprise racks give 8-15 kW.
+  //! Power one rack may draw (IT load at the PDU). 40 kW is a high-density air-cooled
+  //! rack: three 10.2 kW 8-GPU HGX H100 servers (DGX H100 datasheet; four would need
+  //! 40.8 kW); older enterprise racks give 8-15 kW.
   double rack_kw = 40;
   int64_t rack_units = 42;  //!< usable height of a rack (a standard 42U rack)
   //! Network (switches, optics, cables) and installation, as a fraction of the GPU and
@@ -60,7 +61,21 @@ struct SiteOptions {
   double support_fraction_per_year = 0.05;
   //! Colocation or floor space per rack and month; 0 = the site is already owned.
   double rack_usd_per_month = 0;
+  //! The site can take liquid-cooled servers (cold plates, coolant distribution); false:
+  //! air only, and a server with `cooling: liquid` (an NVL72 rack) cannot be placed.
+  bool liquid_cooling = true;
+  //! What the site supplies, when stated: IT power in kW (at the servers' peak) and racks.
+  //! A purchase above either cannot be placed.
+  std::optional<double> site_kw;
+  std::optional<int64_t> site_racks;
+  //! Floor taken by one rack: 0.6 m x 1.2 m, the footprint of a standard 42U server rack
+  //! (APC NetShelter SX AR3300, 600 mm x 1,200 mm), aisles not included.
+  double rack_floor_m2 = 0.72;
 };
+
+//! Why a purchase cannot be placed at the site (cooling, the site's power or racks), or
+//! empty when it can: `racks` racks of servers drawing `peak_w` at most.
+std::optional<std::string> site_refusal(const ServerSpec& s, int64_t racks, double peak_w, const SiteOptions& site);
 
 //! Throws InputError naming the command-line option of the first bad value.
 void validate(const SiteOptions& s);
@@ -121,6 +136,7 @@ struct BuyFigures {
   std::optional<std::string> infeasible; //!< why it cannot be bought as laid out
   ServerLayout layout;
   int64_t servers_per_rack = 0, racks = 0;
+  double floor_m2 = 0;                   //!< racks x the rack footprint
   double busy_fraction = 0;
   bool busy_fraction_simulated = false;  //!< false: estimated as load / max rate
   double server_power_peak_w = 0;        //!< one server, all its GPUs at board power

@@ -5,8 +5,10 @@ tests (tests/cli/serve_browser_test.py, tests/reports/report_layout.py); each in
 nothing and skips (exit 77) without chromium.
 """
 
+import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +17,27 @@ import time
 def fail(msg):
     print(f"{os.path.basename(sys.argv[0])}: FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
+
+
+def chromium_or_skip():
+    """The chromium binary, or exit 77 (skipped): a browser test installs nothing."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print(f"{os.path.basename(sys.argv[0])}: SKIP: chromium is not installed; scripts/test.sh installs it",
+              file=sys.stderr)
+        sys.exit(77)
+    return chromium
+
+
+def save_section(page, element_id, width, height, path):
+    """A PNG of the page from the element with this id down, width x height CSS pixels."""
+    top = page.js(f"document.getElementById('{element_id}').getBoundingClientRect().top + window.scrollY")
+    shot = page.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                "clip": {"x": 0, "y": top, "width": width, "height": height,
+                                                         "scale": 1}})["data"]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot))
 
 
 class Browser:

@@ -619,3 +619,49 @@ TEST_CASE("engine ideal: Llama-3.1-8B on an H100 holds 28,096 whole blocks = 449
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("each engine sends a streamed request's tokens as its code does") {
+  // The chunks of a 13-token output at stream interval 4, as the engines' own rules give
+  // them (docs/engines.md "Streaming"): SGLang 0.5 len(output_ids) % 4 == 1 and vLLM's
+  // "first token, or 4 waiting since the last send" both send tokens 1, 5, 9 and 13 (the
+  // last, as the request finishes); TensorRT-LLM's py_decoding_iter == 1 or % 4 == 0 sends
+  // 1, 4, 8, 12 and 13: the chunk sizes [1, 3, 4, 4, 1] of NVIDIA/TensorRT-LLM PR #5836's test.
+  const auto sent = [](kvplan::Engine e, const std::string& version) {
+    ServingOptions o;
+    o.engine = e;
+    o.engine_version = version;
+    o.stream_interval = 4;
+    const StreamDelivery d = stream_delivery(o);
+    std::vector<int64_t> tokens;
+    for (int64_t g = 1; g <= 13; ++g)
+      if (d.sends(g, 13)) tokens.push_back(g);
+    return tokens;
+  };
+  CHECK(sent(kvplan::Engine::sglang, "0.5") == std::vector<int64_t>{1, 5, 9, 13});
+  CHECK(sent(kvplan::Engine::vllm, "0.12") == std::vector<int64_t>{1, 5, 9, 13});
+  CHECK(sent(kvplan::Engine::trtllm, "1.2") == std::vector<int64_t>{1, 4, 8, 12, 13});
+  // The default (no flag) and 1 send every token, for every engine, ideal included.
+  ServingOptions every;
+  CHECK(stream_delivery(every).interval == 1);
+  every.stream_interval = 1;
+  for (int64_t g = 1; g <= 5; ++g) CHECK(stream_delivery(every).sends(g, 5));
+}
+
+TEST_CASE("a stream interval the engine release does not have is refused, naming the flag") {
+  ServingOptions o;
+  o.stream_interval = 0;
+  CHECK_THROWS_WITH_AS(stream_delivery(o), doctest::Contains("--stream-interval"), InputError);
+  o.stream_interval = 4;
+  CHECK_THROWS_WITH_AS(stream_delivery(o), doctest::Contains("--engine ideal"), InputError);
+  o.engine = kvplan::Engine::vllm;
+  o.engine_version = "0.11";
+  CHECK_THROWS_WITH_AS(stream_delivery(o), doctest::Contains("before vLLM 0.12"), InputError);
+  o.engine_version = "0.12";
+  CHECK(stream_delivery(o).interval == 4);
+  o.engine = kvplan::Engine::sglang;
+  o.engine_version = "0.4";
+  CHECK_THROWS_WITH_AS(stream_delivery(o), doctest::Contains("N-th token"), InputError);
+  o.engine = kvplan::Engine::trtllm;
+  o.engine_version = "0";
+  CHECK_THROWS_WITH_AS(stream_delivery(o), doctest::Contains("PyTorch backend"), InputError);
+}

@@ -5,10 +5,12 @@
 # which ctest reports as skipped (SKIP_RETURN_CODE in tests/reports/CMakeLists.txt);
 # scripts/test.sh installs both first (scripts/install-deps.sh chromium).
 # Then the Buy table as a 1,400 px window shows it (report_layout.py), keeping a screenshot
-# of the Buy section at BUY_SCREENSHOT.
-# Usage: browser_test.sh KVPLAN_BINARY [BUY_SCREENSHOT.png]
+# of the Buy section at BUY_SCREENSHOT; and a `--demand` report's finance summary
+# (finance_layout.py: first, nothing wider than the window, one tornado bar per
+# sensitivity row), keeping a screenshot of it at FINANCE_SCREENSHOT.
+# Usage: browser_test.sh KVPLAN_BINARY [BUY_SCREENSHOT.png [FINANCE_SCREENSHOT.png]]
 set -euo pipefail
-KVPLAN=${1:?usage: browser_test.sh KVPLAN_BINARY [BUY_SCREENSHOT.png]}
+KVPLAN=${1:?usage: browser_test.sh KVPLAN_BINARY [BUY_SCREENSHOT.png [FINANCE_SCREENSHOT.png]]}
 HERE=$(cd "$(dirname "$0")" && pwd)
 skip() {
   echo "browser_test: SKIP: $1 is not installed; scripts/test.sh installs it (scripts/install-deps.sh chromium)" >&2
@@ -49,4 +51,10 @@ if grep -E 'Uncaught|:CONSOLE[:(]' "$WORK/chromium.log" >&2; then
 fi
 python3 "$HERE/png_check.py" "$WORK/shot.png" 256
 python3 "$HERE/report_layout.py" "$WORK/report.html" "${2:-$WORK/buy.png}"
+# The README's year-long plan for two models with a diurnal curve; the planner evaluator
+# keeps it quick (the layout is under test here, not the rates).
+"$KVPLAN" size --model llama-3.1-8b,qwen3-8b --workload chat --gpus h100-sxm,l40s --evaluator planner \
+  --demand configs/demand/diurnal-two-models.csv --growth-per-month 0.03 --purchase-lead-months 2 \
+  --report "$WORK/demand.html" -o "$WORK/demand.txt"
+python3 "$HERE/finance_layout.py" "$WORK/demand.html" "${3:-$WORK/finance.png}"
 echo "browser_test: PASS"

@@ -29,7 +29,7 @@ reports::PlanRow row(int64_t tp, int64_t dp, const std::string& log, const std::
 }
 }  // namespace
 
-TEST_CASE("plan text: the units line, each engine's log indented under its row, the first memory note once") {
+TEST_CASE("plan text: the units line, each engine's log indented under its row, each memory note once") {
   const std::vector<reports::PlanRow> rows = {row(2, 1, "line one\nline two", "first note"),
                                               row(4, 2, "rank line", "second note")};
   const std::string text = reports::plan_text(rows);
@@ -38,10 +38,28 @@ TEST_CASE("plan text: the units line, each engine's log indented under its row, 
   CHECK(text.find("vLLM 0.10 would log (m on g, TP 2):\n  line one\n  line two\n") != std::string::npos);
   // A data-parallel row's log is one rank's.
   CHECK(text.find("vLLM 0.10 would log (m on g, TP 4, DP 2, per rank):\n  rank line\n") != std::string::npos);
+  // Two rows, two notes: each printed, each naming its row.
   CHECK(text.find("note (m on g, TP 2): first note\n") != std::string::npos);
-  CHECK(text.find("second note") == std::string::npos);
+  CHECK(text.find("note (m on g, TP 4): second note\n") != std::string::npos);
   // Two rows: no single-row breakdown.
   CHECK(text.find("Memory per GPU") == std::string::npos);
+}
+
+TEST_CASE("plan text prints a note shared by rows once, naming them") {
+  // Rows 1-3 share the engine's note (TP 1 and 2 on g, TP 1 on h); row 4 has its own.
+  std::vector<reports::PlanRow> rows = {row(1, 1, "", "engine note"), row(2, 1, "", "engine note"),
+                                        row(1, 1, "", "engine note"), row(8, 1, "", "weights exceed memory")};
+  rows[2].gpu = "h";
+  std::string text = reports::plan_text(rows);
+  CHECK(text.find("note (m on g, TP 1, 2; m on h, TP 1): engine note\n") != std::string::npos);
+  CHECK(text.find("note (m on g, TP 8): weights exceed memory\n") != std::string::npos);
+  // Once each: the engine note's text appears in one line only.
+  CHECK(text.find("engine note") == text.rfind("engine note"));
+  // A note every row shares says so rather than listing them.
+  rows[3].plan.memory.note = "engine note";
+  text = reports::plan_text(rows);
+  CHECK(text.find("note (every row): engine note\n") != std::string::npos);
+  CHECK(text.find("engine note") == text.rfind("engine note"));
 }
 
 TEST_CASE("plan text without an engine log says nothing about one") {

@@ -6,15 +6,13 @@ screenshot of the Buy section. Installs nothing: without chromium it exits 77 (s
 Usage: report_layout.py REPORT.html SCREENSHOT.png
 """
 
-import base64
 import json
 import os
-import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from devtools import Browser, fail  # noqa: E402  (tests/devtools.py)
+from devtools import Browser, chromium_or_skip, fail, save_section  # noqa: E402  (tests/devtools.py)
 
 REPORT, SHOT = sys.argv[1], sys.argv[2]
 WIDTH = 1400
@@ -38,10 +36,7 @@ MEASURE = """(() => {
 
 
 def main():
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        print("report_layout: SKIP: chromium is not installed; scripts/test.sh installs it", file=sys.stderr)
-        sys.exit(77)
+    chromium = chromium_or_skip()
     with tempfile.TemporaryDirectory() as work:
         page = Browser(chromium, work, WIDTH, 1100)
         try:
@@ -62,13 +57,7 @@ def main():
             want_ranks = [str(i + 1) for i in range(len(m["ranks"]))]
             if m["ranks"] != want_ranks:
                 fail(f"the rank column reads {m['ranks']}, expected {want_ranks}")
-            top = page.js("document.getElementById('buy').getBoundingClientRect().top + window.scrollY")
-            shot = page.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                        "clip": {"x": 0, "y": top, "width": WIDTH, "height": 900,
-                                                                 "scale": 1}})["data"]
-            os.makedirs(os.path.dirname(os.path.abspath(SHOT)), exist_ok=True)
-            with open(SHOT, "wb") as f:
-                f.write(base64.b64decode(shot))
+            save_section(page, "buy", WIDTH, 900, SHOT)
             if page.console:
                 fail(f"the page logged errors: {page.console}")
             print(json.dumps({"columns_on_screen": DECISION, "rows": len(m["ranks"]),

@@ -86,7 +86,7 @@ TEST_CASE("size --buy --servers: the user's purchase file replaces the catalog's
     std::ofstream f(path);
     f << "gpu: l40s\nserver_form: quoted 4-GPU server\ngpu_price_usd: 7000\ngpu_board_power_w: 350\n"
          "gpu_idle_power_w: 30\ngpus_per_server: 4\nserver_price_usd: 12000\nserver_power_w: 900\n"
-         "server_rack_units: 2\n";
+         "server_rack_units: 2\ncooling: air\n";
   }
   const Run r = kvplan(kSize + "--buy --format json --servers " + path.string());
   std::filesystem::remove(path);
@@ -111,4 +111,22 @@ TEST_CASE("size --buy --servers: the user's purchase file replaces the catalog's
   }
   CHECK(saw_l40s);
   CHECK(saw_h100);
+}
+
+// configs/servers/gb200-nvl72.yaml says `cooling: liquid`: at an air-only site every
+// option on it is refused for that reason, and the site's options are in the JSON.
+TEST_CASE("size --buy --cooling air: a liquid-cooled NVL72 rack cannot be placed, and the JSON says why") {
+  const Run r = kvplan("size --model llama-3-8b --workload chat --gpus gb200-nvl72 --evaluator planner --buy "
+                       "--cooling air --site-racks 3 --format json");
+  REQUIRE(r.code == 0);
+  const auto b = nlohmann::json::parse(r.out).at("buy");
+  CHECK(b.at("site").at("cooling") == "air");
+  CHECK(b.at("site").at("site_racks") == 3);
+  CHECK(b.at("site").at("site_kw").is_null());
+  REQUIRE_FALSE(b.at("options").empty());
+  for (const auto& o : b.at("options")) {
+    REQUIRE(o.at("infeasible").is_string());
+    CHECK(o.at("infeasible").get<std::string>().find("is liquid-cooled and the site is air-cooled only (--cooling air)") !=
+          std::string::npos);
+  }
 }

@@ -116,3 +116,72 @@ TEST_CASE("size --demand --report: the finance summary comes before the recommen
   CHECK(page.find("What moves the total over 12 months") != std::string::npos);
   CHECK(page.find("Cash out by month") != std::string::npos);
 }
+
+// tests/data/prices/example-h100-sxm.yaml: on demand $3.35, 12-month reservation $1.90,
+// spot $2.00 reclaimed 0.5 times a month with 20 minutes to replace. Over 12 months the
+// card's figures must rebuild each month's rent: reserved replicas x GPUs x 730 h x $1.90,
+// plus the rented GPU-hours at spot's effective price (2.00 + 0.5 / 730 x (20/60 + the
+// option's p99 e2e latency in hours) x 3.35, below 3.35), on demand for none.
+TEST_CASE("size --demand --prices: reserved and spot priced from the card") {
+  const Run r = kvplan_test::run_kvplan("size --model llama-3-8b --workload chat --gpus h100-sxm --evaluator planner "
+                                        "--demand " + demand_file() +
+                                        " --prices tests/data/prices/example-h100-sxm.yaml --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& m = j.at("over_time").at("models")[0];
+  REQUIRE(m.at("rent_prices").is_object());
+  CHECK(m.at("rent_prices").at("provider") == "Example Cloud (illustrative)");
+  CHECK(m.at("price_per_gpu_hour_usd").get<double>() == doctest::Approx(3.35));
+  const auto& option = j.at("options")[m.at("rank").get<size_t>() - 1];
+  const double e2e_h = option.at("at_max_rate").at("e2e_p99_s").get<double>() / 3600;
+  const double spot = 2.00 + 0.5 / 730 * (20.0 / 60 + e2e_h) * 3.35;
+  CHECK(m.at("rent_prices").at("spot").at("effective_usd_per_gpu_hour").get<double>() == doctest::Approx(spot));
+  const auto gpr = m.at("gpus_per_replica").get<double>();
+  CHECK(m.at("rented_gpu_hours").at("on_demand").get<double>() == doctest::Approx(0.0));
+  for (const auto& month : m.at("months")) {
+    const double reserved = month.at("reserved_replicas").get<double>() * gpr * 730 * 1.90;
+    CHECK(month.at("reserved_usd").get<double>() == doctest::Approx(reserved));
+    CHECK(month.at("spot_gpu_hours").get<double>() == doctest::Approx(month.at("rented_gpu_hours").get<double>()));
+    CHECK(month.at("rented_usd").get<double>() ==
+          doctest::Approx(reserved + month.at("rented_gpu_hours").get<double>() * spot));
+  }
+  // The replica levels the low period (20/s) needs run around the clock: a year of spot
+  // (8,760 h x ~$2.0008) costs more than a 12-month reservation (8,760 h x $1.90), so
+  // those above the owned ones are reserved; the peak's levels run 4,380 h a year
+  // (~$8,763 on spot against $16,644 reserved) and stay on spot.
+  const double max_rate = m.at("max_rate_per_replica_per_s").get<double>();
+  const auto base = static_cast<int64_t>(std::ceil(20 / max_rate)) - m.at("owned_replicas").get<int64_t>();
+  if (base > 0) {
+    REQUIRE(m.at("reserved").is_object());
+    CHECK(m.at("reserved").at("term_months") == 12);
+    CHECK(m.at("reserved").at("replicas_by_term") == nlohmann::json::array({base}));
+  } else {
+    CHECK(m.at("reserved").is_null());
+  }
+  const Run text = kvplan_test::run_kvplan("size --model llama-3-8b --workload chat --gpus h100-sxm --evaluator planner "
+                                           "--demand " + demand_file() +
+                                           " --prices tests/data/prices/example-h100-sxm.yaml --top 1");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("rent prices from tests/data/prices/example-h100-sxm.yaml (Example Cloud (illustrative))") !=
+        std::string::npos);
+}
+
+// A server peaks at its host plus every GPU at board power (configs/servers): an 8-GPU
+// L40S server 2,000 + 8 x 350 W = 4.8 kW, an HGX H100 4,600 + 8 x 700 W = 10.2 kW. A
+// 12 kW site holds two of the first or one of the second; the plan stays within it and
+// its site totals add up.
+TEST_CASE("size --demand --site-kw: the servers bought fit the site's power, the totals say how much") {
+  const Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() + " --site-kw 12 --format json");
+  REQUIRE(r.code == 0);
+  const auto ot = nlohmann::json::parse(r.out).at("over_time");
+  const auto& m = ot.at("models")[0];
+  const double per_server_kw = m.at("gpu") == "l40s" ? 4.8 : 10.2;
+  const auto servers = m.at("owned_servers").get<double>();
+  CHECK(m.at("power_peak_kw").get<double>() == doctest::Approx(servers * per_server_kw));
+  CHECK(m.at("power_peak_kw").get<double>() <= 12.0);
+  CHECK(m.at("power_mean_kw").get<double>() <= m.at("power_peak_kw").get<double>());
+  CHECK(ot.at("site").at("power_peak_kw").get<double>() == doctest::Approx(m.at("power_peak_kw").get<double>()));
+  CHECK(ot.at("site").at("floor_m2").get<double>() == doctest::Approx(0.72 * m.at("racks").get<double>()));
+  if (!m.at("site_limit").is_null())
+    CHECK(m.at("site_limit").get<std::string>().find("(--site-kw)") != std::string::npos);
+}

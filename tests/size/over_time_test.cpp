@@ -331,3 +331,117 @@ TEST_CASE("sensitivity: demand growth at zero and at twice the plan's") {
   // Nothing bought: the purchase factors are left out.
   for (const auto& x : p.sensitivity) CHECK(x.factor.find("purchase") == std::string::npos);
 }
+
+namespace {
+
+// The same two periods over a year with one provider's card: on demand $2, a 12-month
+// reservation at $1.50 and a 36-month one at $1.00 per GPU-hour, spot at $1.60 reclaimed
+// 7.3 times a month (0.01 an hour), 54 minutes to replace, requests in flight at most
+// 360 s old.
+MixInputs with_card(bool spot) {
+  MixInputs in = inputs();
+  in.reserved = {{12, 1.50}, {36, 1.00}};
+  if (spot) in.spot = SpotTerms{1.60, 7.3, 54};
+  in.e2e_p99_s = 360;
+  return in;
+}
+
+}  // namespace
+
+// By hand, per GPU-hour: spot costs 1.60 + 0.01 x (0.9 h + 0.1 h) x $2 on demand = $1.62
+// with its interruptions, below on demand, so it takes the rented peaks.
+// The 36-month term does not fit a 12-month horizon: only whole terms are reserved.
+// A 12-month reservation of one replica costs 12 x 730 x $1.50 = $13,140.
+//   Level 1 (needed in both periods, 730 h a month): renting it costs 8,760 h x $1.62 =
+//   $14,191.20 > $13,140: reserved.
+//   Level 2 (the 30/s period only, 365 h a month): 4,380 x $1.62 = $7,095.60 < $13,140: spot.
+// Without servers: a month costs 730 x $1.50 = $1,095 reserved + 2 x 365 h x $1.62 =
+// $1,182.60 spot = $2,277.60; the year $27,331.20 (all on demand: 12 x $2,920 = $35,040).
+// With servers (the fixture's $1,000 a month plus energy, from the first test):
+//   S = 1: $1,103.66 + $1,182.60 spot (levels 2 and 3 are not worth reserving) = $2,286.26
+//   S = 2: $2,195.64 + 365 h x $1.62 = $2,786.94;  S = 3: $3,287.62.
+// The reservation beats owning the base by $8.66 a month: nothing is bought.
+TEST_CASE("reserved and spot: the cheapest mix of owned, reserved, on demand and spot worked by hand") {
+  const DemandOptions d = two_periods(12);
+  const MixInputs in = with_card(true);
+  REQUIRE(spot_effective_usd_per_gpu_hour(in));
+  CHECK(*spot_effective_usd_per_gpu_hour(in) == doctest::Approx(1.62));
+  const Reservation r = best_reservation(in, d.curve.models[0], d.curve, d, 0);
+  CHECK(r.term_months == 12);
+  CHECK(r.replicas == std::vector<int64_t>{1});
+  const ModelPlan p = plan_model(in, d.curve.models[0], d, site());
+  CHECK(p.best.servers == 0);
+  CHECK(p.best.reserved_term_months == 12);
+  CHECK(p.best.reserved_replicas == std::vector<int64_t>{1});
+  CHECK(p.best.total_usd == doctest::Approx(27331.20));
+  CHECK(p.best.reserved_gpu_hours == doctest::Approx(12 * 730.0));
+  CHECK(p.best.spot_gpu_hours == doctest::Approx(12 * 2 * 365.0));
+  REQUIRE(p.best.months.size() == 12);
+  CHECK(p.best.months[0].reserved_usd == doctest::Approx(1095.0));
+  CHECK(p.best.months[0].spot_usd == doctest::Approx(1182.60));
+  CHECK(p.best.months[0].rented_usd == doctest::Approx(2277.60));
+  CHECK(p.all_rented.total_usd == doctest::Approx(27331.20));  // the cheapest rented mix
+  CHECK(mix_cost(in, d.curve.models[0], d.curve, d, site(), 1, best_reservation(in, d.curve.models[0], d.curve, d, 1))
+            .total_usd == doctest::Approx(12 * 2286.26));
+  REQUIRE(p.all_owned);
+  CHECK(p.all_owned->total_usd == doctest::Approx(12 * 3287.62));
+  CHECK_FALSE(p.break_even_month);
+}
+
+// Without spot the peaks rent on demand at $2: level 1 still pays to reserve ($17,520 >
+// $13,140), level 2 does not ($8,760). A month: $1,095 + 2 x 365 x $2 = $2,555.
+// An 18-month horizon holds one whole 12-month term: months 13-18 rent level 1 on
+// demand again ($2,920 a month): 12 x $2,555 + 6 x $2,920 = $48,180.
+TEST_CASE("reserved: whole terms inside the horizon, the months after them rented") {
+  const MixInputs in = with_card(false);
+  const DemandOptions year = two_periods(12);
+  CHECK(plan_model(in, year.curve.models[0], year, site()).all_rented.total_usd == doctest::Approx(12 * 2555.0));
+  const DemandOptions d = two_periods(18);
+  const MixCost c = mix_cost(in, d.curve.models[0], d.curve, d, site(), 0, {12, {1}});
+  REQUIRE(c.months.size() == 18);
+  CHECK(c.months[11].reserved_replicas == 1);
+  CHECK(c.months[12].reserved_replicas == 0);
+  CHECK(c.total_usd == doctest::Approx(12 * 2555.0 + 6 * 2920.0));
+  CHECK(best_reservation(in, d.curve.models[0], d.curve, d, 0).replicas == std::vector<int64_t>{1});
+  // A 36-month term fits a 36-month horizon: 36 x 730 x $1 = $26,280 per replica level
+  // against 36 x 730 x $2 = $52,560 of renting level 1 and $26,280 of renting level 2 (a
+  // tie, not taken), so one replica; its saving ($26,280) beats the 12-month term's
+  // three terms of $4,380.
+  const DemandOptions three = two_periods(36);
+  const Reservation r = best_reservation(in, three.curve.models[0], three.curve, three, 0);
+  CHECK(r.term_months == 36);
+  CHECK(r.replicas == std::vector<int64_t>{1});
+}
+
+// Flat demand, 30/s in both periods: three replicas around the clock. One server peaks at
+// 1,000 W host + 500 W GPU = 1.5 kW. Per month, by hand (energy at $0.10/kWh, PUE 1):
+//   S = 3: $3,000 + idle 3 x 1,100 W x 730 h = 2,409 kWh + busy 3 x 0.8 x 730 h x 400 W =
+//          700.8 kWh -> $310.98: $3,310.98 (the cheapest without a limit; S = 2 costs
+//          $2,000 + (1,606 + 467.2) kWh x $0.10 + one replica rented 730 h x $2 = $3,667.32).
+//   A site of 3.2 kW holds two servers (3.0 kW), not three (4.5 kW): the plan buys two
+//   and rents the third replica, and says why. A 1 kW site holds none.
+TEST_CASE("facility: the site's power caps the servers bought, the rest rented, with the reason") {
+  DemandOptions d = two_periods(1);
+  d.curve.models = {{"m", {30, 30}}};
+  SiteOptions s = site();
+  ModelPlan p = plan_model(inputs(), d.curve.models[0], d, s);
+  CHECK(p.best.servers == 3);
+  CHECK(p.best.total_usd == doctest::Approx(3310.98));
+  CHECK(p.best.power_peak_w == doctest::Approx(4500.0));
+  CHECK(p.best.racks == 1);
+  // Mean IT power: (2,409 + 700.8) kWh over 730 h = 4,260 W.
+  CHECK(p.best.power_mean_w == doctest::Approx(4260.0));
+  CHECK_FALSE(p.site_limit);
+  s.site_kw = 3.2;
+  p = plan_model(inputs(), d.curve.models[0], d, s);
+  CHECK(p.best.servers == 2);
+  CHECK(p.best.total_usd == doctest::Approx(3667.32));
+  REQUIRE(p.site_limit);
+  CHECK(*p.site_limit == "at most 2 servers: 3 would not fit, it peaks at 4.5 kW and the site supplies 3.2 kW (--site-kw)");
+  CHECK_FALSE(p.all_owned);
+  s.site_kw = 1;
+  p = plan_model(inputs(), d.curve.models[0], d, s);
+  CHECK(p.best.servers == 0);
+  REQUIRE(p.site_limit);
+  CHECK(*p.site_limit == "no server: it peaks at 1.5 kW and the site supplies 1 kW (--site-kw)");
+}

@@ -188,6 +188,51 @@ TEST_CASE("a server that exceeds the rack's power budget cannot be bought as lai
   CHECK(b.infeasible->find("10.2 kW") != std::string::npos);
 }
 
+// By hand: one HGX server peaks at 4,600 + 8 x 700 = 10,200 W, so a 40 kW rack holds
+// floor(40 / 10.2) = 3 of them (8U each: space for 5). Four replicas of TP 8 are four
+// servers: ceil(4 / 3) = 2 racks, 2 x 0.72 = 1.44 m2 of floor, 4 x 10.2 = 40.8 kW at peak.
+TEST_CASE("facility: a 40 kW rack holds three HGX servers; the site's racks, power and cooling refuse a purchase") {
+  SiteOptions site;
+  site.rack_kw = 40;
+  site.rack_units = 42;
+  BuyInputs in;
+  in.replicas = 4;
+  in.tp = 8;
+  in.rate_per_s = 1;
+  BuyFigures b = buy_figures(in, hgx(), site);
+  REQUIRE_FALSE(b.infeasible);
+  CHECK(b.servers_per_rack == 3);
+  CHECK(b.racks == 2);
+  CHECK(b.floor_m2 == doctest::Approx(1.44));
+  CHECK(b.power_peak_w == doctest::Approx(40800.0));
+  site.site_racks = 1;
+  b = buy_figures(in, hgx(), site);
+  REQUIRE(b.infeasible);
+  CHECK(*b.infeasible == "it needs 2 racks and the site has 1 (--site-racks)");
+  site.site_racks.reset();
+  site.site_kw = 40;
+  b = buy_figures(in, hgx(), site);
+  REQUIRE(b.infeasible);
+  CHECK(*b.infeasible == "it peaks at 40.8 kW and the site supplies 40 kW (--site-kw)");
+  site.site_kw = 40.8;
+  CHECK_FALSE(buy_figures(in, hgx(), site).infeasible);
+  // A liquid-cooled rack at an air-only site is refused for its cooling, before its
+  // power is compared with the rack's.
+  ServerSpec nvl = hgx();
+  nvl.form = "NVL72 rack";
+  nvl.gpus_per_server = 72;
+  nvl.liquid_cooled = true;
+  site = SiteOptions{};
+  site.liquid_cooling = false;
+  in.replicas = 1;
+  b = buy_figures(in, nvl, site);
+  REQUIRE(b.infeasible);
+  CHECK(*b.infeasible == "the NVL72 rack is liquid-cooled and the site is air-cooled only (--cooling air)");
+  // The catalog's GB200 NVL72 file says so.
+  CHECK(io::load_server("gb200-nvl72").liquid_cooled);
+  CHECK_FALSE(io::load_server("h100-sxm").liquid_cooled);
+}
+
 TEST_CASE("site options: a negative or out-of-range value names its option") {
   const auto message = [](SiteOptions s) {
     try {
@@ -301,8 +346,9 @@ TEST_CASE("every purchase catalog file parses, names a catalog GPU and matches i
 TEST_CASE("a purchase file with a missing or negative figure is an InputError naming the key") {
   const std::string good =
       "gpu: x\nserver_form: s\ngpu_price_usd: 1000\ngpu_board_power_w: 300\ngpu_idle_power_w: 30\n"
-      "gpus_per_server: 4\nserver_price_usd: 5000\nserver_power_w: 800\nserver_rack_units: 2\n";
+      "gpus_per_server: 4\nserver_price_usd: 5000\nserver_power_w: 800\nserver_rack_units: 2\ncooling: air\n";
   CHECK(io::parse_server(good, "x.yaml").gpus_per_server == 4);
+  CHECK_FALSE(io::parse_server(good, "x.yaml").liquid_cooled);
   const auto message = [](const std::string& text) {
     try {
       io::parse_server(text, "x.yaml");
@@ -323,6 +369,13 @@ TEST_CASE("a purchase file with a missing or negative figure is an InputError na
   std::string idle_above = good;
   idle_above.replace(idle_above.find("gpu_idle_power_w: 30"), 20, "gpu_idle_power_w: 400");
   CHECK(message(idle_above).find("gpu_idle_power_w") != std::string::npos);
+  // A server whose cooling is not stated could be planned into a site that cannot cool it.
+  std::string no_cooling = good;
+  no_cooling.replace(no_cooling.find("cooling: air\n"), 13, "");
+  CHECK(message(no_cooling) == "x.yaml: key 'cooling': expected a string (the key is required), got nothing");
+  std::string water = good;
+  water.replace(water.find("cooling: air"), 12, "cooling: water");
+  CHECK(message(water) == "x.yaml: key 'cooling': expected air or liquid (what carries the server's heat away), got 'water'");
 }
 
 TEST_CASE("the Buy section renders every figure with its unit, a chart, and sits before the assumptions") {
