@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -347,6 +348,16 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, const char* 
 }
 
 // ------------------------------------------------------------ quantization_config
+// The layer index a module name holds (model.layers.12.mlp), or -1 for a wildcard.
+int64_t layer_of(const std::string& e) {
+  if (const auto p = e.find("layers."); p != std::string::npos) {
+    size_t i = p + 7, j = i;
+    while (j < e.size() && std::isdigit(static_cast<unsigned char>(e[j]))) ++j;
+    if (j > i && j - i < 10) return std::stoll(e.substr(i, j - i));
+  }
+  return -1;
+}
+
 // Which part of a layer one modules_to_not_convert / ignore entry names. mlp_beside: the
 // family's "mlp" is the dense MLP beside its routed "experts" (Gemma-4), not the MoE block.
 void place_skip(QuantSpec& q, std::string e, const std::string& file, const std::string& key, bool mlp_beside) {
@@ -358,13 +369,7 @@ void place_skip(QuantSpec& q, std::string e, const std::string& file, const std:
     while (!t.empty() && (t.back() == '$' || t.back() == ')')) t.pop_back();
     return t.size() >= s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0;
   };
-  // The layer index an entry names (model.layers.12.mlp), or -1 for a wildcard.
-  int64_t layer = -1;
-  if (const auto p = e.find("layers."); p != std::string::npos) {
-    size_t i = p + 7, j = i;
-    while (j < e.size() && std::isdigit(static_cast<unsigned char>(e[j]))) ++j;
-    if (j > i) layer = std::stoll(e.substr(i, j - i));
-  }
+  const int64_t layer = layer_of(e);
   if (in("lm_head") || in("embed") || in("vision") || in("visual") || in("multi_modal") || in("mm_projector") ||
       in("audio") || in("image") || in("patch") || in("mtp") || in("nextn"))
     return;  // kept 16-bit anyway (towers, embeddings, LM head) or not counted (MTP)
@@ -413,6 +418,100 @@ void read_skips(QuantSpec& q, const YAML::Node& qc, const char* key, const std::
     if (e.IsScalar()) place_skip(q, e.Scalar(), file, std::string("quantization_config.") + key, mlp_beside);
 }
 
+// ModelOpt MIXED_PRECISION (vllm-project/vllm@00155cde model_executor/layers/quantization/
+// modelopt.py ModelOptMixedPrecisionConfig, vLLM's modelopt_mixed): quantized_layers maps
+// each module to its quant_algo, FP8 (per-tensor W8A8), NVFP4 (W4A4) or W4A16_NVFP4
+// (weight-only: the fp8 scale per 16 and weight_scale_2); a module it does not name stays
+// 16-bit. Read per part (attention, dense MLP, routed experts, shared experts, LM head):
+// a part must take one format in every layer that names it.
+bool is_mixed_precision(const YAML::Node& qc) {
+  return qc.IsMap() && has(qc, "quantized_layers") && qc["quant_algo"].IsScalar() &&
+         qc["quant_algo"].Scalar() == "MIXED_PRECISION" && qc["quant_method"].IsScalar() &&
+         qc["quant_method"].Scalar() == "modelopt";
+}
+
+QuantSpec mixed_precision_algo(const std::string& algo, const std::string& file, const std::string& key) {
+  QuantSpec q;
+  q.method = q.engine_method = "modelopt_mixed";
+  if (algo == "FP8") {
+    q.bits = 8, q.group = -1, q.scale_bits = 32, q.compute = DType::fp8;
+  } else if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
+    q.bits = 4, q.group = 16, q.scale_bits = 8;
+    q.fp4_activations = algo == "NVFP4";
+    q.tensor_scale_bits = algo == "NVFP4" ? 64 : 32;  // weight_scale_2 (+ input_scale for W4A4), fp32
+  } else {
+    throw InputError(file, key, "FP8, NVFP4 or W4A16_NVFP4 (the formats ModelOptMixedPrecisionConfig loads)", "'" + algo + "'");
+  }
+  return q;
+}
+
+QuantSpec parse_mixed_precision(const YAML::Node& qc, const std::string& file, const ModelConfig& m) {
+  const std::string where = "quantization_config.quantized_layers";
+  const YAML::Node layers = qc["quantized_layers"];
+  if (!layers.IsMap() || layers.size() == 0) throw InputError(file, where, "a mapping of module names to formats", "");
+  constexpr size_t kParts = 4;
+  std::array<std::optional<QuantSpec>, kParts> spec;
+  std::array<std::vector<int64_t>, kParts> named;
+  QuantSpec q;
+  for (const auto& kv : layers) {
+    std::string e = kv.first.as<std::string>();
+    const std::string key = where + "." + e;
+    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!kv.second.IsMap()) throw InputError(file, key, "a mapping with quant_algo", "");
+    const QuantSpec f = mixed_precision_algo(opt_str(kv.second, "quant_algo", file).value_or(""), file, key + ".quant_algo");
+    if (const auto g = opt_int(kv.second, "group_size", file); g && f.group > 0 && *g != f.group)
+      throw InputError(file, key + ".group_size", std::to_string(f.group) + " (NVFP4's block)", std::to_string(*g));
+    const auto in = [&](const char* t) { return e.find(t) != std::string::npos; };
+    if (in("mtp") || in("nextn")) continue;  // the MTP layers are not counted
+    if (e == "lm_head" || e.ends_with(".lm_head")) {
+      q.lm_head = std::make_shared<const QuantSpec>(f);
+      continue;
+    }
+    std::optional<WeightPart> part;
+    if (in("shared_expert")) part = WeightPart::shared_experts;
+    else if (in("experts")) part = WeightPart::experts;
+    else if (in("attn") || in("attention")) part = WeightPart::attention;
+    else if (in("gate_proj") || in("up_proj") || in("down_proj")) part = WeightPart::dense_mlp;
+    const int64_t layer = layer_of(e);
+    if (!part || layer < 0)
+      throw InputError(file, key, "attention, MLP, expert or lm_head modules of numbered layers", "a module kvplan cannot place");
+    const auto i = static_cast<size_t>(*part);
+    if (spec[i] && (spec[i]->bits != f.bits || spec[i]->fp4_activations != f.fp4_activations || spec[i]->compute != f.compute))
+      throw InputError(file, key + ".quant_algo", "one format per part in every layer (per-layer formats of one part are not read)",
+                       "a second format");
+    spec[i] = f;
+    named[i].push_back(layer);
+  }
+  // The routed experts' format first (most of the weights), else the densest part's: the
+  // spec the label and the GEMM dtype take.
+  for (const WeightPart w : {WeightPart::experts, WeightPart::dense_mlp, WeightPart::attention, WeightPart::shared_experts})
+    if (spec[static_cast<size_t>(w)]) {
+      const QuantSpec lm = q.lm_head ? *q.lm_head : QuantSpec{};
+      q = *spec[static_cast<size_t>(w)];
+      if (lm.active()) q.lm_head = std::make_shared<const QuantSpec>(lm);
+      break;
+    }
+  if (!q.active()) throw InputError(file, where, "at least one quantized layer module", "none");
+  for (size_t i = 0; i < kParts; ++i) {
+    if (!spec[i]) {
+      switch (static_cast<WeightPart>(i)) {
+        case WeightPart::attention: q.skip_attention = true; break;
+        case WeightPart::dense_mlp: q.skip_dense_mlp = true; break;
+        case WeightPart::experts: q.skip_experts = true; break;
+        case WeightPart::shared_experts: q.skip_shared = true; break;
+      }
+      continue;
+    }
+    q.parts[i] = std::make_shared<const QuantSpec>(*spec[i]);
+    // A layer whose part the mapping does not name keeps it 16-bit.
+    for (int64_t l = 0; l < m.num_layers; ++l)
+      if (std::find(named[i].begin(), named[i].end(), l) == named[i].end())
+        q.skip_parts.push_back({l, static_cast<WeightPart>(i)});
+  }
+  read_skips(q, qc, "ignore", file, false);
+  return q;
+}
+
 QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool mlp_beside) {
   QuantSpec q;
   const std::string where = "quantization_config";
@@ -421,6 +520,14 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool
   std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   // ModelOpt exports name their algorithm without a quant_method.
   if (method.empty() && has(qc, "quant_algo")) method = "modelopt";
+  // ModelOpt's per-layer formats that parse_mixed_precision does not take (no quantized_layers,
+  // or under another quant_method, as vLLM's ModelOptMixedPrecisionConfig does not): one
+  // format read for all would misstate the weights.
+  if (opt_str(qc, "quant_algo", file).value_or("") == "MIXED_PRECISION")
+    throw InputError(file, where + ".quant_algo",
+                     "FP8 or NVFP4, or MIXED_PRECISION with quant_method modelopt and a quantized_layers mapping "
+                     "(vLLM's ModelOptMixedPrecisionConfig)",
+                     "'MIXED_PRECISION'" + std::string(method == "modelopt" ? " without quantized_layers" : " under quant_method '" + method + "'"));
   // vLLM normalizes the library's Python spelling (ModelConfig._verify_quantization).
   if (method == "compressed_tensors") method = "compressed-tensors";
   q.method = method;
@@ -491,6 +598,13 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool
       throw InputError(file, where + ".config_groups", "a mapping of quantization groups", "nothing");
     const YAML::Node g = groups.begin()->second;
     const YAML::Node w = g["weights"];
+    // Groups of different weight formats (format mixed-precision: FP8 attention beside NVFP4
+    // MLPs) would each need their targets placed: refused rather than all read as the first.
+    for (const auto& other : groups)
+      if (YAML::Dump(other.second["weights"]) != YAML::Dump(w))
+        throw InputError(file, where + ".config_groups",
+                         "one weight format for every group (groups of different formats are not read)",
+                         "'" + other.first.as<std::string>() + "' differs from '" + groups.begin()->first.as<std::string>() + "'");
     if (!w.IsDefined() || !w.IsMap()) throw InputError(file, where + ".config_groups.*.weights", "a mapping", "nothing");
     q.bits = req_int(w, "num_bits", file, 2);
     const std::string type = opt_str(w, "type", file).value_or("int");
@@ -997,6 +1111,55 @@ void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
   }
 }
 
+// DeepSeek-V4's compressed sparse attention (the registry row's sources): its per-layer
+// compress ratios and the shapes of the projections, indexer and hyper-connections.
+void read_compressed_sparse(Reader& r, ModelConfig& m) {
+  const std::string& file = r.file;
+  if (m.num_kv_heads != 1)
+    throw InputError(file, "num_key_value_heads", "1 (DeepSeek-V4 caches one K=V latent per token)",
+                     std::to_string(m.num_kv_heads));
+  m.csa_window = r.req("sliding_window");
+  m.q_lora_rank = r.req("q_lora_rank");
+  m.qk_rope_head_dim = r.req("qk_rope_head_dim");
+  if (m.qk_rope_head_dim >= m.head_dim || (m.head_dim - m.qk_rope_head_dim) % 64 != 0)
+    throw InputError(file, "qk_rope_head_dim",
+                     "below head_dim (" + std::to_string(m.head_dim) +
+                         ") by a multiple of 64 (the fp8 part of the cached latent has a scale per 64)",
+                     std::to_string(m.qk_rope_head_dim));
+  m.o_groups = r.req("o_groups");
+  m.o_lora_rank = r.req("o_lora_rank");
+  if (m.num_heads % m.o_groups != 0)
+    throw InputError(file, "o_groups", "a divisor of num_attention_heads (" + std::to_string(m.num_heads) + ")",
+                     std::to_string(m.o_groups));
+  m.hc_mult = r.req("hc_mult");
+  m.hash_layers = r.i("num_hash_layers", 0).value_or(0);
+  if (m.hash_layers > m.num_layers)
+    throw InputError(file, "num_hash_layers", "at most num_hidden_layers (" + std::to_string(m.num_layers) + ")",
+                     std::to_string(m.hash_layers));
+  m.index_head_dim = r.req("index_head_dim");
+  if (m.index_head_dim % 128 != 0)
+    throw InputError(file, "index_head_dim", "a multiple of 128 (the indexer cache has an fp32 scale per 128)",
+                     std::to_string(m.index_head_dim));
+  m.index_heads = r.req("index_n_heads");
+  r.use({"index_topk", "compress_rope_theta", "compress_rope_parameters", "qk_nope_head_dim", "kv_lora_rank"});
+  // The list may go on past the decoder layers for the MTP layers, which vLLM gives no
+  // compression (DeepseekV4Attention: compress_ratio 1 from num_hidden_layers on).
+  r.use({"compress_ratios"});
+  const YAML::Node ratios = r.n["compress_ratios"];
+  if (!ratios.IsDefined() || !ratios.IsSequence() || static_cast<int64_t>(ratios.size()) < m.num_layers)
+    throw InputError(file, "compress_ratios",
+                     "a list of at least num_hidden_layers (" + std::to_string(m.num_layers) + ") compress ratios",
+                     ratios.IsDefined() && ratios.IsSequence() ? std::to_string(ratios.size()) + " entries" : "nothing");
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    const YAML::Node v = ratios[static_cast<size_t>(l)];
+    const std::string t = v.IsScalar() ? v.Scalar() : "a non-scalar";
+    // vLLM: max(1, ratio); only 1, 4 and 128 have kernels (DeepseekV4MLAAttention._forward_decode).
+    if (t != "0" && t != "1" && t != "4" && t != "128")
+      throw InputError(file, "compress_ratios", "0, 1, 4 or 128 for each layer (vLLM's kernels)", "'" + t + "'");
+    m.layer_compress_ratio.push_back(std::max<int64_t>(1, std::stoll(t)));
+  }
+}
+
 ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   const YAML::Node& n = r.n;
   const std::string& file = r.file;
@@ -1093,7 +1256,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.qk_norm_whole = fam && fam->qk_norm == QkNorm::whole;
   const bool attn_bias = r.b("attention_bias").value_or(false);
   m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
-  m.o_bias = attn_bias;
+  m.o_bias = attn_bias && !(fam && fam->o_bias_never);
   if (fam && fam->attention == Attention::falcon) {
     m.linear_bias = opt_bool(n, "bias", file).value_or(false);
     m.qkv_bias = m.o_bias = m.linear_bias;
@@ -1143,6 +1306,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
       r.use({"index_topk"});
     }
   }
+  if (fam && fam->attention == Attention::compressed_sparse) read_compressed_sparse(r, m);
   if (fam && fam->attention == Attention::softmax_list && has(n, "attn_type_list")) {
     // MiniMax's attn_type_list (modeling_minimax_m2.py, as MiniMax-Text-01): 1 = softmax
     // attention, 0 = lightning (linear) attention; M2 has softmax attention in every layer.
@@ -1155,11 +1319,13 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
         throw InputError(file, "attn_type_list", "1 (softmax attention) in every layer; kvplan cannot place lightning attention (0)",
                          "'" + (t.IsScalar() ? t.Scalar() : std::string("a non-scalar")) + "'");
   }
-  m.layer_window = layer_windows(r, m,
-                                 !fam                                       ? nullptr
-                                 : fam->plan == LayerPlan::gated_deltanet ? "linear_attention"
-                                 : fam->plan == LayerPlan::lfm2           ? "conv"
-                                                                          : nullptr);
+  // DeepSeek-V4's sliding_window is the window every layer keeps beside its compressed latents.
+  if (!m.is_csa())
+    m.layer_window = layer_windows(r, m,
+                                   !fam                                       ? nullptr
+                                   : fam->plan == LayerPlan::gated_deltanet ? "linear_attention"
+                                   : fam->plan == LayerPlan::lfm2           ? "conv"
+                                                                            : nullptr);
   if (fam) apply_layer_plan(r, m, fam->plan);
   if (fam && fam->o_bias_with_qkv) m.o_bias = m.qkv_bias;
 
@@ -1225,9 +1391,24 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
 
   // quantization_config: at the root (most), or in the text config.
   const bool mlp_beside = fam && fam->mlp_beside_experts;
-  if (has(root, "quantization_config")) m.weight_quant = parse_quantization(root["quantization_config"], file, mlp_beside);
-  else if (has(lm, "quantization_config"))
-    m.weight_quant = parse_quantization(lm["quantization_config"], file, mlp_beside);
+  const YAML::Node qc = has(root, "quantization_config") ? root["quantization_config"] : lm["quantization_config"];
+  if (has(root, "quantization_config") || has(lm, "quantization_config"))
+    m.weight_quant = is_mixed_precision(qc) ? parse_mixed_precision(qc, file, m) : parse_quantization(qc, file, mlp_beside);
+  // DeepSeek-V4's expert_dtype (vLLM DeepseekV4FP8Config.get_quant_method): fp4 stores the
+  // routed experts in MXFP4 (e2m1, a ue8m0 scale per 32: Mxfp4MoEMethod) beside the block-FP8
+  // linears; fp8, or the key absent, in the block-FP8 format of quantization_config.
+  if (const auto ed = opt_str(lm, "expert_dtype", file); ed && fam && fam->attention == Attention::compressed_sparse) {
+    if (*ed != "fp4" && *ed != "fp8") throw InputError(file, "expert_dtype", "fp4 or fp8 (vLLM's DeepSeek-V4 expert formats)", "'" + *ed + "'");
+    if (*ed == "fp4") {
+      if (m.weight_quant.method != "fp8")
+        throw InputError(file, "expert_dtype", "fp8, or fp4 with quantization_config.quant_method fp8 (MXFP4 experts beside FP8 linears)",
+                         "'fp4' with quant_method '" + m.weight_quant.method + "'");
+      QuantSpec mx;
+      mx.method = "mxfp4", mx.engine_method = m.weight_quant.engine_method;
+      mx.bits = 4, mx.group = 32, mx.scale_bits = 8;
+      m.weight_quant.parts[static_cast<size_t>(WeightPart::experts)] = std::make_shared<const QuantSpec>(mx);
+    }
+  }
 
   // Vision towers of multimodal checkpoints; an audio tower where the wrapper names its
   // kind (Voxtral's Whisper encoder), refused elsewhere (not counted).

@@ -187,6 +187,28 @@ constexpr ModelFamily kRegistry[] = {
    .tie_default = true, .norms = 4, .qk_norm = QkNorm::always, .mlp_beside_experts = true,
    .keys = "layer_types, sliding_window, global_head_dim, num_global_key_value_heads, attention_k_eq_v, enable_moe_block (num_experts, top_k_experts, moe_intermediate_size beside the dense MLP); hidden_size_per_layer_input and num_kv_shared_layers 0",
    .source = "transformers@0246b4f3 models/gemma4/modeling_gemma4.py; vllm/model_executor/models/gemma4.py"},
+  // DeepSeek-V4 (vllm-project/vllm@023da1fc models/deepseek_v4.py, @0a291a2e
+  // layers/deepseek_v4_attention.py, @0de10a27 layers/deepseek_compressor.py): every layer
+  // keeps its last sliding_window tokens' latent (head_dim, one K=V head); compress_ratios
+  // gives each layer's compression (1 or 0: the window alone; 4: one latent per 4 tokens,
+  // read through an indexer of index_n_heads x index_head_dim with its own compressor;
+  // 128: one per 128 tokens); the compressors keep fp32 partial states of 2 x ratio (4) or
+  // ratio (128) tokens. q through q_lora_rank, output through o_groups low-rank groups of
+  // o_lora_rank, hc_mult residual streams mixed by per-layer hyper-connection weights; MoE
+  // in every layer, the first num_hash_layers routed by a token-id table. expert_dtype fp4:
+  // MXFP4 experts beside the FP8 linears (vLLM DeepseekV4FP8Config); absent, the experts are
+  // stored as quantization_config says (deepseek-ai/DeepSeek-V4 inference README: drop
+  // expert_dtype for FP8 experts).
+  {.model_type = "deepseek_v4", .kind = RowKind::family, .architecture = "DeepseekV4ForCausalLM",
+   .attention = Attention::compressed_sparse, .all_sparse = true,
+   .keys = "compress_ratios, sliding_window, head_dim, q_lora_rank, qk_rope_head_dim, o_groups, o_lora_rank, index_n_heads, index_head_dim, hc_mult, num_hash_layers, n_routed_experts, n_shared_experts, expert_dtype",
+   .source = "vllm/model_executor/models/deepseek_v4.py, layers/deepseek_v4_attention.py, layers/deepseek_compressor.py"},
+  // MiMo-7B (vllm-project/vllm@055e47c2 models/mimo.py): MiMoModel is Qwen2Model (q/k/v
+  // biases, none on o_proj, whatever attention_bias says); its num_nextn_predict_layers MTP
+  // layers are loaded by the draft model only (mimo_mtp.py), not counted.
+  {.model_type = "mimo", .kind = RowKind::family, .architecture = "MiMoForCausalLM", .qkv_bias_default = true,
+   .o_bias_never = true, .sliding = Sliding::qwen,
+   .keys = "Qwen2's; num_nextn_predict_layers (MTP, not counted)", .source = "vllm/model_executor/models/mimo.py"},
   // ---------------------------------------------------------------- multimodal wrappers
   // The language model sits under text_key; top_level: the Hub's own config.json may hold
   // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as
@@ -229,6 +251,8 @@ constexpr ModelFamily kRegistry[] = {
   // Ministral 3 / Devstral Small 2 (transformers v5 Ministral3Config): Mistral's layers;
   // YaRN with llama_4_scaling_beta scales attention, no size.
   {.model_type = "ministral3", .kind = RowKind::alias, .architecture = "mistral"},
+  // DeepSeek's reference inference checkpoints (sgl-project's FP8 copies): DeepSeek-V4's keys.
+  {.model_type = "deepseek_ref", .kind = RowKind::alias, .architecture = "deepseek_v4"},
 };
 // clang-format on
 
@@ -255,6 +279,7 @@ std::string attention_name(const ModelFamily& f) {
     case Attention::mla_indexed: s = "MLA + sparse indexer"; break;
     case Attention::falcon: s = "MQA / GQA (multi_query)"; break;
     case Attention::softmax_list: s = "GQA, softmax in every layer"; break;
+    case Attention::compressed_sparse: s = "compressed sparse attention (sliding window + compressed latents, indexer)"; break;
   }
   if (f.qk_norm == QkNorm::always) s += "; q/k norms";
   if (f.qk_norm == QkNorm::by_use_qk_norm) s += "; q/k norms with use_qk_norm";

@@ -21,6 +21,9 @@ enum class Attention {
   mla_indexed,  //!< MLA plus the sparse-attention indexer's key cache (index_head_dim, index_n_heads)
   falcon,       //!< one K/V head by multi_query, num_kv_heads with new_decoder_architecture
   softmax_list, //!< GQA; attn_type_list must mark every layer softmax (1)
+  //! DeepSeek-V4: one K=V latent per token in a sliding window, compressed by compress_ratios
+  //! per layer, an indexer over the ratio-4 layers, hyper-connections (hc_mult)
+  compressed_sparse,
 };
 //! Per-head q/k RMSNorms (always, or with use_qk_norm), or one RMSNorm over all query heads
 //! and one over all key heads (whole: OLMo-2/3, MiniMax-M2).
@@ -69,6 +72,8 @@ struct ModelFamily {
   bool qkv_bias_default = false;  //!< biases on q/k/v without attention_bias in the file
   QkNorm qk_norm = QkNorm::none;
   bool o_bias_with_qkv = false;   //!< the output projection has a bias whenever q/k/v do
+  //! attention_bias names the q/k/v biases only: the output projection has none (Qwen2Attention).
+  bool o_bias_never = false;
   bool all_sparse = false;        //!< a MoE block in every layer; intermediate_size optional
   //! Quantization ignore lists' "mlp" is the dense MLP beside the routed "experts" (Gemma-4),
   //! not the whole MoE block.

@@ -186,6 +186,12 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
           "ideal for " + m.name + " (its hybrid / per-layer attention is not modelled for " +
               std::string(to_string(o.engine)) + " yet)",
           std::string(to_string(o.engine)));
+  // DeepSeek-V4: its caches and state are read (planner/kv.cpp), but the attention over a
+  // window, compressed entries and the indexer's selection is not priced (FLOPs, KV reads).
+  require(!m.is_csa(), where, "model",
+          "a model without compressed sparse attention (" + m.name +
+              ": DeepSeek-V4's KV, state and parameters are read, its attention FLOPs and KV reads are not modelled)",
+          "compress_ratios");
   require(o.pp <= m.num_layers, where, "--pipeline-parallel-size",
           "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
   validate_expert_parallel(m, o, where);

@@ -122,6 +122,13 @@ struct QuantSpec {
     bool operator==(const LayerPart& o) const { return layer == o.layer && part == o.part; }
   };
   std::vector<LayerPart> skip_parts;
+  //! Per part (indexed by WeightPart), its own format where the checkpoint stores parts
+  //! apart (DeepSeek-V4's expert_dtype fp4: MXFP4 experts beside FP8 block linears;
+  //! ModelOpt MIXED_PRECISION's quantized_layers); null: the part takes this one.
+  std::array<std::shared_ptr<const QuantSpec>, 4> parts;
+  //! The LM head's format where the checkpoint quantizes it (ModelOpt quantized_layers
+  //! naming lm_head); null: 16-bit, as engines keep it otherwise.
+  std::shared_ptr<const QuantSpec> lm_head;
   bool active() const { return !method.empty(); }
   //! The quantization `part` of `layer` is stored at: this one, or none (16-bit) where the
   //! checkpoint's ignore list keeps it.
@@ -224,6 +231,16 @@ struct ModelConfig {
   //! index_head_dim per token per layer (0 = none).
   int64_t index_head_dim = 0;
   int64_t index_heads = 0;         // index_n_heads (its query heads)
+
+  //! DeepSeek-V4 compressed sparse attention (vLLM models/deepseek_v4.py): per layer the
+  //! compress ratio (1: the sliding window alone; 4: one entry per 4 tokens and an indexer
+  //! over them; 128: one entry per 128 tokens); empty = none. One K=V latent of head_dim
+  //! (qk_rope_head_dim of it rotary) per entry, in a fixed fp8 layout (planner/kv.cpp).
+  std::vector<int64_t> layer_compress_ratio;
+  int64_t csa_window = 0;          // sliding_window: the latest tokens every layer keeps whole
+  int64_t o_groups = 0, o_lora_rank = 0;  // the grouped low-rank output projection
+  int64_t hc_mult = 0;             // hyper-connection residual streams (hc_mult)
+  int64_t hash_layers = 0;         // first layers routing by a token-id table (num_hash_layers)
   bool o_bias = false;             // bias on the attention output projection
   bool qk_norm = false;            // per-head RMSNorm of q and k (Qwen3, Gemma-3)
   bool qk_norm_whole = false;      // with qk_norm: one RMSNorm over all q heads, one over all k heads (OLMo-3)
@@ -255,6 +272,10 @@ struct ModelConfig {
 
   bool is_mla() const { return kv_lora_rank > 0; }
   bool is_moe() const { return num_experts > 0; }
+  bool is_csa() const { return !layer_compress_ratio.empty(); }
+  int64_t compress_ratio(int64_t layer) const {
+    return layer_compress_ratio.empty() ? 0 : layer_compress_ratio[static_cast<size_t>(layer)];
+  }
   bool is_moe_layer(int64_t layer) const {
     if (!layer_ffn.empty()) return layer_ffn[static_cast<size_t>(layer)] == Ffn::moe;
     return is_moe() && layer >= first_dense_layers;

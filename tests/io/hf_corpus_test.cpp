@@ -266,3 +266,63 @@ TEST_CASE("Mllama: cross-attention layers cache one image's K/V per request, no 
   v.tp = 8;
   CHECK_THROWS_AS(validate(m, v, "test"), InputError);
 }
+
+TEST_CASE("DeepSeek-V4: compressed sparse attention read from compress_ratios, MXFP4 experts, planning refused") {
+  const ModelConfig m = io::load_model((kDir / "deepseek-ai--DeepSeek-V4-Flash.json").string());
+  REQUIRE(m.is_csa());
+  CHECK(m.compress_ratio(0) == 1);  // 0 in the file: the window alone (vLLM max(1, ratio))
+  CHECK(m.compress_ratio(2) == 4);
+  CHECK(m.compress_ratio(3) == 128);
+  // Layer 2 (ratio 4) by hand: wq_a + wkv 4096 x (1024 + 512) = 6,291,456, their norms 1,536,
+  // wq_b 1024 x 64 x 512, wo_a 64 x 512 x 1024, wo_b 8 x 1024 x 4096 = 33,554,432 each, 64
+  // sinks: 106,956,352; compressor 4 x 2 x 512 + 4096 x 4 x 512 + 512 = 8,393,216; indexer
+  // wq_b 1024 x 64 x 128 = 8,388,608 + weights_proj 4096 x 64 = 262,144 + its compressor
+  // 4 x 2 x 128 + 4096 x 4 x 128 + 128 = 2,098,304; 126,098,624 in all.
+  CHECK(layer_param_count(m, 2).mixer == 126098624);
+  ServingOptions o;
+  o.dtype = DType::bf16;
+  // 1,000 tokens: every layer's window 128 x 584 B x 43 = 3,214,336; ratio 4: 250 entries
+  // x (584 + 132) B x 21 = 3,759,000; ratio 128: 7 x 584 B x 20 = 81,760; 7,055,096 in all.
+  CHECK(kv_bytes_per_request(m, o, 1000) == 7055096);
+  // expert_dtype fp4: the routed experts MXFP4 (4 bits, e8m0 per 32), the rest block FP8.
+  CHECK(m.weight_quant.for_part(WeightPart::experts, 5).bits == 4);
+  CHECK(m.weight_quant.for_part(WeightPart::experts, 5).group == 32);
+  CHECK(m.weight_quant.for_part(WeightPart::attention, 5).bits == 8);
+  CHECK(m.weight_quant.for_part(WeightPart::shared_experts, 5).bits == 8);
+  // deepseek_ref without expert_dtype: the experts as quantization_config says (FP8).
+  const ModelConfig ref = io::load_model((kDir / "sgl-project--DeepSeek-V4-Flash-FP8.json").string());
+  CHECK(ref.weight_quant.for_part(WeightPart::experts, 5).bits == 8);
+  std::string what;
+  try {
+    validate(m, o, "command line");
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK(what.find("compressed sparse attention") != std::string::npos);
+  CHECK(what.find("compress_ratios") != std::string::npos);
+}
+
+TEST_CASE("ModelOpt MIXED_PRECISION: quantized_layers read part by part") {
+  const ModelConfig m = io::load_model((kDir / "nvidia--Qwen3.6-35B-A3B-NVFP4.json").string());
+  const QuantSpec& q = m.weight_quant;
+  CHECK(q.engine_method == "modelopt_mixed");
+  // self_attn / linear_attn: FP8 W8A8; experts and shared expert: W4A16 NVFP4 (fp8 scale
+  // per 16, weight-only); the LM head W4A16 NVFP4 too.
+  CHECK(q.for_part(WeightPart::attention, 3).bits == 8);
+  CHECK(q.for_part(WeightPart::attention, 3).compute == DType::fp8);
+  CHECK(q.for_part(WeightPart::experts, 3).bits == 4);
+  CHECK(q.for_part(WeightPart::experts, 3).group == 16);
+  CHECK_FALSE(q.for_part(WeightPart::experts, 3).fp4_activations);
+  CHECK(q.for_part(WeightPart::shared_experts, 3).bits == 4);
+  REQUIRE(q.lm_head != nullptr);
+  CHECK(q.lm_head->bits == 4);
+  // No dense MLP in this MoE model: the part is never named, so it is 16-bit.
+  CHECK_FALSE(q.for_part(WeightPart::dense_mlp, 3).active());
+  // A part in two formats is refused.
+  std::string two = corpus_text("nvidia--Qwen3.6-35B-A3B-NVFP4.json");
+  const std::string one = "\"model.language_model.layers.7.self_attn.q_proj\": {\n        \"quant_algo\": \"FP8\"";
+  REQUIRE(two.find(one) != std::string::npos);
+  two.replace(two.find(one), one.size(),
+              "\"model.language_model.layers.7.self_attn.q_proj\": {\n        \"quant_algo\": \"NVFP4\"");
+  CHECK(error_of(two).find("one format per part in every layer") != std::string::npos);
+}
