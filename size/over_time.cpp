@@ -186,7 +186,8 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
   const PeakPrice peak = peak_price(in);
   const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
   const double hours = hours_per_period(curve);
-  BuyFigures owned;  // of the servers serving in the month
+  BuyFigures owned;  // of the servers serving in the month, and the replicas they hold
+  int64_t serving = 0;
   double capex_serving = 0;
   for (int64_t m = 0; m < d.horizon_months; ++m) {
     MonthCost mc;
@@ -194,8 +195,10 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
     mc.growth_factor = std::pow(1 + d.growth_per_month, static_cast<double>(m));
     mc.servers_owned = counts[static_cast<size_t>(m)];
     mc.owned_serving = mc.servers_owned > 0;
-    if (m == 0 || mc.servers_owned != counts[static_cast<size_t>(m) - 1]) owned = owned_figures(in, mc.servers_owned, site);
-    const int64_t serving = owned_replica_count(in, mc.servers_owned);
+    if (m == 0 || mc.servers_owned != counts[static_cast<size_t>(m) - 1]) {
+      owned = owned_figures(in, mc.servers_owned, site);
+      serving = owned_replica_count(in, mc.servers_owned);
+    }
     if (term != nullptr) {
       const auto window = static_cast<size_t>(m / r.term_months);
       if (window < r.replicas.size()) mc.reserved_replicas = r.replicas[window];
@@ -245,10 +248,15 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
   return c;
 }
 
-std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
-                                   const SiteOptions& site, int64_t step, int64_t max_servers) {
-  if (!in.server || step < 1 || max_servers < step || !(in.max_rate_per_replica_per_s > 0)) return {};
-  const auto levels = static_cast<size_t>(max_servers / step) + 1;  // level k: k x step servers
+namespace {
+
+//! Each month's cost (0-based, rows) with k x step servers serving (columns, k = 0 up to
+//! max_servers / step) and the rest rented at the peak price, no reservation; a count
+//! above 0 before the lead time is infinite (nothing delivered yet).
+std::vector<std::vector<double>> month_cost_table(const MixInputs& in, const DemandCurve::Series& demand,
+                                                  const DemandOptions& d, const SiteOptions& site, int64_t step,
+                                                  int64_t max_servers) {
+  const auto levels = static_cast<size_t>(max_servers / step) + 1;
   std::vector<BuyFigures> fig(levels);
   std::vector<int64_t> reps(levels, 0);
   for (size_t k = 1; k < levels; ++k) {
@@ -260,12 +268,8 @@ std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Serie
   const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
   const double hours = hours_per_period(d.curve);
   const double max_rate = in.max_rate_per_replica_per_s;
-  constexpr double kNone = std::numeric_limits<double>::infinity();
-  // total[k]: the cheapest cost of months 0..m ending at level k; from[m][k]: the level of
-  // month m - 1 on that path.
-  std::vector<double> total(levels, kNone), cost(levels, 0);
-  total[0] = 0;
-  std::vector<std::vector<size_t>> from(static_cast<size_t>(d.horizon_months), std::vector<size_t>(levels, 0));
+  std::vector<std::vector<double>> table(static_cast<size_t>(d.horizon_months),
+                                         std::vector<double>(levels, std::numeric_limits<double>::infinity()));
   std::vector<double> rates(demand.requests_per_s.size()), rate_sum(rates.size() + 1, 0);
   std::vector<int64_t> needs(rates.size()), need_sum(rates.size() + 1, 0);
   for (int64_t m = 0; m < d.horizon_months; ++m) {
@@ -277,12 +281,9 @@ std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Serie
       rate_sum[i + 1] = rate_sum[i] + rates[i];
       need_sum[i + 1] = need_sum[i] + needs[i];
     }
-    const bool deliverable = m >= d.purchase_lead_months;
-    for (size_t k = 0; k < levels; ++k) {
-      if (k > 0 && !deliverable) {
-        cost[k] = kNone;
-        continue;
-      }
+    auto& cost = table[static_cast<size_t>(m)];
+    const size_t deliverable = m >= d.purchase_lead_months ? levels : 1;
+    for (size_t k = 0; k < deliverable; ++k) {
       const int64_t r = reps[k];
       // Periods needing more than r replicas rent the rest; those at a rate above r x the
       // max rate load the owned replicas fully.
@@ -294,40 +295,64 @@ std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Serie
       const auto full = static_cast<size_t>(std::upper_bound(rates.begin(), rates.end(), cap) - rates.begin());
       const double load = rate_sum[full] + cap * static_cast<double>(rates.size() - full);
       const double busy_replica_hours = load / max_rate * in.busy_fraction_at_max * hours;
-      const auto n = static_cast<int64_t>(k) * step;
       cost[k] += owned_fixed_usd_per_month(fig[k], site) +
-                 owned_energy(in, n, fig[k].layout.gpus_bought, busy_replica_hours, site).first;
+                 owned_energy(in, static_cast<int64_t>(k) * step, fig[k].layout.gpus_bought, busy_replica_hours, site)
+                     .first;
     }
+  }
+  return table;
+}
+
+//! The cheapest non-decreasing path through the table's columns (best_schedule).
+std::vector<Tranche> schedule_from_table(const std::vector<std::vector<double>>& table, const DemandOptions& d,
+                                         int64_t step, double& total_usd) {
+  if (table.empty()) return {};
+  const size_t levels = table.front().size();
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  // total[k]: the cheapest cost of the months so far ending at level k; from[m][k]: the
+  // level of month m - 1 on that path.
+  std::vector<double> total(levels, kNone), next(levels, kNone);
+  total[0] = 0;
+  std::vector<size_t> from(table.size() * levels, 0);
+  for (size_t m = 0; m < table.size(); ++m) {
     // The owned count never falls: month m at level k follows the cheapest level <= k
     // (ties to the lower: purchases as late as they can be).
-    auto& back = from[static_cast<size_t>(m)];
     double best = kNone;
     size_t arg = 0;
-    std::vector<double> next(levels, kNone);
     for (size_t k = 0; k < levels; ++k) {
       if (total[k] < best) best = total[k], arg = k;
-      back[k] = arg;
-      next[k] = best + cost[k];
+      from[m * levels + k] = arg;
+      next[k] = best + table[m][k];
     }
-    total = std::move(next);
+    std::swap(total, next);
   }
   size_t k = 0;
   for (size_t j = 1; j < levels; ++j)
     if (total[j] < total[k]) k = j;
-  std::vector<size_t> path(static_cast<size_t>(d.horizon_months));
-  for (auto m = static_cast<int64_t>(path.size()) - 1; m >= 0; --m) {
-    path[static_cast<size_t>(m)] = k;
-    k = from[static_cast<size_t>(m)][k];
+  total_usd = total[k];
+  std::vector<size_t> path(table.size());
+  for (size_t m = table.size(); m-- > 0;) {
+    path[m] = k;
+    k = from[m * levels + k];
   }
   std::vector<Tranche> out;
   size_t level = 0;
   for (size_t m = 0; m < path.size(); ++m) {
     if (path[m] > level)
-      out.push_back({static_cast<int64_t>(m) - d.purchase_lead_months + 1,
-                     static_cast<int64_t>(path[m] - level) * step, 0});
+      out.push_back({static_cast<int64_t>(m) - d.purchase_lead_months + 1, static_cast<int64_t>(path[m] - level) * step,
+                     0});
     level = path[m];
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
+                                   const SiteOptions& site, int64_t step, int64_t max_servers) {
+  if (!in.server || step < 1 || max_servers < step || !(in.max_rate_per_replica_per_s > 0)) return {};
+  double total_usd = 0;
+  return schedule_from_table(month_cost_table(in, demand, d, site, step, max_servers), d, step, total_usd);
 }
 
 Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
@@ -456,10 +481,14 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
   for (size_t i = 0; i < d.curve.hours.size(); ++i)
     p.periods.push_back({d.curve.hours[i], demand.requests_per_s[i],
                          replicas_needed(demand.requests_per_s[i], in.max_rate_per_replica_per_s)});
-  const MixCost on_demand = mix_cost(in, demand, d.curve, d, site, 0);
+  const Reservation rented_reservation = best_reservation(in, demand, d.curve, d, 0);
+  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0, rented_reservation);
+  // The GPU-hours needed are those rented with nothing owned or reserved.
+  std::optional<MixCost> unreserved;
+  if (rented_reservation.term_months > 0) unreserved = mix_cost(in, demand, d.curve, d, site, 0);
+  const MixCost& on_demand = unreserved ? *unreserved : p.all_rented;
   for (const auto& m : on_demand.months) p.replicas_peak = std::max(p.replicas_peak, m.replicas_peak);
   p.gpu_hours_needed = on_demand.rented_gpu_hours;
-  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0, best_reservation(in, demand, d.curve, d, 0));
   p.replicas_mean = p.gpu_hours_needed / static_cast<double>(p.gpus_per_replica) /
                     (static_cast<double>(d.horizon_months) * kHoursPerMonth);
   p.best = p.all_rented;
@@ -479,18 +508,43 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
         p.site_limit = fmt::format("at most {} servers: {} would not fit, {}", s - step, s, *f.infeasible);
         break;
       }
-      MixCost c = mix_cost(in, demand, d.curve, d, site, s, best_reservation(in, demand, d.curve, d, s));
-      if (c.total_usd < p.best.total_usd) p.best = c;
-      if (s + step > peak_servers) p.all_owned = std::move(c);
       max_servers = s;
     }
-    // Tranches as demand grows: the cheapest schedule, with the reservation it leaves
-    // worth making, replaces the single purchase when it costs less (by more than the
-    // rounding of the two sums).
-    const std::vector<Tranche> t = best_schedule(in, demand, d, site, step, max_servers);
-    if (!t.empty() && (t.size() > 1 || t.front().order_month > 1)) {
-      MixCost c = mix_cost(in, demand, d.curve, d, site, t, best_reservation(in, demand, d.curve, d, t));
-      if (c.total_usd < p.best.total_usd * (1 - 1e-12)) p.best = std::move(c);
+    if (max_servers > 0) {
+      const auto with_reservation = [&](int64_t s) {
+        return mix_cost(in, demand, d.curve, d, site, s, best_reservation(in, demand, d.curve, d, s));
+      };
+      const std::vector<std::vector<double>> table = month_cost_table(in, demand, d, site, step, max_servers);
+      // The best single purchase's total in the table (infinite: costed with reservations).
+      double single_usd = std::numeric_limits<double>::infinity();
+      if (in.reserved.empty()) {
+        // Without reservations a single purchase's total is its column of the table from
+        // delivery: only the cheapest is costed in full.
+        double best_usd = 0;
+        for (const auto& row : table) best_usd += row[0];
+        int64_t best_servers = 0;
+        for (size_t k = 1; k < table.front().size(); ++k) {
+          double usd = 0;
+          for (size_t m = 0; m < table.size(); ++m) usd += table[m][static_cast<int64_t>(m) < d.purchase_lead_months ? 0 : k];
+          if (usd < best_usd) best_usd = usd, best_servers = static_cast<int64_t>(k) * step;
+        }
+        if (best_servers > 0) p.best = mix_cost(in, demand, d.curve, d, site, best_servers);
+        single_usd = best_usd;
+      } else {
+        for (int64_t s = step; s <= max_servers; s += step)
+          if (MixCost c = with_reservation(s); c.total_usd < p.best.total_usd) p.best = std::move(c);
+      }
+      if (!p.site_limit)
+        p.all_owned = p.best.servers == max_servers && p.best.tranches.size() == 1 ? p.best : with_reservation(max_servers);
+      // Tranches as demand grows: the cheapest schedule, with the reservation it leaves
+      // worth making, replaces the single purchase when it costs less (by more than the
+      // rounding of the two sums).
+      double staged_usd = 0;
+      const std::vector<Tranche> t = schedule_from_table(table, d, step, staged_usd);
+      if (!t.empty() && (t.size() > 1 || t.front().order_month > 1) && staged_usd < single_usd * (1 - 1e-12)) {
+        MixCost c = mix_cost(in, demand, d.curve, d, site, t, best_reservation(in, demand, d.curve, d, t));
+        if (c.total_usd < p.best.total_usd * (1 - 1e-12)) p.best = std::move(c);
+      }
     }
   }
   // Every plan compares with the cheapest rented mix, reservations and spot included.
