@@ -198,7 +198,7 @@ TEST_CASE("LFM2: short-conv layers hold a state of conv_L_cache - 1 inputs, the 
   CHECK(error_of(wide) == "config.json: key 'conv_dim': expected hidden_size (2048), got 4096");
 }
 
-TEST_CASE("SmolLM3: NoPE layers change no size; they slide only with use_sliding_window") {
+TEST_CASE("SmolLM3: NoPE layers change no size, and they slide only with use_sliding_window") {
   const ModelConfig m = io::load_model((kDir / "HuggingFaceTB--SmolLM3-3B.json").string());
   CHECK(m.tie_word_embeddings);  // SmolLM3Config's default: the file leaves the key out
   CHECK(m.layer_window.size() == 36);

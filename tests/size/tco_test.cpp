@@ -191,7 +191,7 @@ TEST_CASE("a server that exceeds the rack's power budget cannot be bought as lai
 // By hand: one HGX server peaks at 4,600 + 8 x 700 = 10,200 W, so a 40 kW rack holds
 // floor(40 / 10.2) = 3 of them (8U each: space for 5). Four replicas of TP 8 are four
 // servers: ceil(4 / 3) = 2 racks, 2 x 0.72 = 1.44 m2 of floor, 4 x 10.2 = 40.8 kW at peak.
-TEST_CASE("facility: a 40 kW rack holds three HGX servers; the site's racks, power and cooling refuse a purchase") {
+TEST_CASE("facility: a 40 kW rack holds three HGX servers, and the site's racks, power and cooling refuse a purchase") {
   SiteOptions site;
   site.rack_kw = 40;
   site.rack_units = 42;
