@@ -266,7 +266,10 @@ Calibration to_calibration(const CalibrationFile& c, const std::string& file) {
   out.measured = true;
   if (!c.gpu.empty()) {
     out.gpu = c.gpu;
-    out.gpu_interconnect_bytes_per_s = load_gpu(c.gpu).interconnect_bytes_per_s;
+    const GpuSpec fitted = load_gpu(c.gpu);
+    out.gpu_interconnect_bytes_per_s = fitted.interconnect_bytes_per_s;
+    out.gpu_memory_bandwidth_bytes_per_s = fitted.memory_bandwidth_bytes_per_s;
+    out.gpu_measured_memory_bandwidth_bytes_per_s = fitted.measured_memory_bandwidth_bytes_per_s.value_or(0.0);
   }
   return out;
 }

@@ -1521,6 +1521,29 @@ KvLinks parse_kv_links(const YAML::Node& n, const std::string& file) {
   return links;
 }
 
+// `measured: {hbm_bandwidth_bytes_per_s, source}`: a published microbenchmark's achievable
+// bandwidth, which cannot exceed the datasheet's; a figure without its source is refused.
+void parse_measured(const YAML::Node& n, const std::string& file, GpuSpec& g) {
+  if (!n.IsMap()) throw InputError(file, "measured", "a mapping {hbm_bandwidth_bytes_per_s, source}", "not a mapping");
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    if (k != "hbm_bandwidth_bytes_per_s" && k != "source")
+      throw InputError(file, "measured." + k, "one of the keys hbm_bandwidth_bytes_per_s, source", "an unknown key");
+  }
+  const YAML::Node bw = n["hbm_bandwidth_bytes_per_s"];
+  const double d = bw.IsDefined() && bw.IsScalar() ? bw.as<double>(-1.0) : -1.0;
+  if (!(std::isfinite(d) && d > 0 && d <= g.memory_bandwidth_bytes_per_s))
+    throw InputError(file, "measured.hbm_bandwidth_bytes_per_s",
+                     "a positive number of bytes/s at most the datasheet memory_bandwidth_bytes_per_s (" +
+                         YAML::Node(g.memory_bandwidth_bytes_per_s).Scalar() + ")",
+                     !bw.IsDefined() ? "nothing" : bw.IsScalar() ? "'" + bw.Scalar() + "'" : "not a number");
+  const YAML::Node src = n["source"];
+  if (!src.IsDefined() || !src.IsScalar() || src.Scalar().empty())
+    throw InputError(file, "measured.source", "the measurement's source (who measured it, how, where published)", "nothing");
+  g.measured_memory_bandwidth_bytes_per_s = d;
+  g.measured_source = src.Scalar();
+}
+
 }  // namespace
 
 GpuSpec parse_gpu(const std::string& text, const std::string& file) {
@@ -1551,6 +1574,7 @@ GpuSpec parse_gpu(const std::string& text, const std::string& file) {
   g.price_per_hour_usd = opt_num(n, "price_per_hour_usd", file, 0);
   g.source = opt_str(n, "source", file).value_or("");
   if (const YAML::Node l = n["kv_links"]; l.IsDefined() && !l.IsNull()) g.kv_links = parse_kv_links(l, file);
+  if (const YAML::Node m = n["measured"]; m.IsDefined()) parse_measured(m, file, g);
   parse_gpu_platform(n, file, g);
   return g;
 }

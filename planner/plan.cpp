@@ -312,6 +312,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
                      str(batch) + " x " + str(context_tokens));
   const StepTimeModel st(m, g, o);
   p.scale_out_note = scale_out_note(g, o);
+  p.bandwidth_transfer = memory_bandwidth_transfer(o.calibration, g);
   p.prefill_time = st.prefill(context_tokens);
   p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
                              : st.step(batch_tokens,

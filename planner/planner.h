@@ -441,6 +441,18 @@ class StepTimeModel {
 //! when the GPU's file lacks the figures that decide it (scale_up, kv_links rdma).
 std::string scale_out_note(const GpuSpec& g, const ServingOptions& o);
 
+//! How a calibration's memory-bound efficiencies (GEMM weight reads, KV reads, elementwise
+//! bytes; fractions of the datasheet bandwidth of the GPU it was fitted on, `c.gpu`)
+//! carry to GPU `g`: factor = (g's measured / datasheet bandwidth) / (the fitted GPU's
+//! measured / datasheet), so the fitted efficiency is read as a share of what the fitted
+//! GPU can really stream. `measured` is false, and factor 1 (the datasheet fraction
+//! carried over as before), when either GPU has no measured ceiling or no GPU is named.
+struct BandwidthTransfer {
+  double factor = 1;
+  bool measured = false;
+};
+BandwidthTransfer memory_bandwidth_transfer(const Calibration& c, const GpuSpec& g);
+
 // ---------------------------------------------------------------- the plan
 struct Plan {
   int64_t context_tokens = 0;
@@ -461,6 +473,7 @@ struct Plan {
   std::optional<SharedPrefixCapacity> shared_prefix;  // --shared-prefix-tokens
   std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
   std::string scale_out_note;          // which collectives leave the scale-up domain (scale_out_note)
+  BandwidthTransfer bandwidth_transfer;  // the calibration's memory-bound efficiencies on this GPU
   //! What paging bought: the longest request the engine admits (--max-model-len, else the
   //! derived maximum) and the requests the same pool holds when each reserves that many
   //! tokens up front, as engines allocated before PagedAttention (docs/speculative.md).

@@ -37,7 +37,10 @@
 // named in docs/calibration.md with its fit) replaces max(compute, memory) by the sum of
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
 // that fits measured GEMM and elementwise kernel times (Vidur's H100 profiles) across
-// token counts, so small-M GEMMs pay their weight reads and large ones their FLOPs:
+// token counts, so small-M GEMMs pay their weight reads and large ones their FLOPs. On a
+// GPU other than the fitted one every BW x efficiency below is also x the ratio of the two
+// GPUs' measured memory-bandwidth fractions (memory_bandwidth_transfer; 1 where either is
+// unmeasured):
 //   GEMMs       = weights read (MoE: experts touched; the input embedding only for the
 //                 step's token rows, a gather, not the whole table)
 //                 / (BW x gemm_bandwidth_efficiency)
@@ -169,6 +172,15 @@ bool fp4_math(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
 
 }  // namespace
 
+BandwidthTransfer memory_bandwidth_transfer(const Calibration& c, const GpuSpec& g) {
+  if (c.gpu.empty() || c.gpu_measured_memory_bandwidth_bytes_per_s <= 0 || c.gpu_memory_bandwidth_bytes_per_s <= 0 ||
+      !g.measured_memory_bandwidth_bytes_per_s)
+    return {};
+  const double fitted = c.gpu_measured_memory_bandwidth_bytes_per_s / c.gpu_memory_bandwidth_bytes_per_s;
+  const double target = *g.measured_memory_bandwidth_bytes_per_s / g.memory_bandwidth_bytes_per_s;
+  return {target / fitted, true};
+}
+
 std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
   const int64_t gpus = o.tp * o.pp * o.dp;
   const int64_t domain = domain_gpus(g);
@@ -224,7 +236,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
                        "nothing");
     peak_flops_per_gpu_ = g.peak_flops.fp4;
   }
-  bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency;
+  // The calibration's bandwidth efficiencies are fractions of the fitted GPU's datasheet;
+  // on another GPU they scale by the measured fractions' ratio (memory_bandwidth_transfer).
+  const double bw_transfer = memory_bandwidth_transfer(o.calibration, g).factor;
+  bw_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * o.calibration.bandwidth_efficiency * bw_transfer;
   link_bytes_per_s_ = g.interconnect_bytes_per_s;
   prefill_eff_ = o.calibration.prefill_flops_efficiency;
   decode_eff_ = o.calibration.decode_flops_efficiency;
@@ -339,9 +354,9 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   custom_allreduce_ = refined_ && same_link;
   if (refined_) {
     gemm_flops_per_s_ = peak_flops_per_gpu_ * c.gemm_flops_efficiency;
-    gemm_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.gemm_bandwidth_efficiency;
+    gemm_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.gemm_bandwidth_efficiency * bw_transfer;
     attn_flops_per_s_ = peak_flops_per_gpu_ * prefill_eff_;
-    elementwise_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.elementwise_bandwidth_efficiency;
+    elementwise_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.elementwise_bandwidth_efficiency * bw_transfer;
     kernel_floor_s_ = c.kernel_floor_s;
     // weight_bytes_per_gpu counts a separate input-embedding table (untied, or tied split
     // over PP stages) in full; a step reads only its tokens' rows of it (vLLM's

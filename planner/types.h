@@ -339,6 +339,13 @@ struct GpuSpec {
   //! cudaDeviceProp::name of the part (configs/gpus `cuda_device_names`): vLLM names its tuned
   //! fused-MoE kernel configs after it (planner/moe_configs.cpp); empty: not given.
   std::vector<std::string> cuda_device_names;
+  //! Achievable memory bandwidth as a published microbenchmark measured it (configs/gpus
+  //! `measured.hbm_bandwidth_bytes_per_s`, at most the datasheet figure) and where it comes
+  //! from; nullopt: not measured. A calibration's memory-bound efficiencies are fractions of
+  //! the datasheet on the GPU they were fitted on; on another GPU they are scaled by the
+  //! ratio of the two GPUs' measured fractions (memory_bandwidth_transfer, planner.h).
+  std::optional<double> measured_memory_bandwidth_bytes_per_s;
+  std::string measured_source;
   //! GPUs one NVLink / xGMI domain joins at interconnect_bytes_per_s (8 on an HGX board,
   //! 72 in an NVL72 rack; 1: no GPU fabric); 0: not given. A collective over more GPUs
   //! crosses the scale-out link (kv_links rdma, else ethernet).
@@ -408,6 +415,10 @@ struct Calibration {
   //! (roofline.cpp). Empty: a /1 file or a hand-made calibration, applied as is.
   std::string gpu;
   double gpu_interconnect_bytes_per_s = 0;
+  //! That GPU's datasheet memory bandwidth and its measured achievable one (0: not
+  //! measured): the memory-bound efficiencies transfer by the measured fractions' ratio.
+  double gpu_memory_bandwidth_bytes_per_s = 0;
+  double gpu_measured_memory_bandwidth_bytes_per_s = 0;
   std::vector<AccuracyNote> accuracy;  // the file's measured error statements, if any
   std::vector<MeasuredError> held_out_errors;  // the runs behind them (planner/error_bars.h)
 

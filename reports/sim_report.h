@@ -47,6 +47,9 @@ struct SimReport {
   //! Which collectives leave the GPU's scale-up domain and the link they pay (planner
   //! scale_out_note, as `plan` prints it); empty: the replica fits one domain.
   std::string scale_out_note;
+  //! How the calibration's memory-bound efficiencies carry to this GPU (planner
+  //! memory_bandwidth_transfer), for the calibration row.
+  BandwidthTransfer bandwidth_transfer;
   std::optional<cluster::MaxRate> max_rate;
   cluster::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/planner.h"
+
 namespace kvplan::reports {
 
 namespace {
@@ -128,11 +130,14 @@ std::string number(double x) {
 
 std::string raw_number(double x) { return fmt::format("{:.9g}", x); }
 
-std::string calibration_label(const Calibration& c, const std::string& gpu) {
+std::string calibration_label(const Calibration& c, const std::string& gpu, const BandwidthTransfer& bw) {
   if (c.file.empty() && !c.measured) return "none: datasheet roofline (80 % bandwidth, 70 %/50 % of peak FLOP/s)";
   std::string s = fmt::format("{} ({})", c.file.empty() ? std::string("measured") : c.file, c.device);
   if (!c.gpu.empty() && c.gpu != gpu)
-    s += fmt::format("; fitted on {}, on {} its efficiencies and host overheads, all-reduce scaled to the link", c.gpu, gpu);
+    s += fmt::format("; fitted on {}, on {} its efficiencies and host overheads, {}, all-reduce scaled to the link", c.gpu,
+                     gpu,
+                     bw.measured ? fmt::format("memory-bound ones x {:.3f} by measured memory bandwidth", bw.factor)
+                                 : "memory-bound ones at the datasheet fraction (memory bandwidth not measured on both GPUs)");
   return s;
 }
 

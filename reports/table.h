@@ -9,6 +9,10 @@
 #include "planner/types.h"
 #include "planner/units.h"
 
+namespace kvplan {
+struct BandwidthTransfer;  // planner/planner.h
+}  // namespace kvplan
+
 namespace kvplan::reports {
 
 enum class TextFormat { table, md, csv };
@@ -43,6 +47,6 @@ std::string number(double x);
 std::string raw_number(double x);
 //! Which time model a result used, for a run on catalog GPU `gpu`: the calibration file
 //! and the device it was measured on, and what carried over when that is another GPU.
-std::string calibration_label(const Calibration& c, const std::string& gpu);
+std::string calibration_label(const Calibration& c, const std::string& gpu, const BandwidthTransfer& bw);
 
 }  // namespace kvplan::reports

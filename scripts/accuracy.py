@@ -447,7 +447,7 @@ def accuracy_statements(kvplan, cal, spec, first, tmp):
         e = [x for r, x in zip(held, errs) if r.get("gpu") == gpu]
         itl = statistics.median(x["itl"] for x in e)
         out.append({"scope": "all", "gpus": [gpu],
-                    "text": f"{gpu}: {len(e)} measured vLLM runs (efficiencies carried over from {fit_gpu}): "
+                    "text": f"{gpu}: {len(e)} measured vLLM runs (profile fitted on {fit_gpu}, transferred as docs/calibration.md says): "
                             f"ITL {abs(itl):.0%} {'below' if itl < 0 else 'above'} measured (median), "
                             f"E2E abs. error {mp(e, 'e2e')} median/p90 (bench/ACCURACY.md)"})
     return out, rows

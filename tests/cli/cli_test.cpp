@@ -442,11 +442,18 @@ TEST_CASE("the shipped H100 vLLM profile is the default time model: --calibratio
   CHECK(r.out.find("calibration                 configs/calibration/h100-sxm-vllm.json (NVIDIA H100 80GB HBM3)\n") !=
         std::string::npos);
 
-  // On another GPU the report says what carried over.
+  // On another GPU the report says what carried over: L40S has no measured memory
+  // bandwidth, so its memory-bound efficiencies stay the datasheet fraction; A100's take
+  // (1.70 / 2.039) / (2.97 / 3.35) = 0.940 (configs/gpus `measured`).
   r = kvplan("simulate --model llama-3-8b --gpu l40s --workload chat --requests 50");
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("fitted on h100-sxm, on l40s its efficiencies and host overheads, all-reduce scaled to the link") !=
+  CHECK(r.out.find("fitted on h100-sxm, on l40s its efficiencies and host overheads, memory-bound ones at the datasheet "
+                   "fraction (memory bandwidth not measured on both GPUs), all-reduce scaled to the link") !=
         std::string::npos);
+  r = kvplan("simulate --model llama-3-8b --gpu a100-80gb --workload chat --requests 50");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("on a100-80gb its efficiencies and host overheads, memory-bound ones x 0.940 by measured memory "
+                   "bandwidth") != std::string::npos);
 
   r = kvplan("simulate --model llama-3-8b --gpu h100-sxm --workload chat --requests 50 --calibration none --format json");
   REQUIRE(r.code == 0);

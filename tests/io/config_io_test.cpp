@@ -557,3 +557,22 @@ TEST_CASE("Qwen2-VL in the Hub's layout: language keys at the top level beside v
   CHECK(m.tower_params == 675760384LL);
   CHECK(kv_bytes_per_token(m, ServingOptions{}) == 2 * 4 * 128 * 2 * 28);  // 57,344 B
 }
+
+TEST_CASE("measured HBM ceilings: the shipped profile transfers to A100 by the BabelStream fractions") {
+  // Azure AI-benchmarking-guide BabelStream Triad (configs/gpus `measured`): ND H100 v5
+  // 2.97 TB/s of the H100 SXM datasheet's 3.35 (0.8866), ND A100 v4 1.70 of the A100
+  // 80GB's 2.039 (0.8337). The H100-fitted profile's memory-bound efficiencies carry to
+  // A100 x 0.8337 / 0.8866 = 0.9404; to H100 itself x 1.
+  const GpuSpec a100 = io::load_gpu("a100-80gb"), h100 = io::load_gpu("h100-sxm");
+  REQUIRE(a100.measured_memory_bandwidth_bytes_per_s);
+  CHECK(*a100.measured_memory_bandwidth_bytes_per_s == 1.70e12);
+  CHECK(a100.measured_source.find("ND A100 v4") != std::string::npos);
+  const Calibration c = io::load_calibration("h100-sxm-vllm");
+  CHECK(c.gpu_measured_memory_bandwidth_bytes_per_s == 2.97e12);
+  CHECK(c.gpu_memory_bandwidth_bytes_per_s == 3.35e12);
+  CHECK(memory_bandwidth_transfer(c, a100).factor == doctest::Approx((1.70 / 2.039) / (2.97 / 3.35)).epsilon(1e-12));
+  CHECK(memory_bandwidth_transfer(c, a100).factor == doctest::Approx(0.9404).epsilon(1e-4));
+  CHECK(memory_bandwidth_transfer(c, h100).factor == 1.0);
+  // L40S has no measured ceiling (none found, docs/calibration.md): the datasheet fraction.
+  CHECK_FALSE(memory_bandwidth_transfer(c, io::load_gpu("l40s")).measured);
+}

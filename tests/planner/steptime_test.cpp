@@ -11,11 +11,10 @@ using test::tiny_gpu;
 using test::tiny_model;
 using test::tiny_moe;
 
-TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by hand") {
-  // Llama-2-7B-like dense model (h 4096, 32 layers, 32 heads of 128, MLP 11008, vocab
-  // 32000), bf16, one GPU with a 1e15 FLOP/s peak and 2e12 B/s. One sequence at context
-  // 1000. Calibration: floor 2 us, GEMM bytes at 100 %, FLOPs at 50 %, elementwise at
-  // 50 %, KV reads at 100 %, 1 ms per step (serial) + 0.1 ms of CPU per sequence.
+namespace {
+// Llama-2-7B-like dense model (h 4096, 32 layers, 32 heads of 128, MLP 11008, vocab
+// 32000), bf16, and one GPU with a 1e15 FLOP/s peak and 2e12 B/s.
+ModelConfig llama2_7b_like() {
   ModelConfig m;
   m.name = "t";
   m.model_type = "llama";
@@ -27,20 +26,40 @@ TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by ha
   m.intermediate_size = 11008;
   m.vocab_size = 32000;
   m.torch_dtype = DType::bf16;
+  return m;
+}
+
+GpuSpec gpu_2tb() {
   GpuSpec g;
   g.name = "g";
   g.memory_bytes = 80'000'000'000;
   g.memory_bandwidth_bytes_per_s = 2e12;
   g.peak_flops.bf16 = g.peak_flops.fp16 = 1e15;
   g.interconnect_bytes_per_s = 1e11;
+  return g;
+}
+
+// Floor 2 us, GEMM FLOPs at 50 %, elementwise at 50 %, 1 ms per step (serial) + 0.1 ms of
+// CPU per sequence; GEMM weight reads and KV reads at `bandwidth` of the datasheet.
+ServingOptions hand_calibration(double bandwidth) {
   ServingOptions o;
-  o.calibration.bandwidth_efficiency = 1.0;
+  o.calibration.bandwidth_efficiency = bandwidth;
   o.calibration.kernel_floor_s = 2e-6;
-  o.calibration.gemm_bandwidth_efficiency = 1.0;
+  o.calibration.gemm_bandwidth_efficiency = bandwidth;
   o.calibration.gemm_flops_efficiency = 0.5;
   o.calibration.elementwise_bandwidth_efficiency = 0.5;
   o.calibration.step_overhead_s = 1e-3;
   o.calibration.step_overhead_per_seq_s = 1e-4;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by hand") {
+  // One sequence at context 1000. Calibration: floor 2 us, GEMM bytes at 100 %, FLOPs at
+  // 50 %, elementwise at 50 %, KV reads at 100 %, CPU 1 ms per step + 0.1 ms per sequence.
+  const ModelConfig m = llama2_7b_like();
+  const GpuSpec g = gpu_2tb();
+  ServingOptions o = hand_calibration(1.0);
   const StepTimeModel stm(m, g, o);
   const StepTime t = stm.decode(1, 1000);
   // Weights: 6,738,415,616 params (Llama-2-7B, untied: 2 x 32000 x 4096 embeddings and
@@ -77,6 +96,52 @@ TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by ha
     const StepTime h = StepTimeModel(m, g, o).decode(1, 1000);
     CHECK(h.time_s == doctest::Approx(0.010).epsilon(1e-12).scale(0));
     CHECK(h.overhead_s == doctest::Approx(323 * 2e-6 + 1e-3 + 0.010 - a.gpu_s).epsilon(1e-12).scale(0));
+  }
+}
+
+TEST_CASE("a profile fitted on another GPU streams at its efficiency x the target's measured bandwidth") {
+  // The profile was fitted on GPU F (datasheet 3e12 B/s, measured 2.7e12: 90 %), with
+  // GEMM weight reads and KV reads at 0.9 of F's datasheet, i.e. at the whole of what F
+  // really streams, elementwise at 0.5. The target X (gpu_2tb: 2e12 B/s) measures 1.5e12
+  // (75 %). Transfer factor (1.5 / 2) / (2.7 / 3) = 0.75 / 0.9 = 0.8333: weights and KV at
+  // 2e12 x 0.9 x 0.8333 = 1.5e12 B/s (X's measured bandwidth x 0.9 / 0.9), elementwise at
+  // 2e12 x 0.5 x 0.8333 = 8.333e11 B/s. The same decode step as above (one sequence at
+  // context 1000): weights 13,214,695,424 B / 1.5e12 = 8.810 ms, KV 524,288,000 B /
+  // 1.5e12 = 349.5 us, elementwise 5,292,032 B / 8.333e11 = 6.35 us; FLOPs, floors and
+  // CPU unchanged (linear at 5e14, attention at 7e14, 323 x 2 us, 1.1 ms).
+  const ModelConfig m = llama2_7b_like();
+  GpuSpec g = gpu_2tb();
+  g.measured_memory_bandwidth_bytes_per_s = 1.5e12;
+  ServingOptions o = hand_calibration(0.9);
+  o.calibration.gpu = "f";
+  o.calibration.gpu_interconnect_bytes_per_s = g.interconnect_bytes_per_s;
+  o.calibration.gpu_memory_bandwidth_bytes_per_s = 3e12;
+  o.calibration.gpu_measured_memory_bandwidth_bytes_per_s = 2.7e12;
+  const double linear_s = (2.0 * (32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008) + 32000.0 * 4096)) / 5e14;
+  const double fixed_s = linear_s + 524288000.0 / 7e14 + 323 * 2e-6 + 1.1e-3;
+  const BandwidthTransfer x = memory_bandwidth_transfer(o.calibration, g);
+  CHECK(x.measured);
+  CHECK(x.factor == doctest::Approx(0.75 / 0.9).epsilon(1e-12));
+  CHECK(StepTimeModel(m, g, o).decode(1, 1000).time_s ==
+        doctest::Approx(13214695424.0 / 1.5e12 + 524288000.0 / 1.5e12 + 5292032.0 / (1e12 * 0.75 / 0.9) + fixed_s)
+            .epsilon(2e-3)
+            .scale(0));
+  SUBCASE("the target without a measured ceiling keeps the datasheet fraction: 2e12 x 0.9 = 1.8e12 B/s") {
+    g.measured_memory_bandwidth_bytes_per_s.reset();
+    CHECK_FALSE(memory_bandwidth_transfer(o.calibration, g).measured);
+    CHECK(StepTimeModel(m, g, o).decode(1, 1000).time_s ==
+          doctest::Approx(13214695424.0 / 1.8e12 + 524288000.0 / 1.8e12 + 5292032.0 / 1e12 + fixed_s).epsilon(2e-3).scale(0));
+  }
+  SUBCASE("the fitted GPU without a measured ceiling: the same datasheet fraction") {
+    o.calibration.gpu_measured_memory_bandwidth_bytes_per_s = 0;
+    CHECK(memory_bandwidth_transfer(o.calibration, g).factor == 1.0);
+    CHECK_FALSE(memory_bandwidth_transfer(o.calibration, g).measured);
+  }
+  SUBCASE("on the GPU it was fitted on the factor is exactly 1") {
+    o.calibration.gpu = g.name;
+    o.calibration.gpu_memory_bandwidth_bytes_per_s = g.memory_bandwidth_bytes_per_s;
+    o.calibration.gpu_measured_memory_bandwidth_bytes_per_s = 1.5e12;
+    CHECK(memory_bandwidth_transfer(o.calibration, g).factor == 1.0);
   }
 }
 
