@@ -191,6 +191,8 @@ void add_serving_options(po::options_description& desc) {
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
       ("data-parallel-size,dp", s(), "MoE: data-parallel attention ranks of --tp GPUs each, sharing the MoE layers (list ok)")
       ("num-redundant-experts", s(), "MoE with --ep: EPLB's extra expert slots per layer (0)")
+      ("decode-context-parallel-size,dcp", s(), "vLLM DCP: shard each request's KV by position over groups of N of the --tp GPUs (a divisor of tp, and of tp / KV heads for GQA; 1 = off; list ok; docs/long-context.md)")
+      ("prefill-context-parallel-size", s(), "vLLM PCP: only 1 (prefill context parallelism is not modelled; docs/long-context.md)")
       ("enable-lora", po::bool_switch(), "serve LoRA adapters: vLLM's slots leave the KV pool, its LoRA kernels join each step (docs/lora.md)")
       ("max-loras", s(), "with --enable-lora: adapter slots on the GPU, the most distinct adapters in a batch (1; list ok)")
       ("max-lora-rank", s(), "with --enable-lora: the rank every slot is allocated at, 1|8|16|32|64|128|256|320|512 (16; list ok)")
@@ -355,6 +357,17 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   expand("kv-heads", [](ServingOptions& o, const std::string& v) { o.kv_heads = parse_int_option(v, "--kv-heads"); });
   expand("data-parallel-size", [](ServingOptions& o, const std::string& v) { o.dp = parse_int_option(v, "--data-parallel-size"); });
   expand("expert-parallel-size", [](ServingOptions& o, const std::string& v) { o.ep = parse_int_option(v, "--expert-parallel-size"); });
+  expand("decode-context-parallel-size", [](ServingOptions& o, const std::string& v) {
+    o.dcp = parse_int_option(v, "--decode-context-parallel-size");
+  });
+  if (vm.count("prefill-context-parallel-size")) {
+    const std::string v = vm["prefill-context-parallel-size"].as<std::string>();
+    if (parse_int_option(v, "--prefill-context-parallel-size") != 1)
+      throw InputError(kWhere, "--prefill-context-parallel-size",
+                       "1 (prefill context parallelism is not modelled: vLLM PR #28718 added the flag with PCP "
+                       "switched off until its attention backends landed; docs/long-context.md)",
+                       "'" + v + "'");
+  }
   expand("num-redundant-experts", [](ServingOptions& o, const std::string& v) {
     o.redundant_experts = parse_int_option(v, "--num-redundant-experts", 0);
   });
@@ -389,7 +402,7 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
   const auto key = [](const ServingOptions& o) {
     return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.quantization_given, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
-                    o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp,
+                    o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp, o.dcp,
                     o.redundant_experts, o.spec, o.lora, o.kv_offloading_bytes, o.hicache, o.enable_prefix_caching,
                     o.async_scheduling, o.stream_interval, o.engine_version, o.offline_entry);
   };

@@ -29,26 +29,36 @@ enum class Kind {
   map_list,     //!< --flag V1 V2 ... (argparse nargs="+"): kvplan's option `target` "V1 V2 ..."
   special,      //!< read by the engine's translation below (its value, if any, in `target`)
   special_flag, //!< the same, a boolean
+  special_list, //!< the same, --flag V1 V2 ...
   note,         //!< --flag V accepted: `why` it does not change the plan
   note_flag,    //!< a boolean accepted: `why`
   note_list,    //!< --flag V1 V2 ... accepted: `why`
   note_optional,  //!< --flag [V] (argparse nargs="?": the value may be left out) accepted: `why`
   refuse,       //!< --flag V changes the plan in a way kvplan does not model yet: `why`
   refuse_flag,  //!< the same, a boolean
+  refuse_list,  //!< the same, --flag [V1 V2 ...] (argparse nargs="*": no value, one or more)
+  refuse_optional,  //!< the same, --flag [V] (nargs="?")
+  default_only, //!< --flag V: V == `target` (the engine's default, which kvplan models) is
+                //!< noted, another value refused: `why`
 };
 
 struct Flag {
   std::string_view name;    //!< as the engine spells it, without the dashes
-  std::string_view alias;   //!< a second spelling ("" for none): -tp, --tp, --tp_size
+  std::string_view alias;   //!< other spellings, separated by spaces ("" for none): -tp, --tp, --tp_size
   Kind kind;
   std::string_view target;  //!< kvplan's option (map kinds)
   std::string_view why;     //!< note or refusal
 };
 
-bool takes_list(Kind k) { return k == Kind::map_list || k == Kind::note_list; }
-bool takes_value(Kind k) {
-  return k == Kind::map || k == Kind::special || k == Kind::note || k == Kind::refuse || takes_list(k);
+bool takes_list(Kind k) {
+  return k == Kind::map_list || k == Kind::note_list || k == Kind::special_list || k == Kind::refuse_list;
 }
+bool takes_value(Kind k) {
+  return k == Kind::map || k == Kind::special || k == Kind::note || k == Kind::refuse || k == Kind::default_only ||
+         takes_list(k);
+}
+//! argparse nargs="?": the value may be left out.
+bool takes_optional(Kind k) { return k == Kind::note_optional || k == Kind::refuse_optional; }
 
 // Reasons shared by many flags.
 constexpr std::string_view kServer = "the API server's address, names, logging or security";
@@ -62,6 +72,23 @@ constexpr std::string_view kDisagg = "KV transfer between engines: use `kvplan s
 constexpr std::string_view kSpeed = "kernel or backend choice changes step times; kvplan times the engine's default";
 constexpr std::string_view kPooling = "pooling (embedding, classification, scoring) models are not modelled: kvplan plans text generation";
 constexpr std::string_view kMmInput = "how multimodal inputs are accepted and preprocessed; kvplan plans text requests";
+//! Eager steps (vLLM --enforce-eager, SGLang --disable-cuda-graph): docs/server-command.md
+//! says why no per-kernel host cost is modelled.
+constexpr std::string_view kEagerTime =
+    "the per-kernel launch time of eager steps is not modelled (step times are those of graph runs: a lower bound; "
+    "docs/server-command.md)";
+constexpr std::string_view kGrammar = "structured output grammars run on the CPU beside the steps";
+constexpr std::string_view kRanks = "how the ranks are spread over nodes and GPUs";
+constexpr std::string_view kEplb = "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts";
+constexpr std::string_view kDebug = "recording, profiling or debugging output";
+constexpr std::string_view kHost = "tokenizer work on the host beside the GPU steps";
+constexpr std::string_view kSpec = "a speculative-decoding setting kvplan does not model yet (docs/speculative.md)";
+constexpr std::string_view kHybrid = "SGLang's split of the pool between sliding-window and full-attention layers is not modelled yet";
+constexpr std::string_view kMamba = "SGLang's Mamba state pool is not modelled yet";
+constexpr std::string_view kOffloadW = "weights offloaded to host memory are not modelled yet";
+constexpr std::string_view kKt = "MoE experts run on the CPU (KTransformers) are not modelled yet";
+constexpr std::string_view kIdle = "freeing memory while idle";
+constexpr std::string_view kCkpt = "quantizing the weights at load time is not modelled: give the quantized checkpoint (--quantization reads it)";
 
 // vLLM: EngineArgs.add_cli_args (vllm/engine/arg_utils.py) plus the OpenAI server's
 // make_arg_parser (vllm/entrypoints/openai/cli_args.py), vllm-project/vllm@99d7eb5d6a51.
@@ -74,6 +101,9 @@ constexpr std::array kVllmFlags{
     Flag{"data-parallel-size", "dp", Kind::special, "", ""},
     Flag{"enable-expert-parallel", "", Kind::map_switch, "enable-expert-parallel", ""},
     Flag{"num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"decode-context-parallel-size", "dcp", Kind::map, "decode-context-parallel-size", ""},
+    Flag{"prefill-context-parallel-size", "pcp", Kind::map, "prefill-context-parallel-size", ""},
+    Flag{"cp-kv-cache-interleave-size", "dcp-kv-cache-interleave-size", Kind::note, "", "which GPU of the DCP group holds a token, not how many blocks a request takes (the scheduler's block is block_size x dcp tokens either way; docs/long-context.md)"},
     Flag{"enable-eplb", "", Kind::note_flag, "", "EPLB moves experts between GPUs; kvplan plans balanced routing, and the memory of --num-redundant-experts"},
     Flag{"dtype", "", Kind::map, "dtype", ""},
     Flag{"quantization", "q", Kind::map, "quantization", ""},
@@ -286,43 +316,178 @@ constexpr std::array kVllmFlags{
     Flag{"attention-backend", "", Kind::refuse, "", kSpeed},
 };
 
-// SGLang: ServerArgs.add_cli_args (python/sglang/srt/server_args.py),
-// sgl-project/sglang@469c63e54e7d.
-constexpr std::array kSglangFlags{
+// SGLang: every flag of ServerArgs.add_cli_args (python/sglang/srt/server_args.py) at
+// sgl-project/sglang@0c006b8809cd, the commit that made release 0.5.5 ("bump SGLang
+// version to 0.5.5", #12739). argparse reads a unique prefix of a flag as the flag
+// (allow_abbrev): the prefixes --tp and --dp are read, as they are common.
+// std::to_array: clang deduces std::array{...} through a fold expression, which stops at 256
+// elements.
+constexpr auto kSglangFlags = std::to_array<Flag>({
     Flag{"model-path", "model", Kind::special, "", ""},
-    Flag{"tp-size", "tp", Kind::special, "", ""},
-    Flag{"pp-size", "", Kind::map, "pipeline-parallel-size", ""},
-    Flag{"dp-size", "dp", Kind::special, "", ""},
-    Flag{"enable-dp-attention", "", Kind::special_flag, "", ""},
-    Flag{"ep-size", "ep", Kind::map, "expert-parallel-size", ""},
-    Flag{"ep-num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"tokenizer-path", "", Kind::note, "", kLoading},
+    Flag{"tokenizer-mode", "", Kind::note, "", kLoading},
+    Flag{"tokenizer-worker-num", "", Kind::note, "", kHost},
+    Flag{"skip-tokenizer-init", "", Kind::note_flag, "", kLoading},
+    Flag{"load-format", "", Kind::note, "", kLoading},
+    Flag{"model-loader-extra-config", "", Kind::note, "", kLoading},
+    Flag{"trust-remote-code", "", Kind::note_flag, "", kTrust},
+    Flag{"context-length", "", Kind::map, "max-model-len", ""},
+    Flag{"is-embedding", "", Kind::refuse_flag, "", kPooling},
+    Flag{"enable-multimodal", "", Kind::refuse_flag, "", kMm},
+    Flag{"revision", "", Kind::special, "", ""},
+    Flag{"model-impl", "", Kind::refuse, "", kSpeed},
+    Flag{"host", "", Kind::note, "", kServer},
+    Flag{"port", "", Kind::note, "", kServer},
+    Flag{"grpc-mode", "", Kind::note_flag, "", kServer},
+    Flag{"skip-server-warmup", "", Kind::note_flag, "", kServer},
+    Flag{"warmups", "", Kind::note, "", kServer},
+    Flag{"nccl-port", "", Kind::note, "", kServer},
+    Flag{"checkpoint-engine-wait-weights-before-ready", "", Kind::note_flag, "", kLoading},
+    Flag{"dcp-size", "decode-context-parallel-size", Kind::refuse, "", "SGLang's decode context parallelism (2026) is newer than the SGLang releases kvplan models; vLLM's is modelled (docs/long-context.md)"},
     Flag{"dtype", "", Kind::map, "dtype", ""},
     Flag{"quantization", "", Kind::map, "quantization", ""},
+    Flag{"quantization-param-path", "", Kind::note, "", "scales for the fp8 KV cache: the cache's size is the dtype's"},
     Flag{"kv-cache-dtype", "", Kind::special, "", ""},
-    Flag{"page-size", "", Kind::map, "block-size", ""},
+    Flag{"enable-fp32-lm-head", "", Kind::refuse_flag, "", "an LM head computed in fp32 is not modelled yet"},
+    Flag{"modelopt-quant", "", Kind::refuse, "", kCkpt},
+    Flag{"modelopt-checkpoint-restore-path", "", Kind::refuse, "", kCkpt},
+    Flag{"modelopt-checkpoint-save-path", "", Kind::note, "", "a setting of --modelopt-quant, which kvplan refuses; alone it does nothing"},
+    Flag{"modelopt-export-path", "", Kind::note, "", "a setting of --modelopt-quant, which kvplan refuses; alone it does nothing"},
+    Flag{"quantize-and-serve", "", Kind::refuse_flag, "", kCkpt},
     Flag{"mem-fraction-static", "", Kind::map, "gpu-memory-utilization", ""},
-    Flag{"context-length", "", Kind::map, "max-model-len", ""},
     Flag{"max-running-requests", "", Kind::map, "max-num-seqs", ""},
-    Flag{"chunked-prefill-size", "", Kind::special, "", ""},
-    Flag{"disable-radix-cache", "", Kind::map_off, "enable-prefix-caching", ""},
-    Flag{"schedule-conservativeness", "", Kind::map, "schedule-conservativeness", ""},
-    Flag{"enable-mixed-chunk", "", Kind::map_switch, "enable-mixed-chunk", ""},
-    Flag{"schedule-policy", "", Kind::special, "", ""},
+    Flag{"max-queued-requests", "", Kind::refuse, "", "a bound on waiting requests (those above it are rejected) is not modelled yet"},
     Flag{"stream-interval", "", Kind::map, "stream-interval", ""},
-    Flag{"disable-cuda-graph", "", Kind::special_flag, "", ""},
-    Flag{"cuda-graph-max-bs", "", Kind::special, "", ""},
     Flag{"max-total-tokens", "", Kind::refuse, "", "a KV pool given in tokens is not modelled yet (use --mem-fraction-static)"},
-    Flag{"load-balance-method", "", Kind::refuse, "", "the data-parallel router: kvplan models SGLang's default, round_robin"},
+    Flag{"chunked-prefill-size", "", Kind::special, "", ""},
+    Flag{"max-prefill-tokens", "", Kind::refuse, "", "the prefill step's token limit beside --chunked-prefill-size is not modelled yet"},
+    Flag{"schedule-policy", "", Kind::special, "", ""},
+    Flag{"enable-priority-scheduling", "", Kind::refuse_flag, "", "priority scheduling: kvplan schedules first come, first served"},
+    Flag{"abort-on-priority-when-disabled", "", Kind::note_flag, "", "requests that carry a priority are refused when priority scheduling is off"},
+    Flag{"schedule-low-priority-values-first", "", Kind::note_flag, "", "a setting of --enable-priority-scheduling, which kvplan refuses; alone it does nothing"},
+    Flag{"priority-scheduling-preemption-threshold", "", Kind::note, "", "a setting of --enable-priority-scheduling, which kvplan refuses; alone it does nothing"},
+    Flag{"schedule-conservativeness", "", Kind::map, "schedule-conservativeness", ""},
+    Flag{"page-size", "", Kind::map, "block-size", ""},
+    Flag{"hybrid-kvcache-ratio", "", Kind::refuse_optional, "", kHybrid},
+    Flag{"swa-full-tokens-ratio", "", Kind::refuse, "", kHybrid},
+    Flag{"disable-hybrid-swa-memory", "", Kind::refuse_flag, "", kHybrid},
+    Flag{"radix-eviction-policy", "", Kind::default_only, "lru", "an eviction order other than least recently used, kvplan's"},
+    Flag{"device", "", Kind::default_only, "cuda", "devices other than CUDA GPUs (kvplan's catalog) are not modelled by this engine's table"},
+    Flag{"tp-size", "tensor-parallel-size tp", Kind::special, "", ""},
+    Flag{"pp-size", "pipeline-parallel-size", Kind::map, "pipeline-parallel-size", ""},
+    Flag{"pp-max-micro-batch-size", "", Kind::refuse, "", "pipeline micro-batches of a size of one's own are not modelled yet"},
+    Flag{"random-seed", "", Kind::note, "", "the sampling seed"},
+    Flag{"stream-output", "", Kind::note_flag, "", kOutput},
+    Flag{"constrained-json-whitespace-pattern", "", Kind::note, "", kGrammar},
+    Flag{"constrained-json-disable-any-whitespace", "", Kind::note_flag, "", kGrammar},
+    Flag{"watchdog-timeout", "", Kind::note, "", kServer},
+    Flag{"dist-timeout", "", Kind::note, "", kServer},
+    Flag{"download-dir", "", Kind::note, "", kLoading},
+    Flag{"base-gpu-id", "", Kind::note, "", kRanks},
+    Flag{"gpu-id-step", "", Kind::note, "", kRanks},
+    Flag{"sleep-on-idle", "", Kind::note_flag, "", "how the scheduler waits while no request runs"},
+    Flag{"log-level", "", Kind::note, "", kServer},
+    Flag{"log-level-http", "", Kind::note, "", kServer},
+    Flag{"log-requests", "", Kind::note_flag, "", kServer},
+    Flag{"log-requests-level", "", Kind::note, "", kServer},
+    Flag{"crash-dump-folder", "", Kind::note, "", kServer},
+    Flag{"show-time-cost", "", Kind::note_flag, "", kServer},
+    Flag{"enable-metrics", "", Kind::note_flag, "", kServer},
+    Flag{"enable-metrics-for-all-schedulers", "", Kind::note_flag, "", kServer},
+    Flag{"tokenizer-metrics-custom-labels-header", "", Kind::note, "", kServer},
+    Flag{"tokenizer-metrics-allowed-custom-labels", "", Kind::note_list, "", kServer},
+    Flag{"bucket-time-to-first-token", "", Kind::note_list, "", kServer},
+    Flag{"bucket-inter-token-latency", "", Kind::note_list, "", kServer},
+    Flag{"bucket-e2e-request-latency", "", Kind::note_list, "", kServer},
+    Flag{"collect-tokens-histogram", "", Kind::note_flag, "", kServer},
+    Flag{"prompt-tokens-buckets", "", Kind::note_list, "", kServer},
+    Flag{"generation-tokens-buckets", "", Kind::note_list, "", kServer},
+    Flag{"gc-warning-threshold-secs", "", Kind::note, "", kServer},
+    Flag{"decode-log-interval", "", Kind::note, "", kServer},
+    Flag{"enable-request-time-stats-logging", "", Kind::note_flag, "", kServer},
+    Flag{"kv-events-config", "", Kind::note, "", "KV cache events published for a router"},
+    Flag{"enable-trace", "", Kind::note_flag, "", kServer},
+    Flag{"otlp-traces-endpoint", "", Kind::note, "", kServer},
+    Flag{"api-key", "", Kind::note, "", kServer},
+    Flag{"served-model-name", "", Kind::note, "", kServer},
+    Flag{"weight-version", "", Kind::note, "", kServer},
+    Flag{"chat-template", "", Kind::note, "", kOutput},
+    Flag{"completion-template", "", Kind::note, "", kOutput},
+    Flag{"file-storage-path", "", Kind::note, "", kServer},
+    Flag{"enable-cache-report", "", Kind::note_flag, "", kServer},
+    Flag{"reasoning-parser", "", Kind::note, "", kOutput},
+    Flag{"tool-call-parser", "", Kind::note, "", kOutput},
+    Flag{"tool-server", "", Kind::note, "", kOutput},
+    Flag{"sampling-defaults", "", Kind::note, "", "default sampling parameters"},
+    Flag{"dp-size", "data-parallel-size dp", Kind::special, "", ""},
+    Flag{"load-balance-method", "", Kind::default_only, "round_robin", "the data-parallel router: kvplan models SGLang's default, round_robin"},
+    Flag{"load-watch-interval", "", Kind::note, "", "how often the tokenizer manager polls the ranks' load (their reports, not the routing of round_robin)"},
+    Flag{"prefill-round-robin-balance", "", Kind::note_flag, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"dist-init-addr", "nccl-init-addr", Kind::note, "", kRanks},
+    Flag{"nnodes", "", Kind::note, "", kRanks},
+    Flag{"node-rank", "", Kind::note, "", kRanks},
+    Flag{"json-model-override-args", "", Kind::refuse, "", "an edited model config: edit config.json and pass its folder as the model"},
+    Flag{"preferred-sampling-params", "", Kind::note, "", "default sampling parameters"},
+    Flag{"enable-lora", "", Kind::refuse_flag, "", kLora},
+    Flag{"max-lora-rank", "", Kind::refuse, "", kLora},
+    Flag{"lora-target-modules", "", Kind::refuse_list, "", kLora},
+    Flag{"lora-paths", "", Kind::refuse_list, "", kLora},
+    Flag{"max-loras-per-batch", "", Kind::refuse, "", kLora},
+    Flag{"max-loaded-loras", "", Kind::refuse, "", kLora},
+    Flag{"lora-eviction-policy", "", Kind::refuse, "", kLora},
+    Flag{"lora-backend", "", Kind::refuse, "", kLora},
+    Flag{"max-lora-chunk-size", "", Kind::refuse, "", kLora},
+    Flag{"attention-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"prefill-attention-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"decode-attention-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"sampling-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"grammar-backend", "", Kind::note, "", kGrammar},
+    Flag{"mm-attention-backend", "", Kind::refuse, "", kMm},
+    Flag{"nsa-prefill-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"nsa-decode-backend", "", Kind::refuse, "", kSpeed},
     Flag{"speculative-algorithm", "", Kind::map, "speculative-algorithm", ""},
+    Flag{"speculative-draft-model-path", "speculative-draft-model", Kind::map, "speculative-draft-model-path", ""},
+    Flag{"speculative-draft-model-revision", "", Kind::note, "", kLoading},
+    Flag{"speculative-draft-load-format", "", Kind::note, "", kLoading},
     Flag{"speculative-num-steps", "", Kind::map, "speculative-num-steps", ""},
     Flag{"speculative-eagle-topk", "", Kind::map, "speculative-eagle-topk", ""},
     Flag{"speculative-num-draft-tokens", "", Kind::map, "speculative-num-draft-tokens", ""},
-    Flag{"speculative-draft-model-path", "", Kind::map, "speculative-draft-model-path", ""},
-    Flag{"enable-lora", "", Kind::refuse_flag, "", kLora},
-    Flag{"lora-paths", "", Kind::refuse, "", kLora},
-    Flag{"disaggregation-mode", "", Kind::refuse, "", kDisagg},
-    Flag{"enable-torch-compile", "", Kind::refuse_flag, "", kSpeed},
-    Flag{"attention-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"speculative-accept-threshold-single", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-accept-threshold-acc", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-token-map", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-attention-mode", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-moe-runner-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"speculative-ngram-min-match-window-size", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-ngram-max-match-window-size", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-ngram-min-bfs-breadth", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-ngram-max-bfs-breadth", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-ngram-match-type", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-ngram-branch-length", "", Kind::refuse, "", kSpec},
+    Flag{"speculative-ngram-capacity", "", Kind::refuse, "", kSpec},
+    Flag{"ep-size", "expert-parallel-size ep", Kind::map, "expert-parallel-size", ""},
+    Flag{"moe-a2a-backend", "", Kind::default_only, "none", kSpeed},
+    Flag{"moe-runner-backend", "", Kind::refuse, "", kSpeed},
+    Flag{"flashinfer-mxfp4-moe-precision", "", Kind::refuse, "", kSpeed},
+    Flag{"enable-flashinfer-allreduce-fusion", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"deepep-mode", "", Kind::note, "", "a setting of --moe-a2a-backend deepep, which kvplan refuses; alone it does nothing"},
+    Flag{"ep-num-redundant-experts", "", Kind::map, "num-redundant-experts", ""},
+    Flag{"ep-dispatch-algorithm", "", Kind::note, "", kEplb},
+    Flag{"init-expert-location", "", Kind::note, "", kEplb},
+    Flag{"enable-eplb", "", Kind::note_flag, "", kEplb},
+    Flag{"eplb-algorithm", "", Kind::note, "", kEplb},
+    Flag{"eplb-rebalance-num-iterations", "", Kind::note, "", kEplb},
+    Flag{"eplb-rebalance-layers-per-chunk", "", Kind::note, "", kEplb},
+    Flag{"eplb-min-rebalancing-utilization-threshold", "", Kind::note, "", kEplb},
+    Flag{"expert-distribution-recorder-mode", "", Kind::note, "", kDebug},
+    Flag{"expert-distribution-recorder-buffer-size", "", Kind::note, "", kDebug},
+    Flag{"enable-expert-distribution-metrics", "", Kind::note_flag, "", kDebug},
+    Flag{"deepep-config", "", Kind::note, "", "a setting of --moe-a2a-backend deepep, which kvplan refuses; alone it does nothing"},
+    Flag{"moe-dense-tp-size", "", Kind::refuse, "", "the dense layers of a MoE model at a TP size of their own are not modelled yet"},
+    Flag{"elastic-ep-backend", "", Kind::default_only, "none", "elastic expert parallelism (experts moved off a lost rank) is not modelled"},
+    Flag{"mooncake-ib-device", "", Kind::note, "", "which network device a transfer uses"},
+    Flag{"max-mamba-cache-size", "", Kind::refuse, "", kMamba},
+    Flag{"mamba-ssm-dtype", "", Kind::refuse, "", "a Mamba state dtype other than the checkpoint's is not modelled yet"},
+    Flag{"mamba-full-memory-ratio", "", Kind::refuse, "", kMamba},
     Flag{"enable-hierarchical-cache", "", Kind::map_switch, "enable-hierarchical-cache", ""},
     Flag{"hicache-ratio", "", Kind::map, "hicache-ratio", ""},
     Flag{"hicache-size", "", Kind::map, "hicache-size", ""},
@@ -330,30 +495,109 @@ constexpr std::array kSglangFlags{
     Flag{"hicache-io-backend", "", Kind::note, "", "how HiCache copies (kvplan prices a load as bytes over the host link)"},
     Flag{"hicache-mem-layout", "", Kind::note, "", "how HiCache copies (kvplan prices a load as bytes over the host link)"},
     Flag{"hicache-storage-backend", "", Kind::refuse, "", "a storage tier below HiCache's host pool is not modelled yet"},
-    Flag{"revision", "", Kind::special, "", ""},
-    Flag{"host", "", Kind::note, "", kServer},
-    Flag{"port", "", Kind::note, "", kServer},
-    Flag{"served-model-name", "", Kind::note, "", kServer},
-    Flag{"api-key", "", Kind::note, "", kServer},
-    Flag{"log-level", "", Kind::note, "", kServer},
-    Flag{"log-requests", "", Kind::note_flag, "", kServer},
-    Flag{"enable-metrics", "", Kind::note_flag, "", kServer},
-    Flag{"show-time-cost", "", Kind::note_flag, "", kServer},
-    Flag{"watchdog-timeout", "", Kind::note, "", kServer},
-    Flag{"trust-remote-code", "", Kind::note_flag, "", kTrust},
-    Flag{"tokenizer-path", "", Kind::note, "", kLoading},
-    Flag{"tokenizer-mode", "", Kind::note, "", kLoading},
-    Flag{"skip-tokenizer-init", "", Kind::note_flag, "", kLoading},
-    Flag{"load-format", "", Kind::note, "", kLoading},
-    Flag{"download-dir", "", Kind::note, "", kLoading},
-    Flag{"nnodes", "", Kind::note, "", "how the ranks are spread over nodes"},
-    Flag{"node-rank", "", Kind::note, "", "how the ranks are spread over nodes"},
-    Flag{"dist-init-addr", "", Kind::note, "", "how the ranks are spread over nodes"},
-    Flag{"chat-template", "", Kind::note, "", kOutput},
-    Flag{"tool-call-parser", "", Kind::note, "", kOutput},
-    Flag{"reasoning-parser", "", Kind::note, "", kOutput},
-    Flag{"random-seed", "", Kind::note, "", "the sampling seed"},
-};
+    Flag{"hicache-storage-prefetch-policy", "", Kind::note, "", "a setting of --hicache-storage-backend, which kvplan refuses; alone it does nothing"},
+    Flag{"hicache-storage-backend-extra-config", "", Kind::note, "", "a setting of --hicache-storage-backend, which kvplan refuses; alone it does nothing"},
+    Flag{"enable-lmcache", "", Kind::refuse_flag, "", "an LMCache KV tier is not modelled yet"},
+    Flag{"kt-amx-weight-path", "", Kind::refuse, "", kKt},
+    Flag{"kt-amx-method", "", Kind::refuse, "", kKt},
+    Flag{"kt-cpuinfer", "", Kind::refuse, "", kKt},
+    Flag{"kt-threadpool-count", "", Kind::refuse, "", kKt},
+    Flag{"kt-num-gpu-experts", "", Kind::refuse, "", kKt},
+    Flag{"kt-max-deferred-experts-per-token", "", Kind::refuse, "", kKt},
+    Flag{"enable-double-sparsity", "", Kind::refuse_flag, "", "double-sparsity attention is not modelled yet"},
+    Flag{"ds-channel-config-path", "", Kind::note, "", "a setting of --enable-double-sparsity, which kvplan refuses; alone it does nothing"},
+    Flag{"ds-heavy-channel-num", "", Kind::note, "", "a setting of --enable-double-sparsity, which kvplan refuses; alone it does nothing"},
+    Flag{"ds-heavy-token-num", "", Kind::note, "", "a setting of --enable-double-sparsity, which kvplan refuses; alone it does nothing"},
+    Flag{"ds-heavy-channel-type", "", Kind::note, "", "a setting of --enable-double-sparsity, which kvplan refuses; alone it does nothing"},
+    Flag{"ds-sparse-decode-threshold", "", Kind::note, "", "a setting of --enable-double-sparsity, which kvplan refuses; alone it does nothing"},
+    Flag{"cpu-offload-gb", "", Kind::refuse, "", kOffloadW},
+    Flag{"offload-group-size", "", Kind::refuse, "", kOffloadW},
+    Flag{"offload-num-in-group", "", Kind::refuse, "", kOffloadW},
+    Flag{"offload-prefetch-step", "", Kind::refuse, "", kOffloadW},
+    Flag{"offload-mode", "", Kind::refuse, "", kOffloadW},
+    Flag{"multi-item-scoring-delimiter", "", Kind::refuse, "", kPooling},
+    Flag{"disable-radix-cache", "", Kind::map_off, "enable-prefix-caching", ""},
+    Flag{"cuda-graph-max-bs", "", Kind::special, "", ""},
+    Flag{"cuda-graph-bs", "", Kind::special_list, "", ""},
+    Flag{"disable-cuda-graph", "", Kind::special_flag, "", ""},
+    Flag{"disable-cuda-graph-padding", "", Kind::refuse_flag, "", "batches between the captured sizes run without CUDA graphs, not modelled yet"},
+    Flag{"enable-profile-cuda-graph", "", Kind::note_flag, "", kDebug},
+    Flag{"enable-cudagraph-gc", "", Kind::note_flag, "", "garbage collection during CUDA graph capture, at start-up"},
+    Flag{"enable-nccl-nvls", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"enable-symm-mem", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"disable-flashinfer-cutlass-moe-fp4-allgather", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"enable-tokenizer-batch-encode", "", Kind::note_flag, "", kHost},
+    Flag{"disable-tokenizer-batch-decode", "", Kind::note_flag, "", kHost},
+    Flag{"disable-outlines-disk-cache", "", Kind::note_flag, "", kGrammar},
+    Flag{"disable-custom-all-reduce", "", Kind::refuse_flag, "", "NCCL's all-reduce in place of SGLang's own changes the communication time"},
+    Flag{"enable-mscclpp", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"enable-torch-symm-mem", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"disable-overlap-schedule", "", Kind::refuse_flag, "", "without the overlap scheduler the host's batch preparation adds to each step, not modelled yet"},
+    Flag{"enable-mixed-chunk", "", Kind::map_switch, "enable-mixed-chunk", ""},
+    Flag{"enable-dp-attention", "", Kind::special_flag, "", ""},
+    Flag{"enable-dp-lm-head", "", Kind::refuse_flag, "", "the LM head split over the DP attention ranks is not modelled yet"},
+    Flag{"enable-two-batch-overlap", "", Kind::refuse_flag, "", "two-batch overlap (two micro-batches whose communication and compute overlap) is not modelled yet"},
+    Flag{"enable-single-batch-overlap", "", Kind::refuse_flag, "", "overlap of communication and compute within one batch is not modelled yet"},
+    Flag{"tbo-token-distribution-threshold", "", Kind::note, "", "a setting of --enable-two-batch-overlap, which kvplan refuses; alone it does nothing"},
+    Flag{"enable-torch-compile", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"enable-piecewise-cuda-graph", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"piecewise-cuda-graph-tokens", "", Kind::note, "", "a setting of --enable-piecewise-cuda-graph, which kvplan refuses; alone it does nothing"},
+    Flag{"piecewise-cuda-graph-compiler", "", Kind::note, "", "a setting of --enable-piecewise-cuda-graph, which kvplan refuses; alone it does nothing"},
+    Flag{"torch-compile-max-bs", "", Kind::note, "", "a setting of --enable-torch-compile, which kvplan refuses; alone it does nothing"},
+    Flag{"piecewise-cuda-graph-max-tokens", "", Kind::note, "", "a setting of --enable-piecewise-cuda-graph, which kvplan refuses; alone it does nothing"},
+    Flag{"torchao-config", "", Kind::refuse, "", kCkpt},
+    Flag{"enable-nan-detection", "", Kind::note_flag, "", kDebug},
+    Flag{"enable-p2p-check", "", Kind::note_flag, "", "a check at start-up"},
+    Flag{"triton-attention-reduce-in-fp32", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"triton-attention-num-kv-splits", "", Kind::refuse, "", kSpeed},
+    Flag{"triton-attention-split-tile-size", "", Kind::refuse, "", kSpeed},
+    Flag{"num-continuous-decode-steps", "", Kind::default_only, "1", "several decode steps per scheduling round are not modelled yet"},
+    Flag{"delete-ckpt-after-loading", "", Kind::note_flag, "", kLoading},
+    Flag{"enable-memory-saver", "", Kind::note_flag, "", kIdle},
+    Flag{"enable-weights-cpu-backup", "", Kind::note_flag, "", kIdle},
+    Flag{"allow-auto-truncate", "", Kind::note_flag, "", "requests longer than the context are cut rather than refused; kvplan's workloads fit the context"},
+    Flag{"enable-custom-logit-processor", "", Kind::note_flag, "", kOutput},
+    Flag{"flashinfer-mla-disable-ragged", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"disable-shared-experts-fusion", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"disable-chunked-prefix-cache", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"disable-fast-image-processor", "", Kind::note_flag, "", kMmInput},
+    Flag{"keep-mm-feature-on-device", "", Kind::refuse_flag, "", kMm},
+    Flag{"enable-return-hidden-states", "", Kind::note_flag, "", kOutput},
+    Flag{"scheduler-recv-interval", "", Kind::default_only, "1", "requests received every N steps, not every step as kvplan schedules them"},
+    Flag{"numa-node", "", Kind::note_list, "", kRanks},
+    Flag{"enable-deterministic-inference", "", Kind::refuse_flag, "", kSpeed},
+    Flag{"rl-on-policy-target", "", Kind::refuse, "", kSpeed},
+    Flag{"enable-dynamic-batch-tokenizer", "", Kind::note_flag, "", kHost},
+    Flag{"dynamic-batch-tokenizer-batch-size", "", Kind::note, "", kHost},
+    Flag{"dynamic-batch-tokenizer-batch-timeout", "", Kind::note, "", kHost},
+    Flag{"debug-tensor-dump-output-folder", "", Kind::note, "", kDebug},
+    Flag{"debug-tensor-dump-layers", "", Kind::note_list, "", kDebug},
+    Flag{"debug-tensor-dump-input-file", "", Kind::note, "", kDebug},
+    Flag{"debug-tensor-dump-inject", "", Kind::note, "", kDebug},
+    Flag{"disaggregation-mode", "", Kind::default_only, "null", kDisagg},
+    Flag{"disaggregation-transfer-backend", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-bootstrap-port", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-decode-tp", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-decode-dp", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-prefill-pp", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-ib-device", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-decode-enable-offload-kvcache", "", Kind::note_flag, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"num-reserved-decode-tokens", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"disaggregation-decode-polling-interval", "", Kind::note, "", "a setting of --disaggregation-mode, which kvplan refuses; alone it does nothing"},
+    Flag{"custom-weight-loader", "", Kind::note_list, "", kLoading},
+    Flag{"weight-loader-disable-mmap", "", Kind::note_flag, "", kLoading},
+    Flag{"remote-instance-weight-loader-seed-instance-ip", "", Kind::note, "", kLoading},
+    Flag{"remote-instance-weight-loader-seed-instance-service-port", "", Kind::note, "", kLoading},
+    Flag{"remote-instance-weight-loader-send-weights-group-ports", "", Kind::note, "", kLoading},
+    Flag{"enable-pdmux", "", Kind::refuse_flag, "", "prefill and decode multiplexed on SM groups of one GPU are not modelled yet"},
+    Flag{"pdmux-config-path", "", Kind::note, "", "a setting of --enable-pdmux, which kvplan refuses; alone it does nothing"},
+    Flag{"sm-group-num", "", Kind::note, "", "a setting of --enable-pdmux, which kvplan refuses; alone it does nothing"},
+    Flag{"config", "", Kind::refuse, "", "SGLang's YAML config file is not read yet: pass its flags on the command line"},
+    Flag{"mm-max-concurrent-calls", "", Kind::note, "", kMmInput},
+    Flag{"mm-per-request-timeout", "", Kind::note, "", kMmInput},
+    Flag{"decrypted-config-file", "", Kind::refuse, "", "the model's config read from another file: pass that config's folder as the model"},
+    Flag{"decrypted-draft-config-file", "", Kind::refuse, "", "the draft model's config read from another file is not read"},
+});
 
 // TensorRT-LLM: the click options of `trtllm-serve serve` (tensorrt_llm/commands/serve.py),
 // NVIDIA/TensorRT-LLM@00209af149e7. Click spells them with underscores.
@@ -433,9 +677,18 @@ std::pair<EngineCommand, size_t> which_engine(const Args& cmd) {
                    "'" + (cmd.empty() ? std::string() : cmd.front()) + "'");
 }
 
+bool is_alias(std::string_view aliases, const std::string& name) {
+  for (size_t at = 0; at < aliases.size();) {
+    const size_t end = std::min(aliases.find(' ', at), aliases.size());
+    if (aliases.substr(at, end - at) == name) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 const Flag* find_flag(const EngineCommand& ec, const std::string& name) {
   for (size_t i = 0; i < ec.num_flags; ++i)
-    if (ec.flags[i].name == name || (!ec.flags[i].alias.empty() && ec.flags[i].alias == name)) return &ec.flags[i];
+    if (ec.flags[i].name == name || is_alias(ec.flags[i].alias, name)) return &ec.flags[i];
   return nullptr;
 }
 
@@ -507,7 +760,7 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
     bool negated = false;
     if (!f && ec.no_prefix && name.rfind("no-", 0) == 0) {
       f = find_flag(ec, name.substr(3));
-      negated = f && !takes_value(f->kind) && f->kind != Kind::note_optional;
+      negated = f && !takes_value(f->kind) && !takes_optional(f->kind);
       if (!negated) f = nullptr;
     }
     if (!f)
@@ -516,14 +769,14 @@ Given read_flags(const std::vector<Word>& cmd, size_t first, const EngineCommand
     const std::string shown = std::string(tok[1] == '-' ? "--" : "-") + name;
     if (takes_value(f->kind)) {
       if (!value) {
-        if (i + 1 >= cmd.size() || cmd[i + 1].text.rfind("--", 0) == 0)
-          refuse_word(word, shown, "a value after the flag", "nothing");
-        value = cmd[++i].text;
+        if (i + 1 < cmd.size() && cmd[i + 1].text.rfind("--", 0) != 0) value = cmd[++i].text;
+        else if (f->kind == Kind::refuse_list) value = "";  // nargs="*": refused with or without words
+        else refuse_word(word, shown, "a value after the flag", "nothing");
       }
       // nargs="+": the words up to the next flag.
       if (takes_list(f->kind))
         while (i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0) *value += " " + cmd[++i].text;
-    } else if (f->kind == Kind::note_optional) {
+    } else if (takes_optional(f->kind)) {
       // The next word is its value unless it is a flag, or MODEL still to come.
       if (!value && i + 1 < cmd.size() && cmd[i + 1].text.rfind('-', 0) != 0 && !(ec.positional_model && g.model.empty()))
         value = cmd[++i].text;
@@ -657,7 +910,7 @@ std::vector<Word> with_vllm_config(const Args& cmd, size_t words, const EngineCo
       continue;
     }
     const Flag* f = find_flag(ec, name);
-    const bool boolean = f && !takes_value(f->kind) && f->kind != Kind::note_optional;
+    const bool boolean = f && !takes_value(f->kind) && !takes_optional(f->kind);
     const auto word = [&](std::string text) { config.push_back({std::move(text), file, key}); };
     if (v.IsMap()) {
       word("--" + key);
@@ -843,6 +1096,8 @@ bool command_takes(const std::string& command, const std::string& option) {
       "gpu-memory-utilization", "max-model-len", "max-num-seqs", "max-num-batched-tokens", "engine",
       "enable-prefix-caching", "async-scheduling", "stream-interval", "expert-parallel-size", "enable-expert-parallel",
       "data-parallel-size", "num-redundant-experts", "model",
+      // Context parallelism (docs/long-context.md): every command plans DCP's shards.
+      "decode-context-parallel-size", "prefill-context-parallel-size",
       // Speculative decoding (cli/spec_options.cpp): plan models it, simulate and size refuse it by name.
       "speculative-config", "speculative-algorithm", "speculative-num-steps", "speculative-eagle-topk",
       "speculative-num-draft-tokens", "speculative-draft-model-path",
@@ -946,10 +1201,9 @@ void translate_vllm(const Given& g, const ModelConfig& m, const std::string& ver
       // is in no release's accounting kvplan models (docs/engines.md); the launch time
       // eager mode adds per kernel has no sourced figure and is not modelled.
       if (value != "no")
-        t.notes().push_back(
-            t.program() + " --enforce-eager: no CUDA graphs; kvplan's vLLM memory accounting deducts no graph memory either "
-            "way, and the per-kernel launch time of eager steps is not modelled (step times are those of graph "
-            "runs: a lower bound; docs/server-command.md)");
+        t.notes().push_back(t.program() +
+                            " --enforce-eager: no CUDA graphs; kvplan's vLLM memory accounting deducts no graph memory "
+                            "either way, and " + std::string(kEagerTime));
     } else if (name == "num-gpu-blocks-override") {
       t.set("num-gpu-blocks-override", value, flag);
     } else if (name == "revision") {
@@ -1011,10 +1265,18 @@ void translate_sglang(const Given& g, const ModelConfig& m, Translation& t) {
     } else if (name == "schedule-policy") {
       if (value != "fcfs") not_modelled(flag + " " + value, "kvplan schedules first come, first served");
       t.note(flag, "fcfs is kvplan's order");
-    } else if (name == "disable-cuda-graph" || name == "cuda-graph-max-bs") {
+    } else if (name == "disable-cuda-graph") {
+      // The graphs' memory is outside the static pool either way, and their batch size
+      // enters the default --mem-fraction-static whether they are captured or not
+      // (_handle_gpu_memory_settings reads cuda_graph_max_bs, not disable_cuda_graph,
+      // server_args.py at sgl-project/sglang@0c006b8809cd; 0.4's table reads the TP size).
+      if (value != "no")
+        t.notes().push_back(t.program() + " " + flag + ": no CUDA graphs; SGLang's KV pool is the same, and " +
+                            std::string(kEagerTime));
+    } else if (name == "cuda-graph-max-bs" || name == "cuda-graph-bs") {
       // The CUDA graph batch size enters SGLang's default --mem-fraction-static
       // (server_args.py, reserved memory; docs/engines.md); a fraction given outright
-      // leaves the KV pool as it is.
+      // leaves the KV pool as it is. --cuda-graph-bs sets it to its largest size.
       if (!has("mem-fraction-static"))
         not_modelled(flag, "its effect on SGLang's default --mem-fraction-static (give --mem-fraction-static)");
       t.note(flag, "--mem-fraction-static is given, so the KV pool does not depend on the CUDA graphs");
@@ -1109,10 +1371,17 @@ ServerCommand read_server_command(const Args& args, const std::string& command) 
       case Kind::note_optional: t.note(flag, f->why); break;
       case Kind::refuse:
       case Kind::refuse_flag:
+      case Kind::refuse_list:
+      case Kind::refuse_optional:
         if (value != "no") not_modelled(flag, f->why);
         break;
+      case Kind::default_only:
+        if (value != f->target) not_modelled(flag + " " + value, f->why);
+        t.note(flag + " " + value, "the engine's default, which kvplan models");
+        break;
       case Kind::special:
-      case Kind::special_flag: break;
+      case Kind::special_flag:
+      case Kind::special_list: break;
     }
   }
   for (const auto& [option, value, from] : file_options) t.set(option, value, from);

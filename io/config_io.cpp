@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -191,7 +192,8 @@ constexpr const char* kGeometryKeys[] = {
   "sliding_window_pattern", "use_sliding_window", "max_window_layers", "moe_layer_start_index",
   "num_local_experts", "n_routed_experts", "num_experts", "rotary_dim", "partial_rotary_factor",
   "block_configs", "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "enable_moe_block",
-  "top_k_experts", "hidden_size_per_layer_input",
+  "top_k_experts", "hidden_size_per_layer_input", "conv_L_cache", "conv_dim", "block_ff_dim",
+  "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "full_attn_idxs",
 };
 
 // Keys whose mere presence does not change geometry for the values below.
@@ -286,7 +288,9 @@ struct Reader {
 };
 
 // Per-layer sliding windows from layer_types, or the model family's known pattern.
-std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, bool linear_layers) {
+// `state_type`: the layer_types name of the family's state layers (Qwen3-Next's
+// linear_attention, LFM2's conv), nullptr where it has none.
+std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, const char* state_type) {
   const YAML::Node& n = r.n;
   const std::string& file = r.file;
   const bool use_sw = r.b("use_sliding_window").value_or(true);
@@ -302,15 +306,30 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, bool linear_
       if (t == "sliding_attention" || t == "chunked_attention") {
         if (!window) throw InputError(file, "sliding_window", "a window size in tokens (layer_types has sliding layers)", "nothing");
         w[i] = *window;
-      } else if (t != "full_attention" && !(t == "linear_attention" && linear_layers) &&
+      } else if (t != "full_attention" && !(state_type && t == state_type) &&
                  !(t == "deepseek_sparse_attention" && m.index_head_dim > 0)) {  // GLM-5: every layer indexed MLA
         throw InputError(file, "layer_types", "sliding_attention or full_attention for each layer", "'" + t + "'");
       }
     }
     return w;
   }
-  if (!window || !use_sw) return {};
   const Family* fam = r.family;
+  if (fam && fam->sliding == Sliding::nope_layers) {
+    // SmolLM3Config: without layer_types, the layers without RoPE slide, and only with
+    // use_sliding_window (default false) and a sliding_window.
+    if (!window || !opt_bool(n, "use_sliding_window", file).value_or(false)) return {};
+    const int64_t every = opt_int(n, "no_rope_layer_interval", file).value_or(4);
+    const YAML::Node nope = n["no_rope_layers"];
+    if (nope.IsDefined() && !nope.IsNull() && (!nope.IsSequence() || static_cast<int64_t>(nope.size()) != m.num_layers))
+      throw InputError(file, "no_rope_layers", "a list of " + std::to_string(m.num_layers) + " flags (1 = RoPE)", "");
+    std::vector<int64_t> w(static_cast<size_t>(m.num_layers), 0);
+    for (size_t i = 0; i < w.size(); ++i) {
+      const bool rope = nope.IsSequence() ? nope[i].as<int64_t>() != 0 : (static_cast<int64_t>(i) + 1) % every != 0;
+      if (!rope) w[i] = *window;
+    }
+    return w;
+  }
+  if (!window || !use_sw) return {};
   // Qwen2: sliding only when use_sliding_window is true (its default is false).
   const bool qwen = fam && fam->sliding == Sliding::qwen;
   if (qwen && !opt_bool(n, "use_sliding_window", file).value_or(false)) return {};
@@ -329,6 +348,16 @@ std::vector<int64_t> layer_windows(Reader& r, const ModelConfig& m, bool linear_
 }
 
 // ------------------------------------------------------------ quantization_config
+// The layer index a module name holds (model.layers.12.mlp), or -1 for a wildcard.
+int64_t layer_of(const std::string& e) {
+  if (const auto p = e.find("layers."); p != std::string::npos) {
+    size_t i = p + 7, j = i;
+    while (j < e.size() && std::isdigit(static_cast<unsigned char>(e[j]))) ++j;
+    if (j > i && j - i < 10) return std::stoll(e.substr(i, j - i));
+  }
+  return -1;
+}
+
 // Which part of a layer one modules_to_not_convert / ignore entry names. mlp_beside: the
 // family's "mlp" is the dense MLP beside its routed "experts" (Gemma-4), not the MoE block.
 void place_skip(QuantSpec& q, std::string e, const std::string& file, const std::string& key, bool mlp_beside) {
@@ -340,13 +369,7 @@ void place_skip(QuantSpec& q, std::string e, const std::string& file, const std:
     while (!t.empty() && (t.back() == '$' || t.back() == ')')) t.pop_back();
     return t.size() >= s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0;
   };
-  // The layer index an entry names (model.layers.12.mlp), or -1 for a wildcard.
-  int64_t layer = -1;
-  if (const auto p = e.find("layers."); p != std::string::npos) {
-    size_t i = p + 7, j = i;
-    while (j < e.size() && std::isdigit(static_cast<unsigned char>(e[j]))) ++j;
-    if (j > i) layer = std::stoll(e.substr(i, j - i));
-  }
+  const int64_t layer = layer_of(e);
   if (in("lm_head") || in("embed") || in("vision") || in("visual") || in("multi_modal") || in("mm_projector") ||
       in("audio") || in("image") || in("patch") || in("mtp") || in("nextn"))
     return;  // kept 16-bit anyway (towers, embeddings, LM head) or not counted (MTP)
@@ -395,6 +418,100 @@ void read_skips(QuantSpec& q, const YAML::Node& qc, const char* key, const std::
     if (e.IsScalar()) place_skip(q, e.Scalar(), file, std::string("quantization_config.") + key, mlp_beside);
 }
 
+// ModelOpt MIXED_PRECISION (vllm-project/vllm@00155cde model_executor/layers/quantization/
+// modelopt.py ModelOptMixedPrecisionConfig, vLLM's modelopt_mixed): quantized_layers maps
+// each module to its quant_algo, FP8 (per-tensor W8A8), NVFP4 (W4A4) or W4A16_NVFP4
+// (weight-only: the fp8 scale per 16 and weight_scale_2); a module it does not name stays
+// 16-bit. Read per part (attention, dense MLP, routed experts, shared experts, LM head):
+// a part must take one format in every layer that names it.
+bool is_mixed_precision(const YAML::Node& qc) {
+  return qc.IsMap() && has(qc, "quantized_layers") && qc["quant_algo"].IsScalar() &&
+         qc["quant_algo"].Scalar() == "MIXED_PRECISION" && qc["quant_method"].IsScalar() &&
+         qc["quant_method"].Scalar() == "modelopt";
+}
+
+QuantSpec mixed_precision_algo(const std::string& algo, const std::string& file, const std::string& key) {
+  QuantSpec q;
+  q.method = q.engine_method = "modelopt_mixed";
+  if (algo == "FP8") {
+    q.bits = 8, q.group = -1, q.scale_bits = 32, q.compute = DType::fp8;
+  } else if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
+    q.bits = 4, q.group = 16, q.scale_bits = 8;
+    q.fp4_activations = algo == "NVFP4";
+    q.tensor_scale_bits = algo == "NVFP4" ? 64 : 32;  // weight_scale_2 (+ input_scale for W4A4), fp32
+  } else {
+    throw InputError(file, key, "FP8, NVFP4 or W4A16_NVFP4 (the formats ModelOptMixedPrecisionConfig loads)", "'" + algo + "'");
+  }
+  return q;
+}
+
+QuantSpec parse_mixed_precision(const YAML::Node& qc, const std::string& file, const ModelConfig& m) {
+  const std::string where = "quantization_config.quantized_layers";
+  const YAML::Node layers = qc["quantized_layers"];
+  if (!layers.IsMap() || layers.size() == 0) throw InputError(file, where, "a mapping of module names to formats", "");
+  constexpr size_t kParts = 4;
+  std::array<std::optional<QuantSpec>, kParts> spec;
+  std::array<std::vector<int64_t>, kParts> named;
+  QuantSpec q;
+  for (const auto& kv : layers) {
+    std::string e = kv.first.as<std::string>();
+    const std::string key = where + "." + e;
+    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!kv.second.IsMap()) throw InputError(file, key, "a mapping with quant_algo", "");
+    const QuantSpec f = mixed_precision_algo(opt_str(kv.second, "quant_algo", file).value_or(""), file, key + ".quant_algo");
+    if (const auto g = opt_int(kv.second, "group_size", file); g && f.group > 0 && *g != f.group)
+      throw InputError(file, key + ".group_size", std::to_string(f.group) + " (NVFP4's block)", std::to_string(*g));
+    const auto in = [&](const char* t) { return e.find(t) != std::string::npos; };
+    if (in("mtp") || in("nextn")) continue;  // the MTP layers are not counted
+    if (e == "lm_head" || e.ends_with(".lm_head")) {
+      q.lm_head = std::make_shared<const QuantSpec>(f);
+      continue;
+    }
+    std::optional<WeightPart> part;
+    if (in("shared_expert")) part = WeightPart::shared_experts;
+    else if (in("experts")) part = WeightPart::experts;
+    else if (in("attn") || in("attention")) part = WeightPart::attention;
+    else if (in("gate_proj") || in("up_proj") || in("down_proj")) part = WeightPart::dense_mlp;
+    const int64_t layer = layer_of(e);
+    if (!part || layer < 0)
+      throw InputError(file, key, "attention, MLP, expert or lm_head modules of numbered layers", "a module kvplan cannot place");
+    const auto i = static_cast<size_t>(*part);
+    if (spec[i] && (spec[i]->bits != f.bits || spec[i]->fp4_activations != f.fp4_activations || spec[i]->compute != f.compute))
+      throw InputError(file, key + ".quant_algo", "one format per part in every layer (per-layer formats of one part are not read)",
+                       "a second format");
+    spec[i] = f;
+    named[i].push_back(layer);
+  }
+  // The routed experts' format first (most of the weights), else the densest part's: the
+  // spec the label and the GEMM dtype take.
+  for (const WeightPart w : {WeightPart::experts, WeightPart::dense_mlp, WeightPart::attention, WeightPart::shared_experts})
+    if (spec[static_cast<size_t>(w)]) {
+      const QuantSpec lm = q.lm_head ? *q.lm_head : QuantSpec{};
+      q = *spec[static_cast<size_t>(w)];
+      if (lm.active()) q.lm_head = std::make_shared<const QuantSpec>(lm);
+      break;
+    }
+  if (!q.active()) throw InputError(file, where, "at least one quantized layer module", "none");
+  for (size_t i = 0; i < kParts; ++i) {
+    if (!spec[i]) {
+      switch (static_cast<WeightPart>(i)) {
+        case WeightPart::attention: q.skip_attention = true; break;
+        case WeightPart::dense_mlp: q.skip_dense_mlp = true; break;
+        case WeightPart::experts: q.skip_experts = true; break;
+        case WeightPart::shared_experts: q.skip_shared = true; break;
+      }
+      continue;
+    }
+    q.parts[i] = std::make_shared<const QuantSpec>(*spec[i]);
+    // A layer whose part the mapping does not name keeps it 16-bit.
+    for (int64_t l = 0; l < m.num_layers; ++l)
+      if (std::find(named[i].begin(), named[i].end(), l) == named[i].end())
+        q.skip_parts.push_back({l, static_cast<WeightPart>(i)});
+  }
+  read_skips(q, qc, "ignore", file, false);
+  return q;
+}
+
 QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool mlp_beside) {
   QuantSpec q;
   const std::string where = "quantization_config";
@@ -403,6 +520,14 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool
   std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   // ModelOpt exports name their algorithm without a quant_method.
   if (method.empty() && has(qc, "quant_algo")) method = "modelopt";
+  // ModelOpt's per-layer formats that parse_mixed_precision does not take (no quantized_layers,
+  // or under another quant_method, as vLLM's ModelOptMixedPrecisionConfig does not): one
+  // format read for all would misstate the weights.
+  if (opt_str(qc, "quant_algo", file).value_or("") == "MIXED_PRECISION")
+    throw InputError(file, where + ".quant_algo",
+                     "FP8 or NVFP4, or MIXED_PRECISION with quant_method modelopt and a quantized_layers mapping "
+                     "(vLLM's ModelOptMixedPrecisionConfig)",
+                     "'MIXED_PRECISION'" + std::string(method == "modelopt" ? " without quantized_layers" : " under quant_method '" + method + "'"));
   // vLLM normalizes the library's Python spelling (ModelConfig._verify_quantization).
   if (method == "compressed_tensors") method = "compressed-tensors";
   q.method = method;
@@ -473,6 +598,13 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool
       throw InputError(file, where + ".config_groups", "a mapping of quantization groups", "nothing");
     const YAML::Node g = groups.begin()->second;
     const YAML::Node w = g["weights"];
+    // Groups of different weight formats (format mixed-precision: FP8 attention beside NVFP4
+    // MLPs) would each need their targets placed: refused rather than all read as the first.
+    for (const auto& other : groups)
+      if (YAML::Dump(other.second["weights"]) != YAML::Dump(w))
+        throw InputError(file, where + ".config_groups",
+                         "one weight format for every group (groups of different formats are not read)",
+                         "'" + other.first.as<std::string>() + "' differs from '" + groups.begin()->first.as<std::string>() + "'");
     if (!w.IsDefined() || !w.IsMap()) throw InputError(file, where + ".config_groups.*.weights", "a mapping", "nothing");
     q.bits = req_int(w, "num_bits", file, 2);
     const std::string type = opt_str(w, "type", file).value_or("int");
@@ -518,7 +650,8 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool
 // plain) MLP with biases, two LayerNorms; the patch embedding; learned positions when
 // image_size is given; then the projector into the language model (Qwen-VL: a patch
 // merger MLP over spatial_merge_size^2 patches; others: one linear layer).
-int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_hidden, std::string& note) {
+int64_t tower_params(const YAML::Node& root, const YAML::Node& v, const std::string& file, int64_t text_hidden,
+                     VisionProjector projector, std::string& note) {
   // Qwen2-VL's vision_config names the ViT width embed_dim and the merger's output
   // hidden_size (= the language model's): embed_dim first.
   // Kimi-K2.5's MoonViT names them vt_hidden_size, vt_num_hidden_layers and
@@ -547,13 +680,74 @@ int64_t tower_params(const YAML::Node& v, const std::string& file, int64_t text_
                                                   k[0].IsScalar() && k[0].Scalar() == k[1].Scalar())
     merge = k[0].as<int64_t>();
   if (merge && *merge < 1) throw InputError(file, "vision_config.merge_kernel_size", "a positive patch-merge size", std::to_string(*merge));
-  if (merge) {
+  if (projector == VisionProjector::mllama) {
+    // MllamaVisionModel (transformers models/mllama/modeling_mllama.py): a patch convolution
+    // without bias, a class embedding, the gated position embedding (one row per patch and
+    // the class token, a gate, and a tile table per aspect ratio and tile), pre- and
+    // post-tile aspect-ratio embeddings with their gates, LayerNorms before and after, the
+    // local layers (q/k/v/o without biases, fc1/fc2 with, two LayerNorms) and
+    // num_global_layers more with two gates each; the projector maps vision_output_dim to
+    // the text width with a bias.
+    const int64_t img = req_int(v, "image_size", file), tiles = req_int(v, "max_num_tiles", file);
+    const int64_t global = req_int(v, "num_global_layers", file), vision_out = req_int(v, "vision_output_dim", file);
+    const YAML::Node ratios = v["supported_aspect_ratios"];
+    if (!ratios.IsDefined() || !ratios.IsSequence() || ratios.size() == 0)
+      throw InputError(file, "vision_config.supported_aspect_ratios", "a list of [tiles across, tiles down] pairs", "nothing");
+    const auto ids = static_cast<int64_t>(ratios.size()) + 1;  // max_aspect_ratio_id + 1 rows
+    const int64_t positions = (img / patch) * (img / patch) + 1;
+    const int64_t layer = 4 * d * d + 2 * d * width + width + d + 4 * d;
+    int64_t t = channels * patch * patch * d + d;
+    t += positions * d + 1 + ids * tiles * positions * d;
+    t += 2 * (ids * tiles * d + 1) + 4 * d;  // pre/post tile tables with gates; layernorm_pre/post
+    t += (layers + global) * layer + 2 * global;
+    t += vision_out * out + out;
+    note = "vision: " + std::to_string(layers) + " + " + std::to_string(global) + " global layers x " + std::to_string(d) +
+           " (MllamaVisionModel from vision_config)";
+    return t;
+  }
+  if (projector == VisionProjector::pixel_unshuffle_mlp) {
+    // LFM2-VL: SigLIP2 NaFlex's num_patches learned positions and its post_layernorm; the
+    // projector over downsample_factor^2 patches (Lfm2VlMultiModalProjector): an optional
+    // LayerNorm, linear_1 to projector_hidden_size and linear_2 to the text width, with
+    // biases by projector_bias.
+    if (!opt_int(v, "image_size", file)) p += opt_int(v, "num_patches", file).value_or(0) * d;
+    p += 2 * d;
+    const int64_t f = req_int(root, "downsample_factor", file);
+    const int64_t in = d * f * f, mid = req_int(root, "projector_hidden_size", file);
+    const bool bias = opt_bool(root, "projector_bias", file).value_or(true);
+    p += (opt_bool(root, "projector_use_layernorm", file).value_or(true) ? 2 * in : 0) + in * mid + mid * out +
+         (bias ? mid + out : 0);
+  } else if (merge) {
     const int64_t in = d * *merge * *merge;
     p += in * in + in + in * out + out + 2 * d;
   } else {
     p += d * out + out;
   }
   note = "vision: " + std::to_string(layers) + " layers x " + std::to_string(d) + " (ViT estimate from vision_config)";
+  return p;
+}
+
+// Voxtral's audio tower (transformers models/voxtral/modular_voxtral.py: VoxtralEncoder, a
+// Whisper encoder as Qwen2AudioEncoder): conv1 num_mel_bins -> d and conv2 d -> d of 3
+// taps with biases, max_source_positions learned positions, per layer q/k/v/o (no bias on
+// k), two LayerNorms, fc1 / fc2 with biases, a final LayerNorm; then
+// VoxtralMultiModalProjector: intermediate_size -> text width -> text width, no biases.
+int64_t whisper_tower_params(const YAML::Node& a, const std::string& file, int64_t text_hidden, std::string& note) {
+  const int64_t d = req_int(a, "hidden_size", file), layers = req_int(a, "num_hidden_layers", file);
+  const int64_t ffn = req_int(a, "intermediate_size", file), mels = req_int(a, "num_mel_bins", file);
+  const int64_t positions = req_int(a, "max_source_positions", file);
+  const int64_t heads = req_int(a, "num_attention_heads", file);
+  if (const auto kv = opt_int(a, "num_key_value_heads", file); kv && *kv != heads)
+    throw InputError(file, "audio_config.num_key_value_heads", "num_attention_heads (" + std::to_string(heads) + ", Whisper's MHA)",
+                     std::to_string(*kv));
+  if (const auto hd = opt_int(a, "head_dim", file); hd && *hd * heads != d)
+    throw InputError(file, "audio_config.head_dim", "hidden_size / num_attention_heads (" + std::to_string(d / heads) + ")",
+                     std::to_string(*hd));
+  int64_t p = mels * d * 3 + d + d * d * 3 + d + positions * d;
+  p += layers * (4 * d * d + 3 * d + 2 * d * ffn + ffn + d + 4 * d);
+  p += 2 * d;
+  p += ffn * text_hidden + text_hidden * text_hidden;
+  note = "audio: " + std::to_string(layers) + " layers x " + std::to_string(d) + " (Whisper encoder from audio_config)";
   return p;
 }
 
@@ -827,6 +1021,71 @@ void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
       }
       return;
     }
+    case LayerPlan::lfm2: {
+      // Lfm2Config / Lfm2DecoderLayer (see the registry row): layer_types name each layer
+      // conv (Lfm2ShortConv) or full_attention; without them full_attn_idxs lists the
+      // attention layers, and without either every layer attends (the class's default).
+      r.use({"layer_types", "full_attn_idxs", "conv_dim_out", "block_dim", "block_use_swiglu"});
+      const YAML::Node types = r.n["layer_types"], idxs = r.n["full_attn_idxs"];
+      if (has(r.n, "layer_types") && (!types.IsSequence() || types.size() != L))
+        throw InputError(file, "layer_types", "a list of " + std::to_string(L) + " layer types (conv or full_attention)", "");
+      std::vector<bool> attends(L, !has(r.n, "layer_types") && !has(r.n, "full_attn_idxs"));
+      if (has(r.n, "layer_types")) {
+        for (size_t l = 0; l < L; ++l) attends[l] = types[l].IsScalar() && types[l].Scalar() == "full_attention";
+      } else if (has(r.n, "full_attn_idxs")) {
+        if (!idxs.IsSequence()) throw InputError(file, "full_attn_idxs", "a list of layer indices", "");
+        for (const auto& i : idxs) {
+          const auto l = i.IsScalar() ? std::atoll(i.Scalar().c_str()) : -1;
+          if (l < 0 || static_cast<size_t>(l) >= L)
+            throw InputError(file, "full_attn_idxs", "layer indices below num_hidden_layers (" + std::to_string(L) + ")", "");
+          attends[static_cast<size_t>(l)] = true;
+        }
+      }
+      for (size_t l = 0; l < L; ++l) m.layer_mixer.push_back(attends[l] ? Mixer::attention : Mixer::short_conv);
+      m.layer_window.clear();
+      // HF builds the conv, its projections and the MLP input on hidden_size; vLLM on
+      // conv_dim / conv_dim_out / block_dim: a checkpoint where they differ is refused.
+      for (const char* k : {"conv_dim", "conv_dim_out", "block_dim"})
+        if (const auto v = r.i(k); v && *v != m.hidden_size)
+          throw InputError(file, k, "hidden_size (" + std::to_string(m.hidden_size) + ")", std::to_string(*v));
+      if (const auto swiglu = r.b("block_use_swiglu"); swiglu && !*swiglu)
+        throw InputError(file, "block_use_swiglu", "true (Lfm2MLP is always SwiGLU)", "false");
+      m.short_conv_dim = m.hidden_size;
+      m.short_conv_kernel = r.req("conv_L_cache", 2);
+      m.short_conv_bias = r.b("conv_bias").value_or(false);
+      // Lfm2MLP: int(2 x block_ff_dim / 3) with block_auto_adjust_ff_dim, then (a multiplier
+      // given) int(multiplier x that) rounded up to block_multiple_of.
+      int64_t width = has(r.n, "block_ff_dim") ? r.req("block_ff_dim") : r.req("intermediate_size");
+      r.use({"block_ff_dim", "intermediate_size", "block_ffn_dim_multiplier"});
+      if (r.b("block_auto_adjust_ff_dim").value_or(true)) {
+        width = 2 * width / 3;
+        const YAML::Node mult = r.n["block_ffn_dim_multiplier"];
+        const double factor = !mult.IsDefined() ? 1.0 : mult.IsNull() ? 0.0 : opt_num(r.n, "block_ffn_dim_multiplier", file, 1e-9).value_or(1.0);
+        if (factor > 0) {
+          const int64_t of = r.req("block_multiple_of");
+          width = detail::ceil_div(static_cast<int64_t>(factor * static_cast<double>(width)), of) * of;
+        }
+      }
+      m.intermediate_size = width;
+      return;
+    }
+    case LayerPlan::mllama: {
+      // MllamaTextModel: the layers in cross_attention_layers attend to the image tokens.
+      r.use({"cross_attention_layers"});
+      const YAML::Node cross = r.n["cross_attention_layers"];
+      if (!cross.IsDefined() || !cross.IsSequence() || cross.size() == 0)
+        throw InputError(file, "cross_attention_layers", "a list of the cross-attention layers' indices", "nothing");
+      m.layer_mixer.assign(L, Mixer::attention);
+      for (const auto& c : cross) {
+        const auto l = c.IsScalar() ? std::atoll(c.Scalar().c_str()) : -1;
+        if (l < 0 || static_cast<size_t>(l) >= L)
+          throw InputError(file, "cross_attention_layers", "layer indices below num_hidden_layers (" + std::to_string(L) + ")",
+                           c.IsScalar() ? "'" + c.Scalar() + "'" : "a non-scalar");
+        m.layer_mixer[static_cast<size_t>(l)] = Mixer::cross_attention;
+      }
+      m.extra_embedding_rows = 8;  // MllamaTextModel.embed_tokens: vocab_size + 8 rows
+      return;
+    }
     case LayerPlan::llama4: {
       // HF Llama4TextConfig: MoE layers every interleave_moe_layer_step (from step - 1),
       // experts of intermediate_size plus one shared expert of the same width, dense
@@ -849,6 +1108,55 @@ void apply_layer_plan(Reader& r, ModelConfig& m, LayerPlan h) {
       }
       return;
     }
+  }
+}
+
+// DeepSeek-V4's compressed sparse attention (the registry row's sources): its per-layer
+// compress ratios and the shapes of the projections, indexer and hyper-connections.
+void read_compressed_sparse(Reader& r, ModelConfig& m) {
+  const std::string& file = r.file;
+  if (m.num_kv_heads != 1)
+    throw InputError(file, "num_key_value_heads", "1 (DeepSeek-V4 caches one K=V latent per token)",
+                     std::to_string(m.num_kv_heads));
+  m.csa_window = r.req("sliding_window");
+  m.q_lora_rank = r.req("q_lora_rank");
+  m.qk_rope_head_dim = r.req("qk_rope_head_dim");
+  if (m.qk_rope_head_dim >= m.head_dim || (m.head_dim - m.qk_rope_head_dim) % 64 != 0)
+    throw InputError(file, "qk_rope_head_dim",
+                     "below head_dim (" + std::to_string(m.head_dim) +
+                         ") by a multiple of 64 (the fp8 part of the cached latent has a scale per 64)",
+                     std::to_string(m.qk_rope_head_dim));
+  m.o_groups = r.req("o_groups");
+  m.o_lora_rank = r.req("o_lora_rank");
+  if (m.num_heads % m.o_groups != 0)
+    throw InputError(file, "o_groups", "a divisor of num_attention_heads (" + std::to_string(m.num_heads) + ")",
+                     std::to_string(m.o_groups));
+  m.hc_mult = r.req("hc_mult");
+  m.hash_layers = r.i("num_hash_layers", 0).value_or(0);
+  if (m.hash_layers > m.num_layers)
+    throw InputError(file, "num_hash_layers", "at most num_hidden_layers (" + std::to_string(m.num_layers) + ")",
+                     std::to_string(m.hash_layers));
+  m.index_head_dim = r.req("index_head_dim");
+  if (m.index_head_dim % 128 != 0)
+    throw InputError(file, "index_head_dim", "a multiple of 128 (the indexer cache has an fp32 scale per 128)",
+                     std::to_string(m.index_head_dim));
+  m.index_heads = r.req("index_n_heads");
+  r.use({"index_topk", "compress_rope_theta", "compress_rope_parameters", "qk_nope_head_dim", "kv_lora_rank"});
+  // The list may go on past the decoder layers for the MTP layers, which vLLM gives no
+  // compression (DeepseekV4Attention: compress_ratio 1 from num_hidden_layers on).
+  r.use({"compress_ratios"});
+  const YAML::Node ratios = r.n["compress_ratios"];
+  if (!ratios.IsDefined() || !ratios.IsSequence() || static_cast<int64_t>(ratios.size()) < m.num_layers)
+    throw InputError(file, "compress_ratios",
+                     "a list of at least num_hidden_layers (" + std::to_string(m.num_layers) + ") compress ratios",
+                     ratios.IsDefined() && ratios.IsSequence() ? std::to_string(ratios.size()) + " entries" : "nothing");
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    const YAML::Node v = ratios[static_cast<size_t>(l)];
+    const std::string t = v.IsScalar() ? v.Scalar() : "a non-scalar";
+    // vLLM: max(1, ratio); only 1, 4 and 128 have kernels (DeepseekV4MLAAttention._forward_decode).
+    if (t != "0" && t != "1" && t != "4" && t != "128")
+      throw InputError(file, "compress_ratios", "0, 1, 4 or 128 for each layer (vLLM's kernels)", "'" + t + "'");
+    m.layer_compress_ratio.push_back(std::max<int64_t>(1, std::stoll(t)));
   }
 }
 
@@ -934,6 +1242,10 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   }
   // GELU MLPs with biases everywhere (no gate matrix): the GPT-2 lineage and Phi-1/2.
   const bool plain = fam ? fam->ungated : false;
+  // LlamaMLP and its copies (SmolLM3, Voxtral's text model) put biases on the gated MLP's
+  // three matrices with mlp_bias: not counted, so refused rather than under-counted.
+  if (fam && !plain && r.b("mlp_bias").value_or(false))
+    throw InputError(file, "mlp_bias", "false (biases on the gated MLP are not counted)", "true");
   m.gated_mlp = !plain;
   m.linear_bias = plain;
   m.norms_per_layer = fam ? fam->norms : 2;
@@ -944,7 +1256,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   m.qk_norm_whole = fam && fam->qk_norm == QkNorm::whole;
   const bool attn_bias = r.b("attention_bias").value_or(false);
   m.qkv_bias = (fam && fam->qkv_bias_default) || attn_bias;
-  m.o_bias = attn_bias;
+  m.o_bias = attn_bias && !(fam && fam->o_bias_never);
   if (fam && fam->attention == Attention::falcon) {
     m.linear_bias = opt_bool(n, "bias", file).value_or(false);
     m.qkv_bias = m.o_bias = m.linear_bias;
@@ -994,6 +1306,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
       r.use({"index_topk"});
     }
   }
+  if (fam && fam->attention == Attention::compressed_sparse) read_compressed_sparse(r, m);
   if (fam && fam->attention == Attention::softmax_list && has(n, "attn_type_list")) {
     // MiniMax's attn_type_list (modeling_minimax_m2.py, as MiniMax-Text-01): 1 = softmax
     // attention, 0 = lightning (linear) attention; M2 has softmax attention in every layer.
@@ -1006,7 +1319,13 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
         throw InputError(file, "attn_type_list", "1 (softmax attention) in every layer; kvplan cannot place lightning attention (0)",
                          "'" + (t.IsScalar() ? t.Scalar() : std::string("a non-scalar")) + "'");
   }
-  m.layer_window = layer_windows(r, m, fam && fam->plan == LayerPlan::gated_deltanet);
+  // DeepSeek-V4's sliding_window is the window every layer keeps beside its compressed latents.
+  if (!m.is_csa())
+    m.layer_window = layer_windows(r, m,
+                                   !fam                                       ? nullptr
+                                   : fam->plan == LayerPlan::gated_deltanet ? "linear_attention"
+                                   : fam->plan == LayerPlan::lfm2           ? "conv"
+                                                                            : nullptr);
   if (fam) apply_layer_plan(r, m, fam->plan);
   if (fam && fam->o_bias_with_qkv) m.o_bias = m.qkv_bias;
 
@@ -1072,16 +1391,48 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
 
   // quantization_config: at the root (most), or in the text config.
   const bool mlp_beside = fam && fam->mlp_beside_experts;
-  if (has(root, "quantization_config")) m.weight_quant = parse_quantization(root["quantization_config"], file, mlp_beside);
-  else if (has(lm, "quantization_config"))
-    m.weight_quant = parse_quantization(lm["quantization_config"], file, mlp_beside);
+  const YAML::Node qc = has(root, "quantization_config") ? root["quantization_config"] : lm["quantization_config"];
+  if (has(root, "quantization_config") || has(lm, "quantization_config"))
+    m.weight_quant = is_mixed_precision(qc) ? parse_mixed_precision(qc, file, m) : parse_quantization(qc, file, mlp_beside);
+  // DeepSeek-V4's expert_dtype (vLLM DeepseekV4FP8Config.get_quant_method): fp4 stores the
+  // routed experts in MXFP4 (e2m1, a ue8m0 scale per 32: Mxfp4MoEMethod) beside the block-FP8
+  // linears; fp8, or the key absent, in the block-FP8 format of quantization_config.
+  if (const auto ed = opt_str(lm, "expert_dtype", file); ed && fam && fam->attention == Attention::compressed_sparse) {
+    if (*ed != "fp4" && *ed != "fp8") throw InputError(file, "expert_dtype", "fp4 or fp8 (vLLM's DeepSeek-V4 expert formats)", "'" + *ed + "'");
+    if (*ed == "fp4") {
+      if (m.weight_quant.method != "fp8")
+        throw InputError(file, "expert_dtype", "fp8, or fp4 with quantization_config.quant_method fp8 (MXFP4 experts beside FP8 linears)",
+                         "'fp4' with quant_method '" + m.weight_quant.method + "'");
+      QuantSpec mx;
+      mx.method = "mxfp4", mx.engine_method = m.weight_quant.engine_method;
+      mx.bits = 4, mx.group = 32, mx.scale_bits = 8;
+      m.weight_quant.parts[static_cast<size_t>(WeightPart::experts)] = std::make_shared<const QuantSpec>(mx);
+    }
+  }
 
-  // Vision towers of multimodal checkpoints; audio towers are refused (not counted).
+  // Vision towers of multimodal checkpoints; an audio tower where the wrapper names its
+  // kind (Voxtral's Whisper encoder), refused elsewhere (not counted).
+  const Family* wrapper = find_wrapper(opt_str(root, "model_type", file).value_or(""));
   if (const YAML::Node v = root["vision_config"]; v.IsDefined() && v.IsMap())
-    m.tower_params = tower_params(v, file, m.hidden_size, m.tower_note);
-  if (const YAML::Node a = root["audio_config"]; a.IsDefined() && !a.IsNull())
-    throw InputError(file, "audio_config", "a model without an audio tower (kvplan counts vision towers only)",
-                     "an audio tower");
+    m.tower_params = tower_params(root, v, file, m.hidden_size, wrapper ? wrapper->projector : VisionProjector::linear,
+                                  m.tower_note);
+  if (fam && fam->plan == LayerPlan::mllama) {
+    // The cross-attention layers cache one image's vision states per request: max_num_tiles
+    // tiles of (image_size / patch_size)^2 patches and a class token each.
+    const YAML::Node v = root["vision_config"];
+    if (!wrapper || wrapper->projector != VisionProjector::mllama || !v.IsDefined() || !v.IsMap())
+      throw InputError(file, "vision_config", "Mllama's vision tower (its cross-attention layers cache its image tokens)",
+                       "nothing");
+    const int64_t img = req_int(v, "image_size", file), patch = req_int(v, "patch_size", file);
+    m.cross_attention_tokens = req_int(v, "max_num_tiles", file) * ((img / patch) * (img / patch) + 1);
+  }
+  if (const YAML::Node a = root["audio_config"]; a.IsDefined() && !a.IsNull()) {
+    if (!wrapper || wrapper->audio != AudioTower::whisper || !a.IsMap())
+      throw InputError(file, "audio_config", "a model without an audio tower (kvplan counts Voxtral's Whisper encoder only)",
+                       "an audio tower");
+    if (m.tower_params > 0) throw InputError(file, "audio_config", "one tower (vision or audio)", "both");
+    m.tower_params = whisper_tower_params(a, file, m.hidden_size, m.tower_note);
+  }
 
   m.published_params = opt_int(root, "params", file);
   m.source = opt_str(root, "source", file).value_or(file);

@@ -15,6 +15,17 @@ constexpr FamilyDefault kGemma3Defaults[] = {
   {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
 };
 constexpr FamilyDefault kLlama4Defaults[] = {{"attention_chunk_size", 8192}};
+// SmolLM3Config (huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419:
+// src/transformers/models/smollm3/configuration_smollm3.py).
+constexpr FamilyDefault kSmolLM3Defaults[] = {
+  {"vocab_size", 128256}, {"hidden_size", 2048}, {"intermediate_size", 11008}, {"num_hidden_layers", 36},
+  {"num_attention_heads", 16}, {"num_key_value_heads", 4}, {"max_position_embeddings", 32768},
+};
+// Lfm2Config (huggingface/transformers@05cd1ec14dbe16127778060fb68c34105873015c:
+// src/transformers/models/lfm2/configuration_lfm2.py): conv_L_cache 3, block_multiple_of
+// 256 (block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0 and conv_bias false are
+// read in io/config_io.cpp with the same defaults).
+constexpr FamilyDefault kLfm2Defaults[] = {{"conv_L_cache", 3}, {"block_multiple_of", 256}};
 
 constexpr const char* kHf = "transformers v4.57 ";
 
@@ -62,6 +73,32 @@ constexpr ModelFamily kRegistry[] = {
   // Granite: Llama's geometry; its multipliers scale activations, not shapes.
   {.model_type = "granite", .kind = RowKind::family, .architecture = "GraniteForCausalLM",
    .keys = "Llama's (embedding/residual/attention multipliers change no size)", .source = "models/granite/configuration_granite.py"},
+  // SmolLM3 (SmolLM3Config above; modeling_smollm3.py): Llama's layers; every
+  // no_rope_layer_interval-th layer skips RoPE (no_rope_layers 0), which moves no size;
+  // without layer_types those NoPE layers slide when use_sliding_window (default false) and
+  // sliding_window are set; the LM head tied by default.
+  {.model_type = "smollm3", .kind = RowKind::family, .architecture = "SmolLM3ForCausalLM", .tie_default = true,
+   .sliding = Sliding::nope_layers,
+   .keys = "no_rope_layers, no_rope_layer_interval (NoPE layers: no size; they slide with use_sliding_window), layer_types",
+   .defaults = kSmolLM3Defaults, .source = "transformers@008e5743 models/smollm3/configuration_smollm3.py"},
+  // LFM2 (Lfm2Config, Lfm2DecoderLayer at huggingface/transformers@0096ba4f66d4f5f7b1d4e162f8a75d0894b40ea8
+  // models/lfm2/modeling_lfm2.py; vllm/model_executor/models/lfm2.py): layer_types "conv" =
+  // gated short convolution (Lfm2ShortConv, a state of conv_L_cache - 1 inputs per request),
+  // "full_attention" = GQA with per-head q/k RMSNorms; the SwiGLU MLP of every layer is
+  // int(2 block_ff_dim / 3) scaled by block_ffn_dim_multiplier and rounded up to
+  // block_multiple_of (Lfm2MLP with block_auto_adjust_ff_dim).
+  {.model_type = "lfm2", .kind = RowKind::family, .architecture = "Lfm2ForCausalLM", .plan = LayerPlan::lfm2, .tie_default = true,
+   .intermediate_key = "", .qk_norm = QkNorm::always,
+   .keys = "layer_types (conv / full_attention), conv_L_cache, conv_dim, conv_bias, block_ff_dim (or intermediate_size), block_auto_adjust_ff_dim, block_ffn_dim_multiplier, block_multiple_of",
+   .defaults = kLfm2Defaults, .source = "transformers@0096ba4f models/lfm2/modeling_lfm2.py; vllm/model_executor/models/lfm2.py"},
+  // Mllama's text model (MllamaTextModel, transformers models/mllama/modeling_mllama.py):
+  // Llama self-attention layers, and at cross_attention_layers layers that attend to the
+  // image's vision states instead (MllamaCrossAttentionDecoderLayer: q/k/v/o, q/k RMSNorms,
+  // two tanh gates), whose K/V are cached once per request; embed_tokens has vocab_size + 8
+  // rows. Planned with --engine ideal (the engine models do not follow a cross-attention cache).
+  {.model_type = "mllama_text_model", .kind = RowKind::family, .architecture = "MllamaForCausalLM", .plan = LayerPlan::mllama,
+   .keys = "cross_attention_layers (cross-attention to the image tokens: K/V per request); embed_tokens of vocab_size + 8 rows",
+   .source = "transformers@00368133 models/mllama/modeling_mllama.py"},
   // EXAONE 4.0: Llama's projections with per-head q/k RMSNorms and the two norms after
   // attention and MLP (QK-Reorder-Norm); layer_types mark three sliding layers in four
   // (sliding_window_pattern "LLLG" restates them; without layer_types the file is refused).
@@ -150,6 +187,28 @@ constexpr ModelFamily kRegistry[] = {
    .tie_default = true, .norms = 4, .qk_norm = QkNorm::always, .mlp_beside_experts = true,
    .keys = "layer_types, sliding_window, global_head_dim, num_global_key_value_heads, attention_k_eq_v, enable_moe_block (num_experts, top_k_experts, moe_intermediate_size beside the dense MLP); hidden_size_per_layer_input and num_kv_shared_layers 0",
    .source = "transformers@0246b4f3 models/gemma4/modeling_gemma4.py; vllm/model_executor/models/gemma4.py"},
+  // DeepSeek-V4 (vllm-project/vllm@023da1fc models/deepseek_v4.py, @0a291a2e
+  // layers/deepseek_v4_attention.py, @0de10a27 layers/deepseek_compressor.py): every layer
+  // keeps its last sliding_window tokens' latent (head_dim, one K=V head); compress_ratios
+  // gives each layer's compression (1 or 0: the window alone; 4: one latent per 4 tokens,
+  // read through an indexer of index_n_heads x index_head_dim with its own compressor;
+  // 128: one per 128 tokens); the compressors keep fp32 partial states of 2 x ratio (4) or
+  // ratio (128) tokens. q through q_lora_rank, output through o_groups low-rank groups of
+  // o_lora_rank, hc_mult residual streams mixed by per-layer hyper-connection weights; MoE
+  // in every layer, the first num_hash_layers routed by a token-id table. expert_dtype fp4:
+  // MXFP4 experts beside the FP8 linears (vLLM DeepseekV4FP8Config); absent, the experts are
+  // stored as quantization_config says (deepseek-ai/DeepSeek-V4 inference README: drop
+  // expert_dtype for FP8 experts).
+  {.model_type = "deepseek_v4", .kind = RowKind::family, .architecture = "DeepseekV4ForCausalLM",
+   .attention = Attention::compressed_sparse, .all_sparse = true,
+   .keys = "compress_ratios, sliding_window, head_dim, q_lora_rank, qk_rope_head_dim, o_groups, o_lora_rank, index_n_heads, index_head_dim, hc_mult, num_hash_layers, n_routed_experts, n_shared_experts, expert_dtype",
+   .source = "vllm/model_executor/models/deepseek_v4.py, layers/deepseek_v4_attention.py, layers/deepseek_compressor.py"},
+  // MiMo-7B (vllm-project/vllm@055e47c2 models/mimo.py): MiMoModel is Qwen2Model (q/k/v
+  // biases, none on o_proj, whatever attention_bias says); its num_nextn_predict_layers MTP
+  // layers are loaded by the draft model only (mimo_mtp.py), not counted.
+  {.model_type = "mimo", .kind = RowKind::family, .architecture = "MiMoForCausalLM", .qkv_bias_default = true,
+   .o_bias_never = true, .sliding = Sliding::qwen,
+   .keys = "Qwen2's; num_nextn_predict_layers (MTP, not counted)", .source = "vllm/model_executor/models/mimo.py"},
   // ---------------------------------------------------------------- multimodal wrappers
   // The language model sits under text_key; top_level: the Hub's own config.json may hold
   // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as
@@ -170,6 +229,18 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "kimi_k25", .kind = RowKind::wrapper, .architecture = "KimiK25ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "internvl_chat", .kind = RowKind::wrapper, .architecture = "InternVLChatModel", .text_key = "llm_config"},
   {.model_type = "deepseek_vl_v2", .kind = RowKind::wrapper, .architecture = "DeepseekVLV2ForCausalLM", .text_key = "language_config"},
+  // LFM2-VL (Lfm2VlMultiModalProjector, vllm/model_executor/models/lfm2_vl.py): a SigLIP2
+  // NaFlex tower, pixel unshuffle by downsample_factor, then linear_1 / linear_2.
+  {.model_type = "lfm2_vl", .kind = RowKind::wrapper, .architecture = "Lfm2VlForConditionalGeneration", .text_key = "text_config",
+   .projector = VisionProjector::pixel_unshuffle_mlp},
+  // Llama-3.2-Vision (MllamaForConditionalGeneration): MllamaVisionModel, its projector of
+  // vision_output_dim to the text width, and the text model's cross-attention layers.
+  {.model_type = "mllama", .kind = RowKind::wrapper, .architecture = "MllamaForConditionalGeneration", .text_key = "text_config",
+   .projector = VisionProjector::mllama},
+  // Voxtral (transformers models/voxtral/modular_voxtral.py): a Whisper encoder
+  // (VoxtralEncoder) and VoxtralMultiModalProjector before a Llama text model.
+  {.model_type = "voxtral", .kind = RowKind::wrapper, .architecture = "VoxtralForConditionalGeneration", .text_key = "text_config",
+   .audio = AudioTower::whisper},
   // ---------------------------------------------------------------- aliases
   // Text model_types the wrappers nest, read as the family named in .architecture.
   {.model_type = "qwen2_5_vl_text", .kind = RowKind::alias, .architecture = "qwen2"},
@@ -180,6 +251,8 @@ constexpr ModelFamily kRegistry[] = {
   // Ministral 3 / Devstral Small 2 (transformers v5 Ministral3Config): Mistral's layers;
   // YaRN with llama_4_scaling_beta scales attention, no size.
   {.model_type = "ministral3", .kind = RowKind::alias, .architecture = "mistral"},
+  // DeepSeek's reference inference checkpoints (sgl-project's FP8 copies): DeepSeek-V4's keys.
+  {.model_type = "deepseek_ref", .kind = RowKind::alias, .architecture = "deepseek_v4"},
 };
 // clang-format on
 
@@ -193,6 +266,8 @@ const char* plan_name(LayerPlan p) {
     case LayerPlan::llama4: return "Llama-4: chunked / global, MoE interleave";
     case LayerPlan::nemotron_nas: return "Nemotron-NAS: per-layer attention / FFN blocks, no-ops";
     case LayerPlan::gemma4: return "Gemma-4: sliding / global geometry, MoE beside the MLP";
+    case LayerPlan::lfm2: return "LFM2: short conv / full attention";
+    case LayerPlan::mllama: return "self-attention / cross-attention to the image";
   }
   return "";
 }
@@ -204,6 +279,7 @@ std::string attention_name(const ModelFamily& f) {
     case Attention::mla_indexed: s = "MLA + sparse indexer"; break;
     case Attention::falcon: s = "MQA / GQA (multi_query)"; break;
     case Attention::softmax_list: s = "GQA, softmax in every layer"; break;
+    case Attention::compressed_sparse: s = "compressed sparse attention (sliding window + compressed latents, indexer)"; break;
   }
   if (f.qk_norm == QkNorm::always) s += "; q/k norms";
   if (f.qk_norm == QkNorm::by_use_qk_norm) s += "; q/k norms with use_qk_norm";
@@ -211,6 +287,7 @@ std::string attention_name(const ModelFamily& f) {
   if (f.qkv_bias_default) s += "; q/k/v biases";
   if (f.global_every > 0) s += "; sliding, every " + std::to_string(f.global_every) + (f.global_every == 2 ? "nd" : "th") + " layer global";
   if (f.sliding == Sliding::qwen) s += "; sliding only with use_sliding_window";
+  if (f.sliding == Sliding::nope_layers) s += "; the NoPE layers slide only with use_sliding_window";
   return s;
 }
 
@@ -277,8 +354,14 @@ std::string registry_markdown() {
       row += "family | " + std::string(f.architecture) + " | " + plan_name(f.plan) + " | " + attention_name(f) + " | " +
              cell(f.keys) + " | " + (defaults.empty() ? "-" : defaults) + " | " + src + " |";
     } else if (f.kind == RowKind::wrapper) {
+      const std::string towers = f.audio == AudioTower::whisper ? "audio_config (Whisper encoder + two-matrix projector)"
+                                 : f.projector == VisionProjector::pixel_unshuffle_mlp
+                                     ? "vision_config (tower; pixel unshuffle by downsample_factor into a two-layer projector)"
+                                 : f.projector == VisionProjector::mllama
+                                     ? "vision_config (tiled encoder, gated global layers; max_num_tiles x ((image_size / patch_size)^2 + 1) image tokens per request)"
+                                     : "vision_config (tower)";
       row += "wrapper | " + std::string(f.architecture) + " | the text model's, from `" + f.text_key + "`" +
-             (f.top_level ? " or the top level beside `vision_config`" : "") + " | the text model's | vision_config (tower) | - | - |";
+             (f.top_level ? " or the top level beside `vision_config`" : "") + " | the text model's | " + towers + " | - | - |";
     } else {
       row += "alias | read as " + std::string(f.architecture) + " | " + f.architecture + "'s | " + f.architecture +
              "'s | - | - | - |";

@@ -14,13 +14,16 @@ namespace kvplan::io {
 
 //! How the layers are laid out beyond "every layer attention + MLP" (io/config_io.cpp
 //! apply_layer_plan): the standard decoder, or a hybrid's rule.
-enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4, nemotron_nas, gemma4 };
+enum class LayerPlan { standard, jamba, nemotron_h, gated_deltanet, mimo_v2, llama4, nemotron_nas, gemma4, lfm2, mllama };
 //! The attention a family's layers hold, as far as it changes the reading.
 enum class Attention {
   gqa,          //!< MHA/GQA/MQA from num_key_value_heads (MLA too when kv_lora_rank is set)
   mla_indexed,  //!< MLA plus the sparse-attention indexer's key cache (index_head_dim, index_n_heads)
   falcon,       //!< one K/V head by multi_query, num_kv_heads with new_decoder_architecture
   softmax_list, //!< GQA; attn_type_list must mark every layer softmax (1)
+  //! DeepSeek-V4: one K=V latent per token in a sliding window, compressed by compress_ratios
+  //! per layer, an indexer over the ratio-4 layers, hyper-connections (hc_mult)
+  compressed_sparse,
 };
 //! Per-head q/k RMSNorms (always, or with use_qk_norm), or one RMSNorm over all query heads
 //! and one over all key heads (whole: OLMo-2/3, MiniMax-M2).
@@ -30,8 +33,20 @@ enum class QkNorm { none, always, by_use_qk_norm, whole };
 enum class Sliding {
   all,   //!< every layer (use_sliding_window, default true, may turn it off)
   qwen,  //!< only with use_sliding_window true (default false), from max_window_layers on
+  //! only with use_sliding_window true (default false), on the layers without RoPE
+  //! (no_rope_layers 0, else every no_rope_layer_interval-th: SmolLM3Config)
+  nope_layers,
 };
 enum class RowKind { family, wrapper, alias };
+//! How a wrapper's vision tower is counted (io/config_io.cpp tower_params): a ViT whose
+//! projector is one linear layer or Qwen-VL's patch merger; LFM2-VL's SigLIP2 with a pixel
+//! unshuffle of downsample_factor^2 patches into a two-layer MLP of projector_hidden_size;
+//! Mllama's tiled encoder (local and gated global layers, tile and aspect-ratio position
+//! embeddings), whose image tokens the text model's cross-attention layers cache.
+enum class VisionProjector { linear, pixel_unshuffle_mlp, mllama };
+//! A wrapper's audio tower: none (an audio_config is refused), or Voxtral's Whisper
+//! encoder with its two-matrix projector.
+enum class AudioTower { none, whisper };
 
 //! A key the configuration class fills in when config.json leaves it out.
 struct FamilyDefault {
@@ -57,6 +72,8 @@ struct ModelFamily {
   bool qkv_bias_default = false;  //!< biases on q/k/v without attention_bias in the file
   QkNorm qk_norm = QkNorm::none;
   bool o_bias_with_qkv = false;   //!< the output projection has a bias whenever q/k/v do
+  //! attention_bias names the q/k/v biases only: the output projection has none (Qwen2Attention).
+  bool o_bias_never = false;
   bool all_sparse = false;        //!< a MoE block in every layer; intermediate_size optional
   //! Quantization ignore lists' "mlp" is the dense MLP beside the routed "experts" (Gemma-4),
   //! not the whole MoE block.
@@ -65,6 +82,8 @@ struct ModelFamily {
   int64_t global_every = 0;       //!< every Nth layer global (0: none); sliding_window_pattern overrides
   const char* text_key = "";      //!< wrapper: where the language model's keys are
   bool top_level = false;         //!< wrapper: or at the root beside vision_config
+  VisionProjector projector = VisionProjector::linear;  //!< wrapper: its vision projector
+  AudioTower audio = AudioTower::none;                  //!< wrapper: its audio tower
   const char* keys = "";          //!< the keys it reads beyond the common ones (docs)
   std::span<const FamilyDefault> defaults = {};
   const char* source = "";        //!< where the reading and the defaults come from

@@ -254,7 +254,7 @@ Capacity capacity(const ModelConfig& m, const ServingOptions& o, const MemoryBud
   // Engines count their pool their own way (vLLM: pages per layer group; SGLang: token
   // cells); requests then hold whole blocks of that pool.
   c.num_blocks = o.engine == Engine::ideal ? (block > 0 ? target.kv_budget_bytes / block : 0)
-                                           : c.max_kv_tokens / o.block_size;
+                                           : c.max_kv_tokens / kv_block_tokens(o);
   const int64_t per_request = kv_blocks_per_request(m, o, context_tokens);
   c.max_concurrent_requests = per_request > 0 ? c.num_blocks / per_request : 0;
   c.limited_by = c.max_concurrent_requests == 0 ? "KV memory: not one request fits" : "KV memory";
@@ -283,7 +283,7 @@ SharedPrefixCapacity shared_prefix_capacity(const ModelConfig& m, const ServingO
                      std::to_string(prefix_tokens));
   SharedPrefixCapacity s;
   s.prefix_tokens = prefix_tokens;
-  s.shared_blocks = prefix_tokens / o.block_size;
+  s.shared_blocks = prefix_tokens / kv_block_tokens(o);
   s.blocks_per_request = kv_blocks_per_request(m, o, context_tokens) - s.shared_blocks;
   const int64_t free_blocks = c.num_blocks - s.shared_blocks;
   s.max_concurrent_requests = free_blocks > 0 && s.blocks_per_request > 0 ? free_blocks / s.blocks_per_request : 0;

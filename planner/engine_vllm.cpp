@@ -475,7 +475,7 @@ std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const Ser
   const VllmRelease& rel = vllm_accounting_release(o, g);
   const int64_t len = engine_max_model_len(m, o);
   const int64_t bs = std::max<int64_t>(1, o.block_size);
-  const int64_t pool_blocks = kv_tokens / bs;
+  const int64_t pool_blocks = kv_tokens / (bs * o.dcp);
   char buf[64];
   if (rel.v0) {
     // V0 executor: "# GPU blocks: N, # CPU blocks: M" and concurrency = blocks x block
@@ -509,14 +509,17 @@ std::string vllm_startup_lines(const ModelConfig& m, const GpuSpec& g, const Ser
   const int64_t sliding_groups = sliding > 0 ? ceil_div(sliding, group) : 0;
   const int64_t full_groups = full > 0 ? ceil_div(full, group) : 0;
   const int64_t batched = o.max_num_batched_tokens.value_or(vllm_default_batched_tokens(g, o, len));
-  const int64_t request_blocks =
-      full_groups * ceil_div(len, bs) + sliding_groups * (ceil_div(std::min(window - 1 + batched, len), bs) + 1);
+  // DCP: a rank holds cdiv(len, dcp) of a request's tokens (max_memory_usage_bytes).
+  const int64_t request_blocks = full_groups * ceil_div(ceil_div(len, o.dcp), bs) +
+                                 sliding_groups * (ceil_div(std::min(window - 1 + batched, len), bs) + 1);
   const double concurrency =
       rel.concurrency_per_token
           ? static_cast<double>(kv_tokens) / static_cast<double>(len)
           : static_cast<double>(pool_blocks * (sliding_groups + full_groups)) / static_cast<double>(request_blocks);
   std::snprintf(buf, sizeof buf, "%.2fx", concurrency);
-  return "GPU KV cache size: " + with_thousands(kv_tokens) + " tokens\n" +
+  const std::string dcp =
+      o.dcp > 1 ? "Multiplying the GPU KV cache size by the dcp_world_size " + std::to_string(o.dcp) + ".\n" : "";
+  return dcp + "GPU KV cache size: " + with_thousands(kv_tokens) + " tokens\n" +
          "Maximum concurrency for " + with_thousands(len) + " tokens per request: " + buf;
 }
 
@@ -631,7 +634,9 @@ int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, cons
       if (b.stage_last_layer > b.stage_first_layer)
         for (const StageSpan& stage : pp_stages(m, o.pp))
           if (stage.first == b.stage_first_layer && stage.last == b.stage_last_layer) s = stage;
-      return vllm_tokens_for_budget(m, o, s, b.kv_budget_bytes);
+      // Under DCP each GPU's pages hold one token in dcp: _report_kv_cache_config
+      // (vllm/v1/core/kv_cache_utils.py) multiplies the logged size by dcp_world_size.
+      return checked_mul(vllm_tokens_for_budget(m, o, s, b.kv_budget_bytes), o.dcp, "KV tokens");
     }
     case Engine::sglang: {
       // model_runner.profile_max_num_token: rest_memory // cell_size, then rounded down
@@ -654,7 +659,7 @@ int64_t engine_max_kv_tokens(const ModelConfig& m, const ServingOptions& o, cons
   }
   const int64_t block = kv_block_bytes_per_gpu(m, o);
   if (block <= 0) return 0;
-  return checked_mul(b.kv_budget_bytes / block, o.block_size, "KV tokens");
+  return checked_mul(b.kv_budget_bytes / block, kv_block_tokens(o), "KV tokens");
 }
 
 }  // namespace kvplan::detail

@@ -16,6 +16,16 @@
 // sliding layers with their own geometry (MiMo-V2-Flash swa_*) use it; DeepSeek-V3.2's
 // indexer adds its fp8 key + fp32 scale per 128 channels (vLLM DeepseekV32IndexerCache:
 // head_size = index_head_dim + index_head_dim / 128 x 4 bytes, uint8).
+// DeepSeek-V4 (vllm-project/vllm@0a291a2e layers/deepseek_v4_attention.py, @0de10a27
+// layers/deepseek_compressor.py) caches one K=V latent per entry in vLLM's fp8_ds_mla
+// layout, the only one it runs ("DeepseekV4 only supports fp8 kv-cache format"), whatever
+// --kv-cache-dtype says: (head_dim - rope) fp8 + rope bf16 + a ue8m0 scale per 64 of the
+// fp8 part + 1 pad byte (584 B at head_dim 512, rope 64). Each layer keeps its last
+// sliding_window tokens so (DeepseekV4SWACache); a ratio-r layer adds one entry per r
+// tokens, and at r = 4 the indexer's key per 4 tokens (index_head_dim fp8 + an fp32 scale
+// per 128, DeepseekV4IndexerCache). Its compressors keep fp32 partial states (kv and
+// score, coff head_dim each, coff = 2 at r = 4) of the last coff x r tokens
+// (CompressorStateCache): a fixed state per request, as a Mamba conv window is.
 // Mamba and linear-attention layers hold a fixed state per request instead (vLLM
 // vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateShapeCalculator at commit
 // 02d710837549a368073552333f66d714477415d2), in the model dtype (mamba_cache_dtype auto):
@@ -24,6 +34,12 @@
 //             head_dim x d_state, groups padded to a multiple of tp when they do not divide
 //   gated delta net: conv (kernel-1) x (2 key_heads key_dim + value_heads value_dim)/tp
 //             + state value_heads/tp x value_dim x key_dim
+//   short conv (LFM2): conv (kernel-1) x conv_dim/tp, no recurrent state
+//             (short_conv_state_shape, called by vllm/model_executor/models/lfm2.py with
+//             conv_dim and conv_L_cache)
+//   cross attention (Mllama): K and V of the request's image tokens, 2 x kv_heads/tp x
+//             head_dim x image tokens, in the KV cache dtype (MllamaTextCrossAttention
+//             caches the vision states' K/V once, transformers models/mllama/modeling_mllama.py)
 #include <algorithm>
 #include <cmath>
 
@@ -79,7 +95,7 @@ int64_t window_of(const ModelConfig& m, int64_t layer) {
 }
 
 Channels channels(const ModelConfig& m, int64_t layer, int64_t tp) {
-  if (!m.caches_kv(layer)) return {};
+  if (!m.caches_kv(layer) || m.is_csa()) return {};
   if (m.is_mla()) {
     Channels c{m.kv_lora_rank + m.qk_rope_head_dim, 0, 0};
     if (m.index_head_dim > 0)
@@ -97,13 +113,61 @@ Channels channels(const ModelConfig& m, int64_t layer, int64_t tp) {
 
 // Whether every layer caches the same: then one layer stands for all.
 bool uniform(const ModelConfig& m) {
-  return m.layer_window.empty() && m.layer_mixer.empty() && m.layer_kv_shared.empty();
+  return m.layer_window.empty() && m.layer_mixer.empty() && m.layer_kv_shared.empty() && !m.is_csa();
+}
+
+// DeepSeek-V4's fixed layouts (above), in bytes: one cached latent, one indexer key.
+int64_t csa_entry_bytes(const ModelConfig& m) {
+  const int64_t fp8 = m.head_dim - m.qk_rope_head_dim;
+  return fp8 + 2 * m.qk_rope_head_dim + fp8 / 64 + 1;
+}
+int64_t csa_index_bytes(const ModelConfig& m) { return m.index_head_dim + m.index_head_dim / kIndexerBlock * 4; }
+
+// Bits one DeepSeek-V4 layer keeps for `tokens` tokens: its window, the compressed
+// entries of the whole groups of r tokens and their indexer keys; `block_size` > 0 rounds
+// each up to whole blocks of entries (the window plus the block it is filling).
+double csa_bits(const ModelConfig& m, int64_t layer, int64_t tokens, int64_t block_size) {
+  if (!m.is_csa()) return 0;
+  const int64_t r = m.compress_ratio(layer);
+  const auto paged = [&](int64_t entries, int64_t cap) {
+    if (block_size <= 0) return cap > 0 ? std::min(entries, cap) : entries;
+    int64_t blocks = detail::ceil_div(entries, block_size);
+    if (cap > 0) blocks = std::min(blocks, detail::ceil_div(cap, block_size) + 1);
+    return blocks * block_size;
+  };
+  int64_t bytes = paged(tokens, m.csa_window) * csa_entry_bytes(m);
+  if (r > 1) bytes += paged(tokens / r, 0) * csa_entry_bytes(m);
+  if (r == 4) bytes += paged(tokens / r, 0) * csa_index_bytes(m);
+  return static_cast<double>(bytes) * 8;
+}
+
+// Its steady-state bits per token: the window's entry (as sliding layers count) and the
+// compressed entries' share.
+double csa_bits_per_token(const ModelConfig& m, int64_t layer) {
+  if (!m.is_csa()) return 0;
+  const int64_t r = m.compress_ratio(layer);
+  double bytes = static_cast<double>(csa_entry_bytes(m));
+  if (r > 1) bytes += static_cast<double>(csa_entry_bytes(m)) / static_cast<double>(r);
+  if (r == 4) bytes += static_cast<double>(csa_index_bytes(m)) / static_cast<double>(r);
+  return bytes * 8;
+}
+
+// The compressors' fp32 states of one DeepSeek-V4 layer (replicated on every TP rank).
+double csa_state_bits(const ModelConfig& m, int64_t layer) {
+  const int64_t r = m.is_csa() ? m.compress_ratio(layer) : 1;
+  if (r <= 1) return 0;
+  const int64_t coff = r == 4 ? 2 : 1;
+  constexpr int64_t kFp32Bits = 32;
+  int64_t elems = coff * r * 2 * coff * m.head_dim;
+  if (r == 4) elems += coff * r * 2 * coff * m.index_head_dim;
+  return static_cast<double>(elems * kFp32Bits);
 }
 
 // Elements of one state layer's fixed state on one GPU: the conv window and the
 // recurrent (SSM / delta-rule) state.
 struct StateElems {
   int64_t conv = 0, ssm = 0;
+  int64_t kv = 0;  // cross-attention K/V, in the KV cache dtype
 };
 StateElems state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
   using detail::ceil_div;
@@ -120,6 +184,11 @@ StateElems state_elems(const ModelConfig& m, int64_t layer, int64_t tp) {
       return {ceil_div(conv_dim, tp) * (m.linear_conv_kernel - 1),
               ceil_div(m.linear_value_heads, tp) * m.linear_value_head_dim * m.linear_key_head_dim};
     }
+    case Mixer::short_conv: return {ceil_div(m.short_conv_dim, tp) * (m.short_conv_kernel - 1), 0};
+    case Mixer::cross_attention: {
+      const int64_t heads = m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1;  // replicated below TP, as self-attention
+      return {0, 0, 2 * heads * m.head_dim * m.cross_attention_tokens};
+    }
     case Mixer::attention:
     case Mixer::none: return {};
   }
@@ -132,7 +201,8 @@ double state_bits(const ModelConfig& m, const ServingOptions& o, int64_t layer, 
   const StateElems e = state_elems(m, layer, tp);
   const auto act = static_cast<double>(dtype_bits(o.activation_dtype(m)));
   const double ssm = m.ssm_state_dtype ? static_cast<double>(dtype_bits(*m.ssm_state_dtype)) : act;
-  return static_cast<double>(e.conv) * act + static_cast<double>(e.ssm) * ssm;
+  return static_cast<double>(e.conv) * act + static_cast<double>(e.ssm) * ssm +
+         static_cast<double>(e.kv) * static_cast<double>(dtype_bits(o.kv_dtype(m))) + csa_state_bits(m, layer);
 }
 
 // Bits one layer stores for `tokens` tokens (exact integers, group rounding included).
@@ -239,7 +309,8 @@ KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o) {
   const Channels c = channels(m, layer, o.tp);
   KvLayout k;
   k.elems_per_token_per_layer = c.k + c.v;
-  k.replication = m.is_mla() ? o.tp : (m.num_kv_heads >= o.tp ? 1 : o.tp / m.num_kv_heads);
+  // DCP (validate: dcp divides the copies) shards by position what TP would copy.
+  k.replication = (m.is_mla() ? o.tp : (m.num_kv_heads >= o.tp ? 1 : o.tp / m.num_kv_heads)) / o.dcp;
   k.group = s.group;
   k.residual_tokens = s.residual;
   k.bits_per_elem = c.k + c.v > 0 ? layer_bits_per_token(s, c) / static_cast<double>(c.k + c.v) : 0;
@@ -249,30 +320,34 @@ KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o) {
 int64_t kv_bytes_per_token(const ModelConfig& m, const ServingOptions& o) {
   if (!o.kv_cache) return 0;
   const Scheme s = scheme_of(m, o);
-  return to_bytes(over_layers(m, o, true, [&](int64_t l) { return layer_bits_per_token(s, channels(m, l, 1)); }));
+  return to_bytes(over_layers(m, o, true, [&](int64_t l) {
+    return layer_bits_per_token(s, channels(m, l, 1)) + csa_bits_per_token(m, l);
+  }));
 }
 
 int64_t kv_bytes_per_token_per_gpu(const ModelConfig& m, const ServingOptions& o) {
   if (!o.kv_cache) return 0;
   const Scheme s = scheme_of(m, o);
-  return to_bytes(over_layers(m, o, false, [&](int64_t l) { return layer_bits_per_token(s, channels(m, l, o.tp)); }));
+  return to_bytes(over_layers(m, o, false, [&](int64_t l) {
+    return layer_bits_per_token(s, channels(m, l, o.tp)) + csa_bits_per_token(m, l);
+  }));
 }
 
 int64_t kv_bytes_per_request(const ModelConfig& m, const ServingOptions& o, int64_t tokens) {
   if (!o.kv_cache) return 0;
   const Scheme s = scheme_of(m, o);
   return to_bytes(over_layers(m, o, true, [&](int64_t l) {
-    return layer_bits(s, channels(m, l, 1), kept_tokens(m, l, tokens, 0));
+    return layer_bits(s, channels(m, l, 1), kept_tokens(m, l, tokens, 0)) + csa_bits(m, l, tokens, 0);
   }));
 }
 
 int64_t state_bytes_per_request(const ModelConfig& m, const ServingOptions& o) {
-  if (!m.has_state_layers()) return 0;
+  if (!m.has_state_layers() && !m.is_csa()) return 0;
   return to_bytes(over_layers(m, o, true, [&](int64_t l) { return state_bits(m, o, l, 1); }));
 }
 
 int64_t state_bytes_per_request_per_gpu(const ModelConfig& m, const ServingOptions& o) {
-  if (!m.has_state_layers()) return 0;
+  if (!m.has_state_layers() && !m.is_csa()) return 0;
   return to_bytes(over_layers(m, o, false, [&](int64_t l) { return state_bits(m, o, l, o.tp); }));
 }
 
@@ -311,13 +386,20 @@ std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOption
   return t;
 }
 
+int64_t kv_block_tokens(const ServingOptions& o) { return detail::checked_mul(o.block_size, o.dcp, "KV block"); }
+
 // Bytes a request of `tokens` tokens holds on one GPU, in whole blocks per layer, and
-// the state of its state layers.
+// the state of its state layers. Under DCP vLLM's scheduler hands out blocks of
+// block_size x dcp tokens, one physical block of block_size slots on each GPU of the
+// group (vllm/v1/kv_cache_interface.py FullAttentionSpec.max_memory_usage_bytes:
+// cdiv(cdiv(max_model_len, dcp), block_size) pages per rank), so a GPU holds
+// ceil(tokens / (block_size x dcp)) blocks.
 int64_t kv_request_footprint_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t tokens) {
+  if (o.dcp > 1) tokens = detail::checked_mul(detail::ceil_div(tokens, kv_block_tokens(o)), o.block_size, "KV tokens");
   const Scheme s = scheme_of(m, o);
   return to_bytes(over_layers(m, o, false, [&](int64_t l) {
     return layer_bits(s, channels(m, l, o.tp), kept_tokens(m, l, tokens, o.block_size), true) +
-           state_bits(m, o, l, o.tp);
+           csa_bits(m, l, tokens, o.block_size) + state_bits(m, o, l, o.tp);
   }));
 }
 

@@ -34,7 +34,8 @@ KvTraffic::KvTraffic(const ModelConfig& m, const ServingOptions& o) {
     windowed_ = windowed_ || w > 0;
   }
   layers_ = static_cast<double>(std::max<int64_t>(1, last));
-  bytes_per_token_ = static_cast<double>(kv_bytes_per_token_per_gpu(m, o));
+  // Under DCP a GPU reads and writes only the tokens it holds, one in dcp.
+  bytes_per_token_ = static_cast<double>(kv_bytes_per_token_per_gpu(m, o)) / static_cast<double>(o.dcp);
 }
 
 double KvTraffic::decode_keys(int64_t context) const {

@@ -1,7 +1,7 @@
 // Parameter counts and weight bytes. Counting follows the Hugging Face modelling code of
 // each architecture (LlamaForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM,
 // PhiForCausalLM, Gemma2ForCausalLM, Qwen3NextForCausalLM, NemotronHForCausalLM,
-// JambaForCausalLM, GptOssForCausalLM): every weight matrix, bias and norm vector.
+// JambaForCausalLM, GptOssForCausalLM, Lfm2ForCausalLM): every weight matrix, bias and norm vector.
 // Layers are counted one by one: hybrid models mix attention, Mamba and linear-attention
 // mixers with dense, MoE or no feed-forward blocks (ModelConfig::layer_mixer/layer_ffn).
 #include <algorithm>
@@ -55,8 +55,37 @@ bool no_v_proj(const ModelConfig& m, int64_t layer) {
   return m.attn_k_eq_v && (m.layer_window.empty() || m.layer_window[static_cast<size_t>(layer)] == 0);
 }
 
+// DeepSeek-V4's compressor (vLLM layers/deepseek_compressor.py DeepseekCompressor): fp32
+// position biases ape (ratio x coff head_dim), wkv and wgate h -> coff head_dim each, an
+// RMSNorm of head_dim; coff = 2 where ratio-4 windows overlap.
+int64_t compressor_params(const ModelConfig& m, int64_t ratio, int64_t head_dim) {
+  const int64_t coff = ratio == 4 ? 2 : 1;
+  return plus(plus(mul3(ratio, coff, head_dim), mul3(m.hidden_size, mul(2, coff), head_dim)), head_dim);
+}
+
+// DeepSeek-V4 attention (vLLM models/deepseek_v4.py DeepseekV4Attention): wq_a h -> q_lora
+// and wkv h -> head_dim with their RMSNorms, wq_b q_lora -> heads x head_dim, the grouped
+// output wo_a (heads x head_dim -> o_groups x o_lora, one block per group) and wo_b
+// (o_groups x o_lora -> h), a sink per head; a compressor where ratio > 1; at ratio 4 the
+// indexer (DeepseekV4Indexer): wq_b q_lora -> index heads x index_head_dim, weights_proj
+// h -> index heads, its own compressor of index_head_dim.
+int64_t csa_attention_params(const ModelConfig& m, int64_t layer) {
+  const int64_t h = m.hidden_size, hd = m.head_dim, ratio = m.compress_ratio(layer);
+  int64_t p = plus(mul(h, plus(m.q_lora_rank, hd)), plus(m.q_lora_rank, hd));
+  p = plus(p, mul3(m.q_lora_rank, m.num_heads, hd));
+  p = plus(p, mul3(m.num_heads, hd, m.o_lora_rank));
+  p = plus(p, plus(mul3(m.o_groups, m.o_lora_rank, h), m.num_heads));
+  if (ratio > 1) p = plus(p, compressor_params(m, ratio, hd));
+  if (ratio == 4) {
+    p = plus(p, plus(mul3(m.q_lora_rank, m.index_heads, m.index_head_dim), mul(h, m.index_heads)));
+    p = plus(p, compressor_params(m, ratio, m.index_head_dim));
+  }
+  return p;
+}
+
 int64_t attention_params(const ModelConfig& m, int64_t layer) {
   const int64_t h = m.hidden_size;
+  if (m.is_csa()) return csa_attention_params(m, layer);
   if (m.is_mla()) {
     const int64_t qk = plus(m.qk_nope_head_dim, m.qk_rope_head_dim);
     int64_t p = 0;
@@ -139,6 +168,29 @@ int64_t gated_delta_params(const ModelConfig& m) {
   return p;
 }
 
+// DeepSeek-V4's hyper-connections (vLLM DeepseekV4DecoderLayer): before attention and
+// before the FFN, fn ((2 + hc) hc x hc h), base ((2 + hc) hc) and scale (3), fp32.
+int64_t hyper_connection_params(const ModelConfig& m) {
+  if (m.hc_mult == 0) return 0;
+  const int64_t mix = mul(plus(2, m.hc_mult), m.hc_mult);
+  return mul(2, plus(plus(mul3(mix, m.hc_mult, m.hidden_size), mix), 3));
+}
+
+// Its head (DeepseekV4Model hc_head_fn, _base, _scale) folds the streams into one.
+int64_t hc_head_params(const ModelConfig& m) {
+  return m.hc_mult == 0 ? 0 : plus(plus(mul3(m.hc_mult, m.hc_mult, m.hidden_size), m.hc_mult), 1);
+}
+
+// HF Lfm2ShortConv (transformers models/lfm2/modeling_lfm2.py): in_proj h -> 3 conv_dim
+// (B, C and x), a depthwise conv1d of kernel taps per channel, out_proj conv_dim -> h;
+// biases on all three with conv_bias.
+int64_t short_conv_params(const ModelConfig& m) {
+  const int64_t h = m.hidden_size, d = m.short_conv_dim;
+  int64_t p = plus(mul3(h, 3, d), plus(mul(d, m.short_conv_kernel), mul(d, h)));
+  if (m.short_conv_bias) p = plus(p, plus(plus(mul(3, d), d), h));
+  return p;
+}
+
 LayerParams layer_params(const ModelConfig& m, int64_t layer) {
   const int64_t h = m.hidden_size;
   LayerParams p;
@@ -147,6 +199,10 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
     case Mixer::mamba1: p.attention = mamba1_params(m); break;
     case Mixer::mamba2: p.attention = mamba2_params(m); break;
     case Mixer::linear_attention: p.attention = gated_delta_params(m); break;
+    case Mixer::short_conv: p.attention = short_conv_params(m); break;
+    // MllamaTextCrossAttention: Llama's q/k/v/o with RMSNorms of head_dim on q and k, and the
+    // decoder layer's two tanh gates (cross_attn_attn_gate, cross_attn_mlp_gate), one value each.
+    case Mixer::cross_attention: p.attention = plus(attention_params(m, layer), plus(mul(2, m.head_dim), 2)); break;
     case Mixer::none: break;
   }
   switch (m.ffn(layer)) {
@@ -158,6 +214,10 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
         p.shared = plus(p.shared, mlp_matrix_params(m, m.shared_expert_intermediate_size));
       p.router = plus(plus(mul(h, m.num_experts), m.shared_expert_gate ? h : 0),
                       m.router_scales ? plus(h, m.num_experts) : 0);
+      // DeepSeek-V4's gates: a token-id -> experts table (tid2eid, vocab x top-k) in the
+      // hash layers, a per-expert score bias in the others.
+      if (m.is_csa())
+        p.router = plus(p.router, layer < m.hash_layers ? mul(m.vocab_size, m.experts_per_token) : m.num_experts);
       p.mlp = plus(mul(m.num_experts, expert), p.shared);
       p.active_mlp = plus(plus(mul(m.experts_per_token, expert), p.shared), p.router);
       break;
@@ -170,6 +230,7 @@ LayerParams layer_params(const ModelConfig& m, int64_t layer) {
                                        : m.norms_per_layer) +
                         (m.ffn(layer) == Ffn::moe ? m.moe_layer_norms : 0);
   p.norms = mul(norms, m.linear_bias ? mul(2, h) : h);
+  p.norms = plus(p.norms, hyper_connection_params(m));
   return p;
 }
 
@@ -180,6 +241,7 @@ ParamCount count_params(const ModelConfig& m) {
   c.tower = m.tower_params;
   c.embedding = mul(m.vocab_size, m.hidden_size);
   if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.linear_bias ? m.vocab_size : 0);
+  c.embedding = plus(c.embedding, mul(m.extra_embedding_rows, m.hidden_size));
   c.embedding = plus(c.embedding, mul(m.learned_positions, m.hidden_size));
   for (int64_t l = 0; l < m.num_layers; ++l) {
     const LayerParams p = layer_params(m, l);
@@ -188,7 +250,7 @@ ParamCount count_params(const ModelConfig& m) {
     c.active_mlp = plus(c.active_mlp, p.active_mlp);
     c.norms = plus(c.norms, p.norms);
   }
-  c.norms = plus(c.norms, m.linear_bias ? mul(2, m.hidden_size) : m.hidden_size);  // final norm
+  c.norms = plus(c.norms, plus(m.linear_bias ? mul(2, m.hidden_size) : m.hidden_size, hc_head_params(m)));  // final norm
   (void)plus(plus(plus(plus(c.embedding, c.lm_head), plus(c.attention, c.mlp)), c.norms), c.tower);
   return c;
 }
@@ -216,7 +278,8 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
       // own heads: sliding layers may have more; no V projection to copy without one).
       int64_t attention = p.attention;
       const AttnGeom g = attn_geom(m, l);
-      if (m.mixer(l) == Mixer::attention && !m.is_mla() && g.kv_heads < tp) {
+      if ((m.mixer(l) == Mixer::attention || m.mixer(l) == Mixer::cross_attention) && !m.is_mla() && !m.is_csa() &&
+          g.kv_heads < tp) {
         const int64_t kv = g.kv_heads * g.head_dim;
         const int64_t mats = no_v_proj(m, l) ? 1 : 2;
         attention = plus(attention, mul(mul3(mats, m.hidden_size, kv), tp / g.kv_heads - 1));
@@ -239,13 +302,16 @@ int64_t weight_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o) {
     }
     // Engines keep the vocabulary-parallel embedding and LM head in 16-bit.
     const int64_t vocab = mul3(detail::ceil_div(m.vocab_size, tp), m.hidden_size, act_bytes);
-    if (s == 0) bytes = plus(bytes, vocab);
+    if (s == 0) bytes = plus(bytes, plus(vocab, mul3(detail::ceil_div(m.extra_embedding_rows, tp), m.hidden_size, act_bytes)));
     // Learned positions are a plain embedding, whole on every rank (vLLM's
     // OPTLearnedPositionalEmbedding is an nn.Embedding).
     if (s == 0) bytes = plus(bytes, mul3(m.learned_positions, m.hidden_size, act_bytes));
     if (s == o.pp - 1) {
-      if (!m.tie_word_embeddings || o.pp > 1) bytes = plus(bytes, vocab);
-      bytes = plus(bytes, mul(m.hidden_size, act_bytes));
+      // A checkpoint that quantizes its LM head (ModelOpt quantized_layers) stores it so.
+      const int64_t rows = detail::ceil_div(m.vocab_size, tp);
+      const int64_t head = q.lm_head ? quantized_bytes(*q.lm_head, mul(rows, m.hidden_size), rows, act_bytes) : vocab;
+      if (!m.tie_word_embeddings || o.pp > 1) bytes = plus(bytes, head);
+      bytes = plus(bytes, mul(plus(m.hidden_size, hc_head_params(m)), act_bytes));
     }
     worst = std::max(worst, bytes);
   }

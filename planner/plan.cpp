@@ -97,6 +97,54 @@ void validate_expert_parallel(const ModelConfig& m, const ServingOptions& o, con
           "--tp x --dp = " + str(gpus) + " with --engine vllm (--enable-expert-parallel sets EP = TP x DP)", str(o.ep));
 }
 
+// --decode-context-parallel-size (docs/long-context.md). vLLM: ParallelConfig requires
+// tp_size % dcp_size == 0 (DCP reuses the TP ranks; vllm/config/parallel.py); the DCP
+// guide (docs/serving/context_parallel_deployment.md) bounds dcp by tp / num_kv_heads,
+// the copies TP would make of each KV head, which the GQA backends need (a DCP group
+// must hold one head's KV; for MLA the latent is one head). Released for MLA in 0.10.2
+// (PR #23734), for GQA after 0.11.0 (PR #24864, FlashAttention, and #25438, FlashInfer;
+// kvplan's 0.11 row cannot tell 0.11.0 from 0.11.1, so GQA needs its 0.12). SGLang's
+// DCP (--dcp-size, 2026) is newer than its modelled releases; TensorRT-LLM's Helix is not
+// modelled. Windowed and state layers, speculative drafts and host tiers under DCP are
+// engine paths kvplan does not model (vLLM added DCP for hybrid models later, PR #40996).
+void validate_dcp(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
+  constexpr const char* kFlag = "--decode-context-parallel-size";
+  require(o.dcp >= 1, where, kFlag, "an integer >= 1", str(o.dcp));
+  if (o.dcp == 1) return;
+  require(o.tp % o.dcp == 0, where, kFlag,
+          "a divisor of --tensor-parallel-size (" + str(o.tp) + "): DCP splits the TP group, it adds no GPU", str(o.dcp));
+  if (!m.is_mla()) {
+    const int64_t copies = o.tp >= m.num_kv_heads ? o.tp / m.num_kv_heads : 1;
+    require(copies % o.dcp == 0, where, kFlag,
+            "a divisor of --tp / num_key_value_heads = " + str(o.tp) + " / " + str(m.num_kv_heads) + " = " + str(copies) +
+                " (the copies TP makes of each KV head, which DCP shards instead)",
+            str(o.dcp));
+  }
+  require(o.engine == Engine::vllm || o.engine == Engine::ideal, where, kFlag,
+          "--engine vllm or ideal (SGLang's --dcp-size came after its modelled releases; TensorRT-LLM's Helix "
+          "parallelism is not modelled)",
+          std::string(to_string(o.engine)));
+  if (o.engine == Engine::vllm) {
+    const std::string v = detail::vllm_release(o).version;
+    const auto minor = std::stoi(v.substr(v.find('.') + 1));
+    const int64_t first = m.is_mla() ? 10 : 12;
+    require(minor >= first, where, kFlag,
+            m.is_mla() ? std::string("vLLM 0.10 or later (DCP for MLA: vllm-project/vllm PR #23734, in 0.10.2)")
+                       : std::string("vLLM 0.12 or later for a GQA model (vllm-project/vllm PR #24864 and #25438, "
+                                     "after 0.11.0)"),
+            "vllm@" + v);
+  }
+  require(o.kv_cache, where, kFlag, "a KV cache (DCP shards it)", "--no-kv-cache");
+  const bool windowed = std::any_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w > 0; });
+  require(!windowed && !m.has_state_layers(), where, kFlag,
+          "1 for " + m.name + " (its sliding-window or Mamba / linear-attention layers under DCP are not modelled)",
+          str(o.dcp));
+  require(o.spec == nullptr, where, kFlag, "1 with speculative decoding (a drafter's KV under DCP is not modelled)",
+          str(o.dcp));
+  require(o.kv_offloading_bytes == 0 && !o.hicache, where, kFlag,
+          "1 with a host KV tier (offloading DCP-sharded blocks is not modelled)", str(o.dcp));
+}
+
 }  // namespace
 
 void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
@@ -119,6 +167,10 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
     if (m.linear_key_heads > 0)
       require(m.linear_key_heads % o.tp == 0, where, "--tensor-parallel-size",
               "a divisor of linear_num_key_heads (" + str(m.linear_key_heads) + " for " + m.name + ")", str(o.tp));
+    // LFM2's short-conv state is conv_dim / tp channels (short_conv_state_shape's divide()).
+    if (m.short_conv_dim > 0)
+      require(m.short_conv_dim % o.tp == 0, where, "--tensor-parallel-size",
+              "a divisor of the short convolution's conv_dim (" + str(m.short_conv_dim) + " for " + m.name + ")", str(o.tp));
   }
   // The engine models (engine_*.cpp) follow each engine's code for uniform attention
   // stacks; hybrid layers, per-layer geometry and indexer caches are modelled by the
@@ -134,9 +186,16 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
           "ideal for " + m.name + " (its hybrid / per-layer attention is not modelled for " +
               std::string(to_string(o.engine)) + " yet)",
           std::string(to_string(o.engine)));
+  // DeepSeek-V4: its caches and state are read (planner/kv.cpp), but the attention over a
+  // window, compressed entries and the indexer's selection is not priced (FLOPs, KV reads).
+  require(!m.is_csa(), where, "model",
+          "a model without compressed sparse attention (" + m.name +
+              ": DeepSeek-V4's KV, state and parameters are read, its attention FLOPs and KV reads are not modelled)",
+          "compress_ratios");
   require(o.pp <= m.num_layers, where, "--pipeline-parallel-size",
           "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
   validate_expert_parallel(m, o, where);
+  validate_dcp(m, o, where);
   require(o.block_size >= 1, where, "--block-size", "an integer >= 1", str(o.block_size));
   require(o.engine != Engine::vllm || detail::vllm_accepts_block_size(o.block_size), where, "--block-size",
           "one of vLLM's block sizes, " + detail::vllm_block_sizes_text() + " (--engine vllm)", str(o.block_size));
@@ -263,6 +322,13 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   p.max_model_len = o.max_model_len.value_or(derived > 0 ? derived : context_tokens);
   if (o.kv_cache) p.contiguous_max_requests = capacity(m, o, p.memory, p.max_model_len).max_concurrent_requests;
   p.host_tier = host_kv_tier(m, o, p.capacity.num_blocks);
+  if (o.dcp > 1 && o.kv_cache) {
+    p.dcp_bytes_per_layer = st.dcp_bytes_per_layer(static_cast<double>(batch));
+    ServingOptions one = given;
+    one.dcp = 1;
+    const Plan base = make_plan(model, g, one, context_tokens, batch);
+    p.without_dcp = Plan::WithoutDcp{base.capacity, base.kv_bytes_per_token_per_gpu, base.decode_time, base.fits};
+  }
   return p;
 }
 

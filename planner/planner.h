@@ -103,7 +103,8 @@ KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o);
 
 //! KV bytes per token of the whole model (all layers, one copy, metadata included).
 int64_t kv_bytes_per_token(const ModelConfig& m, const ServingOptions& o);
-//! Same, on one GPU (its TP shard of its PP stage's layers, replicas included).
+//! Same, on one GPU (its TP shard of its PP stage's layers, replicas included), for a
+//! token the GPU holds: under DCP a GPU holds one token in dcp.
 int64_t kv_bytes_per_token_per_gpu(const ModelConfig& m, const ServingOptions& o);
 //! KV bytes of one request holding `tokens` tokens, whole model, before block rounding:
 //! sliding-window layers capped at their window, fp16 residual, metadata.
@@ -113,6 +114,9 @@ int64_t kv_bytes_per_request(const ModelConfig& m, const ServingOptions& o, int6
 int64_t state_bytes_per_request(const ModelConfig& m, const ServingOptions& o);
 //! Same on one GPU (its TP shard of the heaviest PP stage's layers).
 int64_t state_bytes_per_request_per_gpu(const ModelConfig& m, const ServingOptions& o);
+//! Tokens one block of the scheduler's pool holds: block_size, x dcp under decode context
+//! parallelism (vLLM's scheduler block; each GPU of the DCP group holds block_size of them).
+int64_t kv_block_tokens(const ServingOptions& o);
 //! Bytes of one paged block (block_size tokens) on one GPU, all of its layers.
 int64_t kv_block_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o);
 //! Blocks one request of `tokens` tokens holds on one GPU, counted in whole-model blocks
@@ -333,8 +337,11 @@ struct StepTime {
   double time_s = 0;
   double compute_s = 0;       // FLOPs / (peak x efficiency), per GPU
   double memory_s = 0;        // bytes / (bandwidth x efficiency), per GPU
-  double communication_s = 0; // TP all-reduces and PP sends
-  double overhead_s = 0;      // CPU per step and kernel floors (calibrated model only)
+  double communication_s = 0; // TP all-reduces and PP sends (and dcp_communication_s)
+  double dcp_communication_s = 0;  // the DCP group's attention merge (--dcp), in communication_s
+  double overhead_s = 0;      // kernel floors, step_overhead_s and the host time the step adds
+  double gpu_s = 0;           // the GPU's side: everything but the host's CPU work
+  double host_s = 0;          // EngineCore's CPU work per sequence, whether or not it adds (roofline.cpp)
   double lora_s = 0;          // the batched LoRA kernels (planner/lora.h), per GPU; in time_s
   double flops = 0;           // whole model
   double bytes = 0;           // per GPU
@@ -369,6 +376,14 @@ class StepTimeModel {
   StepTime prefill(int64_t tokens) const;
   //! One decode step of `batch` sequences, each with `context` keys.
   StepTime decode(int64_t batch, int64_t context) const;
+  //! Under --dcp: bytes one GPU sends per attention layer to merge `decode_tokens` tokens'
+  //! partial attention over its DCP group (all-gather Q and LSE, reduce-scatter O), and
+  //! the step's time for it over all layers; 0 without DCP.
+  double dcp_bytes_per_layer(double decode_tokens) const;
+  double dcp_communication_s(double decode_tokens) const;
+  //! A step of back-to-back steps from its GPU and host parts: their sum, or the longer
+  //! of the two where the engine overlaps them (vLLM V1's async scheduling).
+  double compose(double gpu_s, double host_s) const;
 
  private:
   // Rows one expert slot computes in the fused-MoE kernel for `tokens` tokens routed to it
@@ -406,6 +421,7 @@ class StepTimeModel {
   double attn_flops_per_s_ = 0;
   double embedding_table_bytes_ = 0;  // per GPU; input embedding table apart from the LM head
   double step_overhead_s_ = 0, step_overhead_per_seq_s_ = 0;
+  bool host_overlaps_ = false;  // vLLM V1's async scheduling: the host runs beside the GPU
   double allreduce_latency_s_ = 0, allreduce_bus_bytes_per_s_ = 0;
   // Beyond the scale-up domain (GpuSpec::scale_up_domain_gpus): a TP all-reduce is
   // hierarchical (domain_tp_ GPUs at the link, tp / domain_tp_ domains over the NIC); of
@@ -413,6 +429,11 @@ class StepTimeModel {
   int64_t domain_tp_ = 1, pp_crossings_ = 0;
   std::optional<LoraMemory> lora_;  // --enable-lora: the slots the LoRA kernels read
   double scale_out_bytes_per_s_ = 0, scale_out_latency_s_ = 0;
+  // Decode context parallelism: per decode token, the bytes of the three merge
+  // collectives' buffers (before the (dcp-1)/dcp a ring moves), and their link.
+  int64_t dcp_ = 1;
+  double dcp_bytes_per_token_ = 0, dcp_link_bytes_per_s_ = 0, dcp_latency_s_ = 0;
+  bool dcp_in_domain_ = true;
 };
 
 //! When the model's GPUs (TP x PP x DP) span more than one scale-up domain of `g`: which
@@ -446,6 +467,16 @@ struct Plan {
   int64_t max_model_len = 0;
   int64_t contiguous_max_requests = 0;
   std::optional<HostKvTier> host_tier;  // --kv-offloading-size
+  //! Under --dcp: the same options at DCP 1, for the plan to state what DCP changed.
+  struct WithoutDcp {
+    Capacity capacity;
+    int64_t kv_bytes_per_token_per_gpu = 0;
+    StepTime decode_time;
+    bool fits = false;
+  };
+  std::optional<WithoutDcp> without_dcp;
+  //! Under --dcp: bytes one GPU sends per attention layer in the decode step's merge.
+  double dcp_bytes_per_layer = 0;
 };
 
 //! Everything above for one configuration. Throws InputError on impossible options.

@@ -124,7 +124,9 @@ QuantSpec QuantSpec::for_part(WeightPart part, int64_t layer) const {
                       : part == WeightPart::experts        ? skip_experts
                                                            : skip_shared;
   const bool one = std::find(skip_parts.begin(), skip_parts.end(), LayerPart{layer, part}) != skip_parts.end();
-  return whole || global || one ? QuantSpec{} : *this;
+  if (whole || global || one) return QuantSpec{};
+  const auto& own = parts[static_cast<size_t>(part)];
+  return own ? *own : *this;
 }
 
 int64_t quantized_bytes(const QuantSpec& q, int64_t params, int64_t rows, int64_t act_bytes) {

@@ -22,6 +22,17 @@
 // with DP every MoE layer adds a token dispatch and combine (all-to-all with EP,
 // all-gather / reduce-scatter without), latency + bytes / link each.
 //
+// Decode context parallelism (--dcp; docs/long-context.md): a GPU holds, reads and
+// writes one token in dcp of each request's KV (KvTraffic), and every attention layer
+// merges the partial results over the DCP group as vLLM does (vllm/attention/ops/
+// common.py cp_lse_ag_out_rs; the MLA decode path all-gathers the query first,
+// vllm/v1/attention/backends/mla/common.py): three collectives per layer, each latency +
+// (dcp-1)/dcp x bytes / bus bandwidth, of the step's decode tokens x (heads / tp x dcp) heads x
+//   all-gather of Q:      query width (MLA absorbed: kv_lora_rank + qk_rope_head_dim)
+//   all-gather of LSE:    4 bytes (fp32)
+//   reduce-scatter of O:  value width (MLA absorbed: kv_lora_rank)
+// in activation bytes. Prefill chunks' context merge is not counted (docs/long-context.md).
+//
 // The calibrated model (a kvplan.calibration/2 file with gemm_* parameters; every term is
 // named in docs/calibration.md with its fit) replaces max(compute, memory) by the sum of
 // per-kernel costs, each the additive form t = floor + bytes / bandwidth + FLOPs / rate
@@ -46,9 +57,24 @@
 //                 (TP 2/4: 8 MiB, TP 6: 512 KiB, TP 8: 256 KiB on H100) at that kernel's
 //                 measured H100 cost (custom_ar_cost),
 //                 larger ones at NCCL's: allreduce_latency_s + 2 (tp-1)/tp x bytes / bus bandwidth
-//   CPU         = step_overhead_s + step_overhead_per_seq_s x sequences in the step
-// The CPU part runs before the GPU part (vLLM V1 without --async-scheduling prepares a
-// step's inputs, then launches it, then samples; vllm/v1/engine/core.py step()).
+//   serial      = step_overhead_s: fitted per-step time on the step's path that none of
+//                 the terms above counts (on the runs it was fitted on, async scheduling
+//                 would hide host time: docs/calibration.md), part of the GPU's side
+//   host (CPU)  = step_overhead_per_seq_s x sequences in the step
+// and the step takes GPU + host, or max(GPU, host) under vLLM V1's async scheduling.
+// EngineCore's thread does a step's host work: Scheduler.schedule, then
+// GPUModelRunner.execute_model (_update_states, _prepare_inputs, attention metadata, the
+// forward's launch), sample_tokens (the sampler's launch, bookkeeping), then
+// Scheduler.update_from_output. Without async scheduling (EngineCore.step,
+// vllm/v1/engine/core.py) each step's host work waits for the previous step's sampled
+// tokens and the GPU for it: they add. With it (EngineCore.step_with_batch_queue, a batch
+// queue of 2; UniProcExecutor runs execute_model and sample_tokens in EngineCore's
+// thread and waits for the sampled tokens' copy (AsyncGPUModelRunnerOutput, its own CUDA
+// stream) in a thread of its own, vllm/v1/executor/uniproc_executor.py), step k + 1 is
+// scheduled, prepared and launched while step k runs on the GPU, and step k's
+// update_from_output runs while step k + 1 does: back-to-back steps take the longer of
+// the two (sim/compose.cpp: a step after idle, whose host work nothing hides, adds).
+// Read at vllm-project/vllm@00080ee1 (core.py) and @01e4fce0 (uniproc_executor.py).
 // Fused MoE: vllm-project/vllm@13cb3e44373beb1c8b9d2c017f565af6f7a1b601
 // vllm/model_executor/layers/fused_moe/fused_moe.py (fused_experts_impl, get_default_config)
 // and @00e6fb6d7193804fd96d84c850fd6505574e8e0d csrc/moe/moe_align_sum_kernels.cu
@@ -66,6 +92,8 @@ namespace kvplan {
 
 namespace {
 constexpr double kCollectiveLatencyS = 5e-6;
+// The LSE DCP gathers per query head: fp32 (softmax_lse of the attention kernels).
+constexpr double kLseBytes = 4;
 
 // vLLM's custom all-reduce (vllm/distributed/device_communicators/custom_all_reduce.py,
 // CustomAllreduce: _SUPPORTED_WORLD_SIZES [2, 4, 6, 8], max_size = 8192 * 1024 bytes;
@@ -276,11 +304,25 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
     moe_exchange_bytes_per_s_ = o.tp * o.dp <= domain ? link_bytes_per_s_ : scale_out_bytes_per_s_;
   }
   allreduce_bytes_per_token_ = static_cast<double>(m.hidden_size) * act_bytes_per_elem_;
+  if (o.dcp > 1) {
+    const int64_t gathered = m.num_heads / o.tp * o.dcp;  // query heads after the all-gather (validate: tp divides)
+    const auto group = static_cast<double>(gathered);
+    const auto q_width = static_cast<double>(m.is_mla() ? m.kv_lora_rank + m.qk_rope_head_dim : m.head_dim);
+    const auto v_width =
+        static_cast<double>(m.is_mla() ? m.kv_lora_rank : (m.attn_v_head_dim > 0 ? m.attn_v_head_dim : m.head_dim));
+    dcp_bytes_per_token_ = group * ((q_width + v_width) * act_bytes_per_elem_ + kLseBytes);
+    dcp_ = o.dcp;
+    dcp_in_domain_ = o.dcp <= domain;
+  }
 
   const Calibration& c = o.calibration;
   step_overhead_s_ = c.step_overhead_s;
   step_overhead_per_seq_s_ = c.step_overhead_per_seq_s;
+  // Async scheduling (vLLM V1's; the release's default unless --async-scheduling says,
+  // EngineBatchDefaults) runs the host's part of a step beside the GPU's.
+  host_overlaps_ = o.async_scheduling.value_or(engine_batch_defaults(m, g, o).async_scheduling);
   allreduce_latency_s_ = c.allreduce_latency_s > 0 ? c.allreduce_latency_s : kCollectiveLatencyS;
+  dcp_latency_s_ = allreduce_latency_s_ + (o.dcp > domain ? scale_out_latency_s_ : 0);
   // A calibration fitted on another GPU: its all-reduce bus bandwidth is a figure of that
   // GPU's link (H100 NVLink), so it scales with the datasheet link; vLLM's custom
   // all-reduce, measured over H100 NVLink 4, is kept only where the link is the same.
@@ -289,6 +331,10 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
       same_link || c.gpu_interconnect_bytes_per_s <= 0 ? 1.0 : g.interconnect_bytes_per_s / c.gpu_interconnect_bytes_per_s;
   // nccl-tests' bus bandwidth: a ring all-reduce moves 2 (n-1)/n of the message per GPU.
   allreduce_bus_bytes_per_s_ = c.allreduce_bus_bytes_per_s > 0 ? c.allreduce_bus_bytes_per_s * link_scale : link_bytes_per_s_;
+  // The DCP merge's all-gathers and reduce-scatter run on NCCL as the all-reduce does, at
+  // its bus bandwidth (nccl-tests define busBw so that one figure serves all three); a
+  // group wider than the scale-up domain is taken at the NIC's rate throughout.
+  dcp_link_bytes_per_s_ = dcp_in_domain_ ? allreduce_bus_bytes_per_s_ : scale_out_bytes_per_s_;
   refined_ = c.gemm_flops_efficiency > 0 && c.gemm_bandwidth_efficiency > 0;
   custom_allreduce_ = refined_ && same_link;
   if (refined_) {
@@ -439,13 +485,15 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
     t.communication_s += (stages - 1 - crossings) * (send_bytes / link_bytes_per_s_ + kCollectiveLatencyS);
     if (crossings > 0) t.communication_s += crossings * (send_bytes / scale_out_bytes_per_s_ + scale_out_latency_s_);
   }
+  t.dcp_communication_s = dcp_communication_s(static_cast<double>(decode_seqs) * share);
+  t.communication_s += t.dcp_communication_s;
   const double exchange_bytes =
       tokens * share * moe_exchange_bytes_per_rank_token_ + tokens * moe_exchange_bytes_per_token_;
   if (exchange_bytes > 0 && moe_exchange_bytes_per_s_ > 0)  // dispatch + combine per MoE layer
     t.communication_s +=
         static_cast<double>(moe_layers_) * 2 * (kCollectiveLatencyS + exchange_bytes / moe_exchange_bytes_per_s_);
   const auto seqs = static_cast<double>(decode_seqs) + (prefill_tokens > 0 ? 1.0 : 0.0);
-  t.overhead_s = step_overhead_s_ + step_overhead_per_seq_s_ * seqs;
+  t.host_s = step_overhead_per_seq_s_ * seqs;
   // LoRA: the worst case the slots allow, every sequence of the step on its own adapter
   // until the slots are full (vLLM's scheduler keeps at most max_loras distinct adapters
   // in a batch, vllm/v1/core/sched/scheduler.py).
@@ -469,19 +517,28 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
         elementwise_bytes_per_s_ > 0 ? elementwise_bytes_per_token_ * tokens * share / elementwise_bytes_per_s_ : 0;
     t.compute_s = stages * (gpu_linear / gemm_flops_per_s_ + attn_flops * share / tp / attn_flops_per_s_);
     t.memory_s = stages * (weights / gemm_bytes_per_s_ + (kv_read + kv_write) / bw_bytes_per_s_ + elementwise_s);
-    t.overhead_s += stages * kernel_floor_s_ * (kernels_per_step_ + align_kernels);
+    t.overhead_s = stages * kernel_floor_s_ * (kernels_per_step_ + align_kernels) + step_overhead_s_;
     t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
     // The LoRA kernels are GEMMs of their own: at the fitted GEMM rates, each launch at
     // the kernel floor.
     t.lora_s = lora.flops / gemm_flops_per_s_ + lora.bytes / gemm_bytes_per_s_ + kernel_floor_s_ * lora.kernels;
-    t.time_s = stages * (gemm_s + attn_s + elementwise_s + t.lora_s) + t.communication_s + t.overhead_s;
-    return t;
+    t.gpu_s = stages * (gemm_s + attn_s + elementwise_s + t.lora_s) + t.communication_s + t.overhead_s;
+  } else {
+    t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
+    // The LoRA kernels run after the GEMMs they adapt, each bound on its own.
+    t.lora_s = std::max(lora.flops / (peak_flops_per_gpu_ * eff), lora.bytes / bw_bytes_per_s_);
+    t.overhead_s = step_overhead_s_;
+    t.gpu_s = std::max(t.compute_s, t.memory_s) + stages * t.lora_s + t.communication_s + t.overhead_s;
   }
-  t.bound = t.compute_s > t.memory_s ? Bound::compute : Bound::memory;
-  // The LoRA kernels run after the GEMMs they adapt, each bound on its own.
-  t.lora_s = std::max(lora.flops / (peak_flops_per_gpu_ * eff), lora.bytes / bw_bytes_per_s_);
-  t.time_s = std::max(t.compute_s, t.memory_s) + stages * t.lora_s + t.communication_s + t.overhead_s;
+  // The host's share of the step is what it adds beyond the GPU's (all of it without
+  // async scheduling): overhead_s keeps the breakdown summing to time_s.
+  t.time_s = compose(t.gpu_s, t.host_s);
+  t.overhead_s += t.time_s - t.gpu_s;
   return t;
+}
+
+double StepTimeModel::compose(double gpu_s, double host_s) const {
+  return host_overlaps_ ? std::max(gpu_s, host_s) : gpu_s + host_s;
 }
 
 // E[ceil(n / bm)] x bm for n ~ Binomial(tokens, p): the rows moe_align_block_size gives
@@ -515,6 +572,19 @@ double StepTimeModel::fused_moe_rows(double tokens, double p) const {
 // (align, then count_and_sort_expert_tokens).
 double StepTimeModel::moe_align_kernels(double tokens) const {
   return tokens * static_cast<double>(top_k_) < 1024 && moe_slots_ <= 64 ? 1 : 2;
+}
+
+double StepTimeModel::dcp_bytes_per_layer(double decode_tokens) const {
+  if (dcp_ <= 1) return 0;
+  const auto c = static_cast<double>(dcp_);
+  return (c - 1) / c * decode_tokens * dcp_bytes_per_token_;
+}
+
+double StepTimeModel::dcp_communication_s(double decode_tokens) const {
+  if (dcp_ <= 1 || decode_tokens <= 0 || dcp_link_bytes_per_s_ <= 0) return 0;
+  constexpr double kCollectivesPerLayer = 3;  // all-gather Q, all-gather LSE, reduce-scatter O
+  return static_cast<double>(layers_) *
+         (kCollectivesPerLayer * dcp_latency_s_ + dcp_bytes_per_layer(decode_tokens) / dcp_link_bytes_per_s_);
 }
 
 StepTime StepTimeModel::prefill(int64_t tokens) const {

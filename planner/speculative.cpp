@@ -302,42 +302,40 @@ SpecTimeModel::SpecTimeModel(const ModelConfig& target, const GpuSpec& g, const 
     : target_(target, g, without_spec(o)),
       k_(o.spec->num_speculative_tokens),
       tokens_per_step_(expected_tokens_per_step(resolve_acceptance(*o.spec, target).rates)),
-      host_per_step_s_(o.calibration.step_overhead_s),
-      host_per_seq_s_(o.calibration.step_overhead_per_seq_s) {
+      step_overhead_s_(o.calibration.step_overhead_s) {
   if (o.spec->method != SpecMethod::ngram)
     draft_.emplace(draft_runner(target, *o.spec), g, runner_options(*o.spec, o));
 }
 
 SpecStepTime SpecTimeModel::step(const SpecStepLoad& l, const LoraStepLoad* lora) const {
   SpecStepTime t;
-  const auto rows = static_cast<double>(k_ + 1);
   // The verify pass: one target forward over the prefill chunks and k + 1 token rows per
   // decoder, each sampled (k + 1 logit rows per decoder), reading each decoder's KV once
   // (the attention kernel takes a sequence's k + 1 queries together); the k draft
   // positions' extra query-key pairs are priced as chunk pairs. Their KV writes are not
   // counted (docs/speculative.md).
-  t.verify_s = target_
-                   .step(l.prefill_tokens, l.prefill_pairs + l.verify_pairs, l.decoders * (k_ + 1), l.decode_keys,
-                         l.prefill_seqs, l.prefill_context, lora)
-                   .time_s;
+  const StepTime verify = target_.step(l.prefill_tokens, l.prefill_pairs + l.verify_pairs, l.decoders * (k_ + 1),
+                                       l.decode_keys, l.prefill_seqs, l.prefill_context, lora);
+  t.verify_s = verify.time_s;
   // n-gram proposals are a lookup in the prompt on the CPU (vLLM's NgramProposer): no
   // GPU pass. The others run as vLLM's EagleProposer.propose does: one pass over every
   // token the target just ran (the chunks' too: the draft keeps its own KV of the
   // prompt), then k - 1 passes of one token per drafting sequence, inside the same engine
-  // step (the host's per-step terms are not repeated).
+  // step (the engine step's own terms, host work and step_overhead_s, are the target
+  // pass's: a draft pass adds its GPU side less step_overhead_s, and under async
+  // scheduling the host overlaps the step's GPU side, drafts included).
   if (!draft_ || (l.decoders == 0 && l.prefill_tokens == 0)) return t;
   const auto dec = static_cast<double>(l.decoders);
-  const StepTime first = draft_->step(l.prefill_tokens, l.draft_prefill_pairs + l.draft_verify_pairs,
-                                      l.decoders * (k_ + 1), l.draft_decode_keys, l.prefill_seqs, l.prefill_context);
-  const double host_first = host_per_step_s_ + host_per_seq_s_ * dec * rows;
-  t.draft_s = std::max(0.0, first.time_s - host_first);
+  const auto pass_s = [&](const StepTime& p) { return std::max(0.0, p.gpu_s - step_overhead_s_); };
+  t.draft_s = pass_s(draft_->step(l.prefill_tokens, l.draft_prefill_pairs + l.draft_verify_pairs,
+                                  l.decoders * (k_ + 1), l.draft_decode_keys, l.prefill_seqs, l.prefill_context));
   if (k_ > 1 && l.drafting > 0) {
     const auto drafting = static_cast<double>(l.drafting);
     // The later passes attend about the decoders' contexts: their keys, per sequence.
     const double keys = l.decoders > 0 ? l.draft_decode_keys / dec * drafting : 0;
-    const double host = host_per_step_s_ + host_per_seq_s_ * drafting;
-    t.draft_s += static_cast<double>(k_ - 1) * std::max(0.0, draft_->step(0, 0, l.drafting, keys).time_s - host);
+    t.draft_s += static_cast<double>(k_ - 1) * pass_s(draft_->step(0, 0, l.drafting, keys));
   }
+  t.verify_s = target_.compose(verify.gpu_s + t.draft_s, verify.host_s) - t.draft_s;
   return t;
 }
 

@@ -138,7 +138,7 @@ class SpecTimeModel {
   std::optional<StepTimeModel> draft_;
   int64_t k_ = 1;
   double tokens_per_step_ = 1;
-  double host_per_step_s_ = 0, host_per_seq_s_ = 0;  // CPU terms a draft pass does not repeat
+  double step_overhead_s_ = 0;  // the engine step's serial remainder, which a draft pass does not repeat
 };
 
 //! The speed-up by batch size: powers of two up to `max_batch`, and where it turns.

@@ -93,7 +93,8 @@ namespace kvplan {
 
 bool ModelConfig::has_state_layers() const {
   return std::any_of(layer_mixer.begin(), layer_mixer.end(), [](Mixer x) {
-    return x == Mixer::mamba1 || x == Mixer::mamba2 || x == Mixer::linear_attention;
+    return x == Mixer::mamba1 || x == Mixer::mamba2 || x == Mixer::linear_attention || x == Mixer::short_conv ||
+           x == Mixer::cross_attention;
   });
 }
 

@@ -79,9 +79,10 @@ inline constexpr NameTable<Engine, 4> kEngineNames{{{
 std::string_view to_string(Engine e);
 std::optional<Engine> parse_engine(std::string_view s);
 
-//! What mixes tokens in one layer. Attention layers hold KV bytes per token; Mamba and
-//! linear-attention layers hold a fixed state per request (planner/kv.cpp).
-enum class Mixer : uint8_t { attention, mamba1, mamba2, linear_attention, none };
+//! What mixes tokens in one layer. Attention layers hold KV bytes per token; Mamba,
+//! linear-attention and short-convolution layers hold a fixed state per request, and so do
+//! cross-attention layers: the K/V of the request's image tokens (planner/kv.cpp).
+enum class Mixer : uint8_t { attention, mamba1, mamba2, linear_attention, short_conv, cross_attention, none };
 //! The feed-forward block of one layer.
 enum class Ffn : uint8_t { dense, moe, none };
 
@@ -121,6 +122,13 @@ struct QuantSpec {
     bool operator==(const LayerPart& o) const { return layer == o.layer && part == o.part; }
   };
   std::vector<LayerPart> skip_parts;
+  //! Per part (indexed by WeightPart), its own format where the checkpoint stores parts
+  //! apart (DeepSeek-V4's expert_dtype fp4: MXFP4 experts beside FP8 block linears;
+  //! ModelOpt MIXED_PRECISION's quantized_layers); null: the part takes this one.
+  std::array<std::shared_ptr<const QuantSpec>, 4> parts;
+  //! The LM head's format where the checkpoint quantizes it (ModelOpt quantized_layers
+  //! naming lm_head); null: 16-bit, as engines keep it otherwise.
+  std::shared_ptr<const QuantSpec> lm_head;
   bool active() const { return !method.empty(); }
   //! The quantization `part` of `layer` is stored at: this one, or none (16-bit) where the
   //! checkpoint's ignore list keeps it.
@@ -204,6 +212,17 @@ struct ModelConfig {
   //! conv state always takes the model dtype.
   std::optional<DType> ssm_state_dtype;
 
+  //! Gated short convolution (LFM2's Lfm2ShortConv): in_proj h -> 3 x conv_dim (B, C, x),
+  //! a depthwise conv of short_conv_kernel taps, out_proj conv_dim -> h; its state is the
+  //! last kernel - 1 inputs of conv_dim channels.
+  int64_t short_conv_dim = 0, short_conv_kernel = 0;
+  bool short_conv_bias = false;
+  //! Image tokens a cross-attention layer caches K/V for, once per request (Mllama: one
+  //! image of max_num_tiles tiles of (image_size / patch_size)^2 + 1 patches).
+  int64_t cross_attention_tokens = 0;
+  //! Rows of the input embedding beyond vocab_size (MllamaTextModel: vocab_size + 8).
+  int64_t extra_embedding_rows = 0;
+
   // Linear attention: Gated DeltaNet (Qwen3-Next).
   int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
   int64_t linear_conv_kernel = 0;
@@ -212,6 +231,16 @@ struct ModelConfig {
   //! index_head_dim per token per layer (0 = none).
   int64_t index_head_dim = 0;
   int64_t index_heads = 0;         // index_n_heads (its query heads)
+
+  //! DeepSeek-V4 compressed sparse attention (vLLM models/deepseek_v4.py): per layer the
+  //! compress ratio (1: the sliding window alone; 4: one entry per 4 tokens and an indexer
+  //! over them; 128: one entry per 128 tokens); empty = none. One K=V latent of head_dim
+  //! (qk_rope_head_dim of it rotary) per entry, in a fixed fp8 layout (planner/kv.cpp).
+  std::vector<int64_t> layer_compress_ratio;
+  int64_t csa_window = 0;          // sliding_window: the latest tokens every layer keeps whole
+  int64_t o_groups = 0, o_lora_rank = 0;  // the grouped low-rank output projection
+  int64_t hc_mult = 0;             // hyper-connection residual streams (hc_mult)
+  int64_t hash_layers = 0;         // first layers routing by a token-id table (num_hash_layers)
   bool o_bias = false;             // bias on the attention output projection
   bool qk_norm = false;            // per-head RMSNorm of q and k (Qwen3, Gemma-3)
   bool qk_norm_whole = false;      // with qk_norm: one RMSNorm over all q heads, one over all k heads (OLMo-3)
@@ -243,6 +272,10 @@ struct ModelConfig {
 
   bool is_mla() const { return kv_lora_rank > 0; }
   bool is_moe() const { return num_experts > 0; }
+  bool is_csa() const { return !layer_compress_ratio.empty(); }
+  int64_t compress_ratio(int64_t layer) const {
+    return layer_compress_ratio.empty() ? 0 : layer_compress_ratio[static_cast<size_t>(layer)];
+  }
   bool is_moe_layer(int64_t layer) const {
     if (!layer_ffn.empty()) return layer_ffn[static_cast<size_t>(layer)] == Ffn::moe;
     return is_moe() && layer >= first_dense_layers;
@@ -358,8 +391,8 @@ struct Calibration {
   // delivery, whichever is later (sim/engine.cpp; docs/calibration.md).
   double output_overhead_s = 0;          // per step's outputs: receive, decode, dispatch
   double output_overhead_per_seq_s = 0;  // per sequence with a token: detokenize, stream
-  double step_overhead_s = 0;          // per engine step on the CPU: schedule, prepare, sample
-  double step_overhead_per_seq_s = 0;  // per sequence in the step: input preparation, sampling bookkeeping
+  double step_overhead_s = 0;          // per step, serial (GPU side): beyond the modelled kernels; roofline.cpp
+  double step_overhead_per_seq_s = 0;  // EngineCore CPU per sequence: overlaps the GPU under async scheduling
   double kernel_floor_s = 0;           // shortest kernel: a per-kernel time at tiny sizes
   double gemm_bandwidth_efficiency = 0;  // GEMM weight reads / datasheet bandwidth; 0 = roofline
   double gemm_flops_efficiency = 0;      // large-M GEMM FLOP/s / datasheet peak; 0 = roofline
@@ -425,6 +458,12 @@ struct ServingOptions {
   //! --ep-num-redundant-experts): extra physical expert slots per MoE layer, so each GPU
   //! holds (num_experts + redundant) / ep experts. Needs ep > 1.
   int64_t redundant_experts = 0;
+  //! Decode context parallelism (vLLM --decode-context-parallel-size / -dcp, from 0.10.2):
+  //! the tp GPUs form tp / dcp groups of dcp GPUs; token i of a request is cached on GPU
+  //! i % dcp of its group only, so KV the TP split would replicate is sharded by position
+  //! instead. Adds no GPU; must divide tp (and tp / num_kv_heads for GQA). 1 = off.
+  //! docs/long-context.md.
+  int64_t dcp = 1;
   std::optional<DType> dtype;          // weights/activations; empty = model's torch_dtype
   WeightQuant quantization = WeightQuant::none;
   //! none, given (`--quantization none`) or not (auto), is vLLM's absent flag: the

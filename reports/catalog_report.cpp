@@ -15,24 +15,29 @@ std::string attention(const ModelConfig& m, bool raw) {
   std::string attn = m.is_mla() ? "MLA" : m.num_kv_heads == m.num_heads ? "MHA" : m.num_kv_heads == 1 ? "MQA" : "GQA";
   if (!m.layer_window.empty()) attn += "+sliding";
   if (m.has_state_layers()) {
-    int64_t attention_layers = 0, mamba1 = 0, mamba2 = 0, linear = 0;
+    int64_t attention_layers = 0, mamba1 = 0, mamba2 = 0, linear = 0, conv = 0, cross = 0;
     for (int64_t l = 0; l < m.num_layers; ++l) {
       switch (m.mixer(l)) {
         case Mixer::attention: ++attention_layers; break;
         case Mixer::mamba1: ++mamba1; break;
         case Mixer::mamba2: ++mamba2; break;
         case Mixer::linear_attention: ++linear; break;
+        case Mixer::short_conv: ++conv; break;
+        case Mixer::cross_attention: ++cross; break;
         case Mixer::none: break;
       }
     }
     // CSV keeps numbers out of its text columns: the kinds only.
     if (raw) {
-      attn += std::string(mamba1 > 0 ? "+Mamba" : "") + (mamba2 > 0 ? "+Mamba-2" : "") + (linear > 0 ? "+linear attention" : "");
+      attn += std::string(mamba1 > 0 ? "+Mamba" : "") + (mamba2 > 0 ? "+Mamba-2" : "") + (linear > 0 ? "+linear attention" : "") +
+              (conv > 0 ? "+short conv" : "") + (cross > 0 ? "+cross-attention" : "");
     } else {
       attn += fmt::format(" in {} of {} layers", attention_layers, m.num_layers);
       if (mamba1 > 0) attn += fmt::format(" + Mamba in {}", mamba1);
       if (mamba2 > 0) attn += fmt::format(" + Mamba-2 in {}", mamba2);
       if (linear > 0) attn += fmt::format(" + linear attention in {}", linear);
+      if (conv > 0) attn += fmt::format(" + short conv in {}", conv);
+      if (cross > 0) attn += fmt::format(" + cross-attention in {}", cross);
     }
   }
   if (m.is_moe() && !raw) attn += fmt::format(", MoE {}/{}", m.experts_per_token, m.num_experts);

@@ -34,12 +34,19 @@ std::string option_words(const SizeResult& r, const ModelPlan& m) {
   return s;
 }
 
-std::string owned_words(const ModelPlan& m) {
+std::string owned_words(const ModelPlan& m, int64_t lead_months) {
   if (m.best.servers == 0)
     return m.server_form ? "buys nothing (renting every period is cheapest)" : "rents only (no purchase data)";
-  return fmt::format("buys {} server{} ({}, {} GPUs, {} replicas, capex {})", m.best.servers,
-                     m.best.servers == 1 ? "" : "s", *m.server_form, m.best.gpus_bought, m.best.replicas,
-                     usd(m.best.capex_usd));
+  std::string s = fmt::format("buys {} server{} ({}, {} GPUs, {} replicas, capex {})", m.best.servers,
+                              m.best.servers == 1 ? "" : "s", *m.server_form, m.best.gpus_bought, m.best.replicas,
+                              usd(m.best.capex_usd));
+  if (m.best.tranches.size() == 1 && m.best.tranches.front().order_month == 1) return s;
+  std::vector<std::string> steps;
+  for (const size::Tranche& t : m.best.tranches)
+    steps.push_back(fmt::format("month {}: +{} ({}, serving from month {})", t.order_month, t.servers,
+                                usd(t.capex_usd), t.order_month + lead_months));
+  return s + fmt::format(" ordered in {} tranche{} as demand grows: {}", steps.size(), steps.size() == 1 ? "" : "s",
+                         fmt::join(steps, "; "));
 }
 
 std::string headline(const OverTimePlan& p) {
@@ -90,11 +97,14 @@ std::vector<std::string> assumptions(const OverTimePlan& p) {
                   "for the option (no simulation per period)."),
       std::string("Servers bought serve the base from delivery (after the lead time); every replica beyond them, and "
                   "all of them before delivery, is rented on demand at the GPU catalog's price per GPU-hour."),
+      std::string("Servers may be bought at once or in tranches as demand grows (each ordered a lead time before it "
+                  "serves): the cheapest schedule over the horizon, found exactly over months and owned counts up to "
+                  "the peak's servers, is kept when it costs less than one purchase."),
       fmt::format("Owned cost per month: capex / ({:g} years x 12) from delivery (the value left at the horizon's end "
                   "is not counted), support and space as in the Buy figures, and energy (hosts at full power, bought "
                   "GPUs at idle power plus board power while busy) x PUE {:g} x ${:g}/kWh.",
                   p.site.amortization_years, p.site.pue, p.site.electricity_usd_per_kwh),
-      std::string("Cash: capex paid in the month of delivery. Break-even: the first month whose cumulative cash is at "
+      std::string("Cash: each tranche's capex paid in the month of its delivery. Break-even: the first month whose cumulative cash is at "
                   "most renting everything's."),
       std::string("Each model's option is the one whose cheapest owned/rented split costs least over the horizon; "
                   "everything owned buys servers for the horizon's peak of that option, everything rented buys none.")};
@@ -116,7 +126,8 @@ std::vector<std::string> all_assumptions(const OverTimePlan& p) {
 
 nlohmann::json month_json(const MonthCost& m) {
   return {{"month", m.month},           {"growth_factor", m.growth_factor},   {"replicas_peak", m.replicas_peak},
-          {"owned_serving", m.owned_serving}, {"owned_usd", m.owned_usd},    {"energy_usd", m.energy_usd},
+          {"owned_serving", m.owned_serving}, {"owned_servers", m.servers_owned},
+          {"capex_paid_usd", m.capex_paid_usd}, {"owned_usd", m.owned_usd},    {"energy_usd", m.energy_usd},
           {"rented_usd", m.rented_usd}, {"rented_gpu_hours", m.rented_gpu_hours}, {"cost_usd", m.cost_usd},
           {"cash_usd", m.cash_usd},     {"all_rented_usd", m.all_rented_usd},
           {"reserved_replicas", m.reserved_replicas}, {"reserved_usd", m.reserved_usd},
@@ -233,6 +244,12 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
     x["owned_replicas"] = m.best.replicas;
     x["owned_gpus"] = m.best.gpus_bought;
     x["capex_usd"] = m.best.capex_usd;
+    x["purchases"] = nlohmann::json::array();
+    for (const size::Tranche& t : m.best.tranches)
+      x["purchases"].push_back({{"order_month", t.order_month},
+                                {"serving_from_month", t.order_month + p.options.purchase_lead_months},
+                                {"servers_added", t.servers},
+                                {"capex_usd", t.capex_usd}});
     x["rent_prices"] = prices_json(m);
     x["reserved"] = m.best.reserved_term_months > 0
                         ? nlohmann::json{{"term_months", m.best.reserved_term_months},
@@ -351,7 +368,7 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
         "{}{}: {} at {} requests/s per replica; replicas peak {}, mean {}; {} GPU-hours needed; {}; rents {} "
         "GPU-hours on demand; total {} (all owned {}, all rented {}){}.\n",
         bullet, m.model, option_words(r, m), number(m.max_rate_per_replica_per_s), m.replicas_peak,
-        number(m.replicas_mean), count(std::llround(m.gpu_hours_needed)), owned_words(m),
+        number(m.replicas_mean), count(std::llround(m.gpu_hours_needed)), owned_words(m, p.options.purchase_lead_months),
         count(std::llround(m.best.rented_gpu_hours - m.best.spot_gpu_hours)), usd(m.best.total_usd),
         m.all_owned ? usd(m.all_owned->total_usd) : std::string("-"), usd(m.all_rented.total_usd), be);
     if (!m.prices_file.empty()) out += bullet + m.model + ": " + rent_mix_words(m) + "\n";
@@ -368,12 +385,16 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
   for (const auto& s : risk_sentences(p)) out += bullet + s + "\n";
   if (md) out += "\n";
   Table t;
-  t.header = {"month", "growth", "owned", "rented", "cost", "cash", "cumulative cash", "cumulative all rented"};
-  t.right_align = {true, true, true, true, true, true, true, true};
+  t.header = {"month", "growth", "servers", "capex paid", "owned", "rented", "cost", "cash", "cumulative cash",
+              "cumulative all rented"};
+  t.right_align = std::vector<bool>(t.header.size(), true);
   double cum = 0, cum_rent = 0;
   for (size_t k = 0; k < p.cost_by_month_usd.size(); ++k) {
-    double owned = 0, rented = 0, all_rented = 0, growth = 1;
+    double owned = 0, rented = 0, all_rented = 0, growth = 1, capex = 0;
+    int64_t servers = 0;
     for (const ModelPlan& m : p.models) {
+      servers += m.best.months[k].servers_owned;
+      capex += m.best.months[k].capex_paid_usd;
       owned += m.best.months[k].owned_usd;
       rented += m.best.months[k].rented_usd;
       all_rented += m.best.months[k].all_rented_usd;
@@ -381,7 +402,8 @@ std::string over_time_text(const SizeResult& r, const OverTimePlan& p, TextForma
     }
     cum += p.cash_by_month_usd[k];
     cum_rent += all_rented;
-    t.rows.push_back({std::to_string(k + 1), fmt::format("x{:.3f}", growth), usd(owned), usd(rented),
+    t.rows.push_back({std::to_string(k + 1), fmt::format("x{:.3f}", growth), std::to_string(servers), usd(capex),
+                      usd(owned), usd(rented),
                       usd(p.cost_by_month_usd[k]), usd(p.cash_by_month_usd[k]), usd(cum), usd(cum_rent)});
   }
   out += render(t, md ? TextFormat::md : TextFormat::table);
@@ -407,7 +429,7 @@ std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
   const auto td = [](const std::string& s) { return "<td>" + escape(s) + "</td>"; };
   for (const ModelPlan& m : p.models)
     h += "<tr>" + td(m.model) + td(option_words(r, m)) + td(std::to_string(m.replicas_peak)) +
-         td(number(m.replicas_mean)) + td(count(std::llround(m.gpu_hours_needed))) + td(owned_words(m)) +
+         td(number(m.replicas_mean)) + td(count(std::llround(m.gpu_hours_needed))) + td(owned_words(m, p.options.purchase_lead_months)) +
          td(count(std::llround(m.best.rented_gpu_hours))) + td(usd(m.best.total_usd)) +
          td(m.all_owned ? usd(m.all_owned->total_usd) : "-") + td(usd(m.all_rented.total_usd)) +
          td(m.break_even_month ? fmt::format("month {}", *m.break_even_month) : "-") + "</tr>\n";
@@ -476,7 +498,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
   for (const ModelPlan& m : p.models) {
     std::string be;
     if (m.break_even_month) be = fmt::format("; break-even against renting in month {}", *m.break_even_month);
-    h += "<li>" + escape(fmt::format("{}: {}; {}; total {}{}.", m.model, option_words(r, m), owned_words(m),
+    h += "<li>" + escape(fmt::format("{}: {}; {}; total {}{}.", m.model, option_words(r, m), owned_words(m, p.options.purchase_lead_months),
                                      usd(m.best.total_usd), be)) +
          "</li>\n";
   }
@@ -485,7 +507,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
   h += "</ul>\n</div>\n";
   html::StackedBars b;
   b.title = "Cash out by month";
-  b.unit = "USD per month (capex in the month of delivery)";
+  b.unit = "USD per month (each tranche's capex in the month of its delivery)";
   b.segments = {"capex", "owned running costs", "rent"};
   b.colors = {html::palette(3), html::palette(2), html::palette(0)};
   for (size_t k = 0; k < p.cash_by_month_usd.size(); ++k) {
@@ -493,11 +515,8 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
     for (const ModelPlan& m : p.models) {
       const MonthCost& mc = m.best.months[k];
       rent += mc.rented_usd;
-      running += mc.cash_usd - mc.rented_usd;
-      if (mc.owned_serving && static_cast<int64_t>(k) == p.options.purchase_lead_months) {
-        capex_paid += m.best.capex_usd;
-        running -= m.best.capex_usd;
-      }
+      capex_paid += mc.capex_paid_usd;
+      running += mc.cash_usd - mc.rented_usd - mc.capex_paid_usd;
     }
     b.bars.push_back(fmt::format("month {}", k + 1));
     b.values.push_back({capex_paid, running, rent});

@@ -72,6 +72,55 @@ void insert_ep_dp(Table& t, const std::vector<PlanRow>& rows) {
     t.rows[i].insert(t.rows[i].begin() + at, {std::to_string(rows[i].options.ep), std::to_string(rows[i].options.dp)});
 }
 
+//! Any row with decode context parallelism: then the dcp column and keys appear.
+bool any_dcp(const std::vector<PlanRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const PlanRow& r) { return r.options.dcp > 1; });
+}
+
+//! Inserts the dcp column after "tp" (column 2).
+void insert_dcp(Table& t, const std::vector<PlanRow>& rows) {
+  const auto at = static_cast<std::ptrdiff_t>(3);
+  t.header.insert(t.header.begin() + at, "dcp");
+  t.right_align.insert(t.right_align.begin() + at, true);
+  for (size_t i = 0; i < rows.size(); ++i) t.rows[i].insert(t.rows[i].begin() + at, std::to_string(rows[i].options.dcp));
+}
+
+// What decode context parallelism changed against the same options at DCP 1.
+std::string dcp_text(const Plan& p, const ServingOptions& o) {
+  if (!p.without_dcp) return {};
+  const Plan::WithoutDcp& b = *p.without_dcp;
+  const auto ratio = [](int64_t a, int64_t c) { return c > 0 ? fmt::format(" ({:.2f}×)", static_cast<double>(a) / static_cast<double>(c)) : std::string(); };
+  std::string s = fmt::format(
+      "Decode context parallel {} (groups of {} of the {} TP GPUs; docs/long-context.md): each GPU holds one token in {}\n",
+      o.dcp, o.dcp, o.tp, o.dcp);
+  s += fmt::format("  KV tokens        {:>14} vs {:>14} at DCP 1{}\n", count(p.capacity.max_kv_tokens),
+                   count(b.capacity.max_kv_tokens), ratio(p.capacity.max_kv_tokens, b.capacity.max_kv_tokens));
+  s += fmt::format("  requests of {}  {:>10} vs {:>14} at DCP 1\n", count(p.context_tokens),
+                   count(p.capacity.max_concurrent_requests), count(b.capacity.max_concurrent_requests));
+  s += fmt::format("  decode step      {:>14} vs {:>14} at DCP 1{} (batch {}): {} vs {} read per GPU (weights and KV); the merge adds {} "
+                   "({} per GPU per layer)\n",
+                   seconds(p.decode_time.time_s), seconds(b.decode_time.time_s), b.fits ? "" : " (no fit there)", p.batch,
+                   gb(static_cast<int64_t>(p.decode_time.bytes)), gb(static_cast<int64_t>(b.decode_time.bytes)),
+                   seconds(p.decode_time.dcp_communication_s), bytes_binary(static_cast<int64_t>(p.dcp_bytes_per_layer)));
+  return s;
+}
+
+nlohmann::json dcp_json(const Plan& p, const ServingOptions& o) {
+  if (!p.without_dcp) return nullptr;
+  const Plan::WithoutDcp& b = *p.without_dcp;
+  return {{"decode_context_parallel_size", o.dcp},
+          {"merge_bytes_per_layer_per_gpu", p.dcp_bytes_per_layer},
+          {"merge_s", p.decode_time.dcp_communication_s},
+          {"without",
+           {{"max_kv_tokens", b.capacity.max_kv_tokens},
+            {"max_concurrent_requests", b.capacity.max_concurrent_requests},
+            {"num_blocks", b.capacity.num_blocks},
+            {"kv_bytes_per_token_per_gpu", b.kv_bytes_per_token_per_gpu},
+            {"decode_step_s", b.decode_time.time_s},
+            {"decode_step_bytes_per_gpu", b.decode_time.bytes},
+            {"fits", b.fits}}}};
+}
+
 std::string kv_quant_label(const PlanRow& r) {
   return dtype_bits(r.plan.kv_dtype) >= 16 ? "-" : std::string(to_string(r.options.kv_quant));
 }
@@ -80,7 +129,7 @@ std::string kv_quant_label(const PlanRow& r) {
 std::string host_tier_text(const Plan& p, const ServingOptions& o) {
   if (!p.host_tier) return {};
   const HostKvTier& t = *p.host_tier;
-  const int64_t pool_tokens = p.capacity.num_blocks * o.block_size;
+  const int64_t pool_tokens = p.capacity.num_blocks * kv_block_tokens(o);
   return fmt::format(
       "Host KV tier ({}): {} per GPU = {} blocks of {} per GPU = {} prefix tokens{}; a hit loads its "
       "blocks over the host link (docs/kv-tiers.md)\n",
@@ -159,6 +208,7 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
                                             : nlohmann::json(nullptr)}}},
         {"paging", paging_json(p)},
         {"host_kv_tier", host_tier_json(p, r.options)},
+        {"decode_context_parallel", dcp_json(p, r.options)},
         {"speculative", r.spec ? spec_json(*r.spec) : nlohmann::json(nullptr)},
         {"lora", r.lora ? lora_json(*r.lora) : nlohmann::json(nullptr)},
         {"flops",
@@ -194,6 +244,8 @@ nlohmann::json plan_json(const std::vector<PlanRow>& rows) {
       list[i]["ep"] = rows[i].options.ep;
       list[i]["dp"] = rows[i].options.dp;
     }
+  if (any_dcp(rows))
+    for (size_t i = 0; i < rows.size(); ++i) list[i]["dcp"] = rows[i].options.dcp;
   out["rows"] = list;
   return out;
 }
@@ -233,6 +285,7 @@ Table plan_table(const std::vector<PlanRow>& rows, bool mark_no_fit) {
   }
   if (any_lora(rows)) insert_lora(t, rows, std::find(t.header.begin(), t.header.end(), "engine") - t.header.begin() + 1);
   if (any_ep_dp(rows)) insert_ep_dp(t, rows);
+  if (any_dcp(rows)) insert_dcp(t, rows);
   return t;
 }
 
@@ -268,6 +321,7 @@ Table plan_table_raw(const std::vector<PlanRow>& rows) {
     }
   }
   if (any_ep_dp(rows)) insert_ep_dp(t, rows);
+  if (any_dcp(rows)) insert_dcp(t, rows);
   return t;
 }
 
@@ -321,7 +375,7 @@ std::string plan_detail(const PlanRow& r) {
     s += fmt::format("Mamba / linear-attention state: {} per request (whole model), held beside the KV cache\n",
                      bytes_binary(p.state_bytes_per_request));
   s += fmt::format("Capacity: {} blocks of {} tokens = {} tokens; {} requests of {} tokens ({})\n",
-                   count(p.capacity.num_blocks), r.options.block_size, count(p.capacity.max_kv_tokens),
+                   count(p.capacity.num_blocks), kv_block_tokens(r.options), count(p.capacity.max_kv_tokens),
                    count(p.capacity.max_concurrent_requests), count(p.context_tokens), p.capacity.limited_by);
   if (o.dp > 1)
     s += fmt::format("  blocks per GPU; tokens and requests for the replica: {} data-parallel attention ranks, each "
@@ -329,6 +383,7 @@ std::string plan_detail(const PlanRow& r) {
                      o.dp);
   s += paging_text(p);
   s += host_tier_text(p, o);
+  s += dcp_text(p, o);
   s += "FLOPs (2 per multiply-add)      prefill      decode step   generate (cache)  generate (naive)\n";
   const auto frow = [&](const char* what, double FlopBreakdown::*f) {
     s += fmt::format("  {:<26} {:>12}  {:>12}  {:>16}  {:>16}\n", what, flops(p.prefill.*f), flops(p.decode_step.*f),

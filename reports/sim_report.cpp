@@ -256,6 +256,7 @@ nlohmann::json sim_json(const SimReport& r) {
   j["batch"] = {{"mean", s.batch_mean}, {"max", s.batch_max}};
   j["kv"] = {{"num_blocks", s.num_blocks},
              {"block_size", s.block_size},
+             {"decode_context_parallel_size", r.options.dcp},
              {"pool_bytes_per_gpu", s.num_blocks * r.kv_block_bytes_per_gpu},
              {"peak_blocks", s.peak_blocks},
              {"peak_utilization", s.peak_kv_utilization},
@@ -376,8 +377,11 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
       {"prefix cache", r.options.enable_prefix_caching.value_or(true)
                            ? fmt::format("on, {} prompt tokens served from it", count(s.cached_prompt_tokens))
                            : std::string("off")},
-      {"KV pool", fmt::format("{} blocks of {} tokens = {} per GPU", count(s.num_blocks), s.block_size,
-                              gib(s.num_blocks * r.kv_block_bytes_per_gpu))},
+      {"KV pool", fmt::format("{} blocks of {} tokens = {} per GPU{}", count(s.num_blocks), s.block_size,
+                              gib(s.num_blocks * r.kv_block_bytes_per_gpu),
+                              r.options.dcp > 1 ? fmt::format(" (DCP {}: each GPU holds {} tokens of a block)", r.options.dcp,
+                                                              s.block_size / r.options.dcp)
+                                                : std::string())},
       {"requests", fmt::format("{} completed, {} rejected{}, {} preemptions, {} outputs cut at max_model_len",
                                count(s.completed), count(s.rejected), rejected_why(r), count(s.preemptions),
                                count(s.truncated))},

@@ -8,7 +8,7 @@
 namespace kvplan::sim {
 
 BlockTable::BlockTable(const ModelConfig& m, const ServingOptions& o, int64_t max_model_len, const std::string& where)
-    : block_size_(o.block_size) {
+    : block_size_(kv_block_tokens(o)) {
   if (block_size_ < 1) throw InputError("serving options", "block_size", "an integer >= 1");
   const int64_t kmax = block_index(max_model_len) + 1;
   blocks_at_.resize(static_cast<size_t>(kmax + 1));

@@ -9,7 +9,7 @@
 
 namespace kvplan::sim {
 
-double Engine::compose_step() {
+double Engine::compose_step(bool back_to_back) {
   preempted_this_step_ = false;
   decode_step_ = false;
   swap_s_ = 0;
@@ -35,12 +35,16 @@ double Engine::compose_step() {
     prefill_tokens += r.chunk;
   }
   const LoraStepLoad lora = lora_tracked_ ? lora_load() : LoraStepLoad{};
-  const double dt = spec() ? spec_step_s(prefill_tokens, pairs, context, lora_tracked_ ? &lora : nullptr) + swap_s_ +
-                                 lora_load_step_s_
-                           : stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
-                             static_cast<int64_t>(step_prefills_.size()), context, lora_tracked_ ? &lora : nullptr)
-                        .time_s +
-                    swap_s_ + lora_load_step_s_;
+  double dt = swap_s_ + lora_load_step_s_;
+  if (spec()) {
+    dt += spec_step_s(prefill_tokens, pairs, context, lora_tracked_ ? &lora : nullptr);
+  } else {
+    const StepTime t = stm.step(prefill_tokens, pairs, n_dec, decode_step_ ? decode_keys(kv) : 0,
+                                static_cast<int64_t>(step_prefills_.size()), context, lora_tracked_ ? &lora : nullptr);
+    // Async scheduling prepares a step that follows a running one while that one is on
+    // the GPU (roofline.cpp); a step after idle has nothing to hide its host work behind.
+    dt += back_to_back ? std::max(t.gpu_s, t.host_s) : t.gpu_s + t.host_s;
+  }
   if (!(dt > 0) || !std::isfinite(dt)) throw std::logic_error("simulator: step time is not a positive number");
   return dt;
 }

@@ -155,7 +155,7 @@ void Engine::schedule() {
   if (idle() && !inbox_.empty()) let_in(now_ = std::max(now_, inbox_.front().seen_s));
   if (opt_.check_invariants) check();
   if (idle()) return;
-  const double dt = compose_step();
+  const double dt = compose_step(ahead);
   if (!(dt > 0)) {
     if (!inbox_.empty()) {
       // Nothing could run ahead of them: compose again with them, once the API server

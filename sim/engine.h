@@ -169,7 +169,9 @@ class Engine {
   //! Lets in the submitted requests that arrived by `cutoff_s`, in submission order.
   void let_in(double cutoff_s);
   //! Composes the step at now_ and returns its duration, or 0 when nothing can run.
-  double compose_step();
+  //! `back_to_back`: async scheduling prepared it while the previous step ran, so its
+  //! host work overlaps its GPU work (StepTime::host_s, planner/roofline.cpp).
+  double compose_step(bool back_to_back);
   //! The end of the running step (now_ + its duration).
   void end_step();
   void free_held(int64_t request);

@@ -151,7 +151,7 @@ EngineLimits engine_limits(const ModelConfig& m, const GpuSpec& g, const Serving
   const ModelConfig applied = apply_what_if(m, o);
   const int64_t mml = max_model_len_of(applied, o);
   return limits_of(o, engine_batch_defaults(applied, g, o), s, mml,
-                   capacity(applied, o, memory_budget(applied, g, o), mml).num_blocks, o.block_size);
+                   capacity(applied, o, memory_budget(applied, g, o), mml).num_blocks, kv_block_tokens(o));
 }
 
 EngineLimits Simulator::Impl::limits(Scheduler s, int64_t pool_blocks) const {

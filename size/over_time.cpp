@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace kvplan::size {
@@ -94,26 +95,84 @@ double hours_per_period(const DemandCurve& curve) { return curve.period_h * kHou
 
 }  // namespace
 
+namespace {
+
+//! Servers serving in each month of the horizon (0-based) under a schedule.
+std::vector<int64_t> servers_by_month(const std::vector<Tranche>& tranches, const DemandOptions& d) {
+  std::vector<int64_t> v(static_cast<size_t>(d.horizon_months), 0);
+  for (const Tranche& t : tranches) {
+    if (t.order_month < 1 || t.servers < 1)
+      throw std::invalid_argument("mix_cost: a tranche needs an order month >= 1 and servers >= 1");
+    for (int64_t m = t.order_month - 1 + d.purchase_lead_months; m < d.horizon_months; ++m)
+      v[static_cast<size_t>(m)] += t.servers;
+  }
+  return v;
+}
+
+//! The figures of `servers` servers of this option at the site (empty for none).
+BuyFigures owned_figures(const MixInputs& in, int64_t servers, const SiteOptions& site) {
+  if (servers <= 0) return {};
+  BuyInputs b;
+  b.replicas = owned_replica_count(in, servers);
+  b.tp = in.shape.tp;
+  b.dp = in.shape.dp;
+  b.pp = in.shape.pp;
+  BuyFigures f = buy_figures(b, *in.server, site);
+  if (f.infeasible) throw std::invalid_argument("mix_cost: " + *f.infeasible);
+  return f;
+}
+
+//! An owned month's cost but its energy: the capex spread over the amortization, support
+//! and space.
+double owned_fixed_usd_per_month(const BuyFigures& f, const SiteOptions& site) {
+  return f.capex_usd / (site.amortization_years * kMonthsPerYear) +
+         (f.support_usd_per_year + f.space_usd_per_year) / kMonthsPerYear;
+}
+
+//! An owned month's energy: hosts at full power and GPUs bought at idle all month, plus
+//! (board - idle) over the busy replica-hours, x PUE x the price; and the IT watt-hours.
+std::pair<double, double> owned_energy(const MixInputs& in, int64_t servers, int64_t gpus_bought,
+                                       double busy_replica_hours, const SiteOptions& site) {
+  const ServerSpec& s = *in.server;
+  const double idle_wh =
+      (static_cast<double>(servers) * s.server_power_w + static_cast<double>(gpus_bought) * s.gpu_idle_power_w) *
+      kHoursPerMonth;
+  const double busy_wh = (s.gpu_board_power_w - s.gpu_idle_power_w) *
+                         static_cast<double>(in.shape.gpus_per_replica()) * busy_replica_hours;
+  return {(idle_wh + busy_wh) / 1000.0 * site.pue * site.electricity_usd_per_kwh, idle_wh + busy_wh};
+}
+
+}  // namespace
+
 MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
                  const DemandOptions& d, const SiteOptions& site, int64_t servers, const Reservation& r) {
+  std::vector<Tranche> t;
+  if (servers > 0) t.push_back({1, servers, 0});
+  return mix_cost(in, demand, curve, d, site, t, r);
+}
+
+MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                 const DemandOptions& d, const SiteOptions& site, const std::vector<Tranche>& tranches,
+                 const Reservation& r) {
   if (!(in.max_rate_per_replica_per_s > 0)) throw std::invalid_argument("mix_cost: max rate per replica must be > 0");
   MixCost c;
-  c.servers = servers;
-  c.replicas = owned_replica_count(in, servers);
-  BuyFigures owned;
-  if (servers > 0) {
-    BuyInputs b;
-    b.replicas = c.replicas;
-    b.tp = in.shape.tp;
-    b.dp = in.shape.dp;
-    b.pp = in.shape.pp;
-    owned = buy_figures(b, *in.server, site);
-    if (owned.infeasible) throw std::invalid_argument("mix_cost: " + *owned.infeasible);
-    c.gpus_bought = owned.layout.gpus_bought;
-    c.capex_usd = owned.capex_usd;
-    c.racks = owned.racks;
-    c.floor_m2 = owned.floor_m2;
-    c.power_peak_w = owned.power_peak_w;
+  const std::vector<int64_t> counts = servers_by_month(tranches, d);
+  c.servers = counts.empty() ? 0 : counts.back();
+  const BuyFigures last = owned_figures(in, c.servers, site);
+  c.replicas = owned_replica_count(in, c.servers);
+  c.gpus_bought = last.layout.gpus_bought;
+  c.capex_usd = last.capex_usd;
+  c.racks = last.racks;
+  c.floor_m2 = last.floor_m2;
+  c.power_peak_w = last.power_peak_w;
+  int64_t cumulative = 0;
+  double capex_before = 0;
+  for (const Tranche& t : tranches) {
+    if (t.order_month - 1 + d.purchase_lead_months >= d.horizon_months) continue;  // delivered after the horizon
+    cumulative += t.servers;
+    const double capex = owned_figures(in, cumulative, site).capex_usd;
+    c.tranches.push_back({t.order_month, t.servers, capex - capex_before});
+    capex_before = capex;
   }
   double owned_wh = 0, owned_h = 0;
   const ReservedTerm* term = nullptr;
@@ -127,14 +186,19 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
   const PeakPrice peak = peak_price(in);
   const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
   const double hours = hours_per_period(curve);
-  const double fixed_usd_per_month = (owned.support_usd_per_year + owned.space_usd_per_year) / kMonthsPerYear;
-  const double capex_usd_per_month = owned.capex_usd / (site.amortization_years * kMonthsPerYear);
+  BuyFigures owned;  // of the servers serving in the month, and the replicas they hold
+  int64_t serving = 0;
+  double capex_serving = 0;
   for (int64_t m = 0; m < d.horizon_months; ++m) {
     MonthCost mc;
     mc.month = m + 1;
     mc.growth_factor = std::pow(1 + d.growth_per_month, static_cast<double>(m));
-    mc.owned_serving = servers > 0 && m >= d.purchase_lead_months;
-    const int64_t serving = mc.owned_serving ? c.replicas : 0;
+    mc.servers_owned = counts[static_cast<size_t>(m)];
+    mc.owned_serving = mc.servers_owned > 0;
+    if (m == 0 || mc.servers_owned != counts[static_cast<size_t>(m) - 1]) {
+      owned = owned_figures(in, mc.servers_owned, site);
+      serving = owned_replica_count(in, mc.servers_owned);
+    }
     if (term != nullptr) {
       const auto window = static_cast<size_t>(m / r.term_months);
       if (window < r.replicas.size()) mc.reserved_replicas = r.replicas[window];
@@ -159,20 +223,20 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
     }
     mc.rented_usd = mc.reserved_usd + mc.rented_gpu_hours * peak.usd_per_gpu_hour;
     mc.all_rented_usd = all_rented_gpu_hours * in.price_per_gpu_hour_usd;
-    double capex_paid = 0;
+    double running_usd = 0;
     if (mc.owned_serving) {
-      const ServerSpec& s = *in.server;
-      const double idle_wh = (static_cast<double>(c.servers) * s.server_power_w +
-                              static_cast<double>(c.gpus_bought) * s.gpu_idle_power_w) * kHoursPerMonth;
-      const double busy_wh = (s.gpu_board_power_w - s.gpu_idle_power_w) * gpr * busy_replica_hours;
-      mc.energy_usd = (idle_wh + busy_wh) / 1000.0 * site.pue * site.electricity_usd_per_kwh;
-      owned_wh += idle_wh + busy_wh;
+      const auto [energy_usd, wh] = owned_energy(in, mc.servers_owned, owned.layout.gpus_bought, busy_replica_hours, site);
+      mc.energy_usd = energy_usd;
+      owned_wh += wh;
       owned_h += kHoursPerMonth;
-      mc.owned_usd = capex_usd_per_month + fixed_usd_per_month + mc.energy_usd;
-      if (m == d.purchase_lead_months) capex_paid = owned.capex_usd;
+      mc.owned_usd = owned_fixed_usd_per_month(owned, site) + mc.energy_usd;
+      running_usd = (owned.support_usd_per_year + owned.space_usd_per_year) / kMonthsPerYear + mc.energy_usd;
     }
+    // Capex is paid on delivery, tranche by tranche.
+    mc.capex_paid_usd = owned.capex_usd - capex_serving;
+    capex_serving = owned.capex_usd;
     mc.cost_usd = mc.owned_usd + mc.rented_usd;
-    mc.cash_usd = capex_paid + (mc.owned_serving ? fixed_usd_per_month + mc.energy_usd : 0.0) + mc.rented_usd;
+    mc.cash_usd = mc.capex_paid_usd + running_usd + mc.rented_usd;
     c.total_usd += mc.cost_usd;
     c.cash_usd += mc.cash_usd;
     c.rented_gpu_hours += mc.rented_gpu_hours;
@@ -184,11 +248,126 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
   return c;
 }
 
+namespace {
+
+//! Each month's cost (0-based, rows) with k x step servers serving (columns, k = 0 up to
+//! max_servers / step) and the rest rented at the peak price, no reservation; a count
+//! above 0 before the lead time is infinite (nothing delivered yet).
+std::vector<std::vector<double>> month_cost_table(const MixInputs& in, const DemandCurve::Series& demand,
+                                                  const DemandOptions& d, const SiteOptions& site, int64_t step,
+                                                  int64_t max_servers) {
+  const auto levels = static_cast<size_t>(max_servers / step) + 1;
+  std::vector<BuyFigures> fig(levels);
+  std::vector<int64_t> reps(levels, 0);
+  for (size_t k = 1; k < levels; ++k) {
+    const auto n = static_cast<int64_t>(k) * step;
+    fig[k] = owned_figures(in, n, site);
+    reps[k] = owned_replica_count(in, n);
+  }
+  const PeakPrice peak = peak_price(in);
+  const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
+  const double hours = hours_per_period(d.curve);
+  const double max_rate = in.max_rate_per_replica_per_s;
+  std::vector<std::vector<double>> table(static_cast<size_t>(d.horizon_months),
+                                         std::vector<double>(levels, std::numeric_limits<double>::infinity()));
+  std::vector<double> rates(demand.requests_per_s.size()), rate_sum(rates.size() + 1, 0);
+  std::vector<int64_t> needs(rates.size()), need_sum(rates.size() + 1, 0);
+  for (int64_t m = 0; m < d.horizon_months; ++m) {
+    const double g = std::pow(1 + d.growth_per_month, static_cast<double>(m));
+    for (size_t i = 0; i < rates.size(); ++i) rates[i] = demand.requests_per_s[i] * g;
+    std::sort(rates.begin(), rates.end());
+    for (size_t i = 0; i < rates.size(); ++i) {
+      needs[i] = replicas_needed(rates[i], max_rate);
+      rate_sum[i + 1] = rate_sum[i] + rates[i];
+      need_sum[i + 1] = need_sum[i] + needs[i];
+    }
+    auto& cost = table[static_cast<size_t>(m)];
+    const size_t deliverable = m >= d.purchase_lead_months ? levels : 1;
+    for (size_t k = 0; k < deliverable; ++k) {
+      const int64_t r = reps[k];
+      // Periods needing more than r replicas rent the rest; those at a rate above r x the
+      // max rate load the owned replicas fully.
+      const auto over = static_cast<size_t>(std::upper_bound(needs.begin(), needs.end(), r) - needs.begin());
+      const int64_t rented = need_sum.back() - need_sum[over] - r * static_cast<int64_t>(needs.size() - over);
+      cost[k] = static_cast<double>(rented) * gpr * hours * peak.usd_per_gpu_hour;
+      if (k == 0) continue;
+      const double cap = static_cast<double>(r) * max_rate;
+      const auto full = static_cast<size_t>(std::upper_bound(rates.begin(), rates.end(), cap) - rates.begin());
+      const double load = rate_sum[full] + cap * static_cast<double>(rates.size() - full);
+      const double busy_replica_hours = load / max_rate * in.busy_fraction_at_max * hours;
+      cost[k] += owned_fixed_usd_per_month(fig[k], site) +
+                 owned_energy(in, static_cast<int64_t>(k) * step, fig[k].layout.gpus_bought, busy_replica_hours, site)
+                     .first;
+    }
+  }
+  return table;
+}
+
+//! The cheapest non-decreasing path through the table's columns (best_schedule).
+std::vector<Tranche> schedule_from_table(const std::vector<std::vector<double>>& table, const DemandOptions& d,
+                                         int64_t step, double& total_usd) {
+  if (table.empty()) return {};
+  const size_t levels = table.front().size();
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  // total[k]: the cheapest cost of the months so far ending at level k; from[m][k]: the
+  // level of month m - 1 on that path.
+  std::vector<double> total(levels, kNone), next(levels, kNone);
+  total[0] = 0;
+  std::vector<size_t> from(table.size() * levels, 0);
+  for (size_t m = 0; m < table.size(); ++m) {
+    // The owned count never falls: month m at level k follows the cheapest level <= k
+    // (ties to the lower: purchases as late as they can be).
+    double best = kNone;
+    size_t arg = 0;
+    for (size_t k = 0; k < levels; ++k) {
+      if (total[k] < best) best = total[k], arg = k;
+      from[m * levels + k] = arg;
+      next[k] = best + table[m][k];
+    }
+    std::swap(total, next);
+  }
+  size_t k = 0;
+  for (size_t j = 1; j < levels; ++j)
+    if (total[j] < total[k]) k = j;
+  total_usd = total[k];
+  std::vector<size_t> path(table.size());
+  for (size_t m = table.size(); m-- > 0;) {
+    path[m] = k;
+    k = from[m * levels + k];
+  }
+  std::vector<Tranche> out;
+  size_t level = 0;
+  for (size_t m = 0; m < path.size(); ++m) {
+    if (path[m] > level)
+      out.push_back({static_cast<int64_t>(m) - d.purchase_lead_months + 1, static_cast<int64_t>(path[m] - level) * step,
+                     0});
+    level = path[m];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
+                                   const SiteOptions& site, int64_t step, int64_t max_servers) {
+  if (!in.server || step < 1 || max_servers < step || !(in.max_rate_per_replica_per_s > 0)) return {};
+  double total_usd = 0;
+  return schedule_from_table(month_cost_table(in, demand, d, site, step, max_servers), d, step, total_usd);
+}
+
 Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
                              const DemandOptions& d, int64_t servers) {
+  std::vector<Tranche> t;
+  if (servers > 0) t.push_back({1, servers, 0});
+  return best_reservation(in, demand, curve, d, t);
+}
+
+Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                             const DemandOptions& d, const std::vector<Tranche>& tranches) {
   Reservation best;
   if (in.reserved.empty() || !(in.max_rate_per_replica_per_s > 0)) return best;
-  const int64_t owned = owned_replica_count(in, servers);
+  std::vector<int64_t> owned = servers_by_month(tranches, d);
+  for (int64_t& n : owned) n = owned_replica_count(in, n);
   const double hours = hours_per_period(curve);
   const double peak_usd = peak_price(in).usd_per_gpu_hour;
   // Each month's needs, sorted: the hours a replica level l is needed are the periods
@@ -222,8 +401,7 @@ Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& dem
       for (int64_t j = 1; j <= peak; ++j) {
         double used_h = 0;
         for (int64_t m = w * t.term_months; m < (w + 1) * t.term_months; ++m) {
-          const int64_t base = servers > 0 && m >= d.purchase_lead_months ? owned : 0;
-          used_h += hours_at_least(m, base + j);
+          used_h += hours_at_least(m, owned[static_cast<size_t>(m)] + j);
         }
         const double gain = used_h * peak_usd - term_usd;
         if (!(gain > 0)) break;
@@ -303,10 +481,14 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
   for (size_t i = 0; i < d.curve.hours.size(); ++i)
     p.periods.push_back({d.curve.hours[i], demand.requests_per_s[i],
                          replicas_needed(demand.requests_per_s[i], in.max_rate_per_replica_per_s)});
-  const MixCost on_demand = mix_cost(in, demand, d.curve, d, site, 0);
+  const Reservation rented_reservation = best_reservation(in, demand, d.curve, d, 0);
+  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0, rented_reservation);
+  // The GPU-hours needed are those rented with nothing owned or reserved.
+  std::optional<MixCost> unreserved;
+  if (rented_reservation.term_months > 0) unreserved = mix_cost(in, demand, d.curve, d, site, 0);
+  const MixCost& on_demand = unreserved ? *unreserved : p.all_rented;
   for (const auto& m : on_demand.months) p.replicas_peak = std::max(p.replicas_peak, m.replicas_peak);
   p.gpu_hours_needed = on_demand.rented_gpu_hours;
-  p.all_rented = mix_cost(in, demand, d.curve, d, site, 0, best_reservation(in, demand, d.curve, d, 0));
   p.replicas_mean = p.gpu_hours_needed / static_cast<double>(p.gpus_per_replica) /
                     (static_cast<double>(d.horizon_months) * kHoursPerMonth);
   p.best = p.all_rented;
@@ -314,6 +496,7 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
     // Servers in steps that hold whole replicas, up to those the horizon's peak needs.
     const int64_t step = one->replicas_per_server > 0 ? 1 : one->servers_per_replica;
     const int64_t peak_servers = layout(p.replicas_peak, in.shape, *in.server).servers;
+    int64_t max_servers = 0;  // the most the site holds, up to the peak's
     for (int64_t s = step; s <= peak_servers; s += step) {
       // The site's power and racks stop the servers bought; more would not fit either.
       BuyInputs b;
@@ -325,9 +508,43 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
         p.site_limit = fmt::format("at most {} servers: {} would not fit, {}", s - step, s, *f.infeasible);
         break;
       }
-      MixCost c = mix_cost(in, demand, d.curve, d, site, s, best_reservation(in, demand, d.curve, d, s));
-      if (c.total_usd < p.best.total_usd) p.best = c;
-      if (s + step > peak_servers) p.all_owned = std::move(c);
+      max_servers = s;
+    }
+    if (max_servers > 0) {
+      const auto with_reservation = [&](int64_t s) {
+        return mix_cost(in, demand, d.curve, d, site, s, best_reservation(in, demand, d.curve, d, s));
+      };
+      const std::vector<std::vector<double>> table = month_cost_table(in, demand, d, site, step, max_servers);
+      // The best single purchase's total in the table (infinite: costed with reservations).
+      double single_usd = std::numeric_limits<double>::infinity();
+      if (in.reserved.empty()) {
+        // Without reservations a single purchase's total is its column of the table from
+        // delivery: only the cheapest is costed in full.
+        double best_usd = 0;
+        for (const auto& row : table) best_usd += row[0];
+        int64_t best_servers = 0;
+        for (size_t k = 1; k < table.front().size(); ++k) {
+          double usd = 0;
+          for (size_t m = 0; m < table.size(); ++m) usd += table[m][static_cast<int64_t>(m) < d.purchase_lead_months ? 0 : k];
+          if (usd < best_usd) best_usd = usd, best_servers = static_cast<int64_t>(k) * step;
+        }
+        if (best_servers > 0) p.best = mix_cost(in, demand, d.curve, d, site, best_servers);
+        single_usd = best_usd;
+      } else {
+        for (int64_t s = step; s <= max_servers; s += step)
+          if (MixCost c = with_reservation(s); c.total_usd < p.best.total_usd) p.best = std::move(c);
+      }
+      if (!p.site_limit)
+        p.all_owned = p.best.servers == max_servers && p.best.tranches.size() == 1 ? p.best : with_reservation(max_servers);
+      // Tranches as demand grows: the cheapest schedule, with the reservation it leaves
+      // worth making, replaces the single purchase when it costs less (by more than the
+      // rounding of the two sums).
+      double staged_usd = 0;
+      const std::vector<Tranche> t = schedule_from_table(table, d, step, staged_usd);
+      if (!t.empty() && (t.size() > 1 || t.front().order_month > 1) && staged_usd < single_usd * (1 - 1e-12)) {
+        MixCost c = mix_cost(in, demand, d.curve, d, site, t, best_reservation(in, demand, d.curve, d, t));
+        if (c.total_usd < p.best.total_usd * (1 - 1e-12)) p.best = std::move(c);
+      }
     }
   }
   // Every plan compares with the cheapest rented mix, reservations and spot included.
@@ -431,7 +648,7 @@ ScenarioCost cost_under(const OverTimePlan& p, const Shift& s) {
     // The servers bought and the replicas reserved are kept, but they hold only what an
     // unshifted plan bought them for.
     c.total_usd +=
-        mix_cost(in, demand, d.curve, d, site, m.best.servers, {m.best.reserved_term_months, m.best.reserved_replicas})
+        mix_cost(in, demand, d.curve, d, site, m.best.tranches, {m.best.reserved_term_months, m.best.reserved_replicas})
             .total_usd;
     const ModelPlan re = plan_model(in, demand, d, site);
     c.replanned_total_usd += re.best.total_usd;

@@ -17,6 +17,10 @@
 // wins (ties: fewer servers). With a --prices card, each S also reserves the replica
 // levels a whole term pays for (best_reservation) and rents the rest on spot when spot,
 // with its interruptions, costs less than on demand (docs/buy.md "Reserved and spot").
+// Staged purchases (docs/buy.md "Staged purchases"): the owned count may also step up
+// over the horizon, each tranche ordered L months before it serves; the cheapest
+// non-decreasing schedule is found exactly by dynamic programming over months and owned
+// counts (bounded by the peak's servers) and kept when it costs less than one purchase.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +94,9 @@ struct MonthCost {
   int64_t month = 0;                 //!< 1-based
   double growth_factor = 1;          //!< (1 + growth)^(month - 1)
   int64_t replicas_peak = 0;
-  bool owned_serving = false;        //!< the bought servers are delivered
+  bool owned_serving = false;        //!< bought servers are delivered and serving
+  int64_t servers_owned = 0;         //!< servers serving this month
+  double capex_paid_usd = 0;         //!< capex of the servers delivered this month (cash)
   double owned_usd = 0;              //!< amortized capex + support + space + energy
   double energy_usd = 0;             //!< of which energy
   double rented_usd = 0;             //!< reserved + on demand + spot (with its interruptions)
@@ -106,10 +112,22 @@ struct MonthCost {
   double all_rented_usd = 0;
 };
 
+//! Servers bought together: ordered at the start of month `order_month` (1-based),
+//! serving L (the purchase lead time) months later, paid on delivery.
+struct Tranche {
+  int64_t order_month = 1;
+  int64_t servers = 0;    //!< servers added
+  double capex_usd = 0;   //!< their capex (mix_cost fills it)
+};
+
 //! The cost over the horizon with a given number of servers bought.
 struct MixCost {
+  //! The servers, replicas and GPUs bought over the horizon (the last tranche's count) and
+  //! the capex of every tranche delivered within it.
   int64_t servers = 0, replicas = 0, gpus_bought = 0;
   double capex_usd = 0;
+  //! The purchases, in order: one for a single purchase, none when nothing is bought.
+  std::vector<Tranche> tranches;
   double total_usd = 0;              //!< accrual, summed over the horizon
   double cash_usd = 0;               //!< cash, summed over the horizon
   double rented_gpu_hours = 0;
@@ -255,6 +273,20 @@ struct Reservation {
 //! interruptions. Throws std::invalid_argument when servers > 0 without purchase data.
 MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
                  const DemandOptions& d, const SiteOptions& site, int64_t servers, const Reservation& r = {});
+//! The same with servers bought in tranches (order months rising, each adding servers);
+//! a tranche delivered after the horizon neither serves nor costs. Each month's owned cost
+//! is that of the servers serving: capex / (amortization years x 12) from each tranche's
+//! delivery, support, space and energy of the count.
+MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                 const DemandOptions& d, const SiteOptions& site, const std::vector<Tranche>& tranches,
+                 const Reservation& r = {});
+
+//! The cheapest schedule of purchases with the rest rented at the peak price (on demand or
+//! spot, no reservation): owned counts in steps of `step` servers up to `max_servers`,
+//! non-decreasing, zero before the lead time; exact (dynamic programming over months and
+//! counts; ties to fewer servers, then to later purchases).
+std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
+                                   const SiteOptions& site, int64_t step, int64_t max_servers);
 
 //! The cheapest reservation with `servers` owned: each whole term of each offered length
 //! reserves the replica levels (above the owned ones) whose rent for the hours they are
@@ -262,10 +294,14 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
 //! costs least wins (none when no reservation pays).
 Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
                              const DemandOptions& d, int64_t servers);
+//! The same with the servers bought in tranches.
+Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
+                             const DemandOptions& d, const std::vector<Tranche>& tranches);
 
 //! One option's plan over the horizon: the replicas each period needs, everything rented,
 //! everything owned (servers for the horizon's peak) and the cheapest number of servers
-//! in between. model, candidate and gpu are left empty for the caller.
+//! in between, bought at once or in tranches (best_schedule, with its best reservation),
+//! whichever costs less. model, candidate and gpu are left empty for the caller.
 ModelPlan plan_model(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
                      const SiteOptions& site);
 
@@ -277,7 +313,8 @@ ModelPlan plan_model(const MixInputs& in, const DemandCurve::Series& demand, con
 //! curve, or the curve names a model not searched.
 OverTimePlan plan_over_time(const SizeResult& r, const DemandOptions& d);
 
-//! The fleet's total under a shifted assumption: each model's servers bought kept, and
+//! The fleet's total under a shifted assumption: each model's purchases kept (their
+//! tranches' order months, delivered the shifted lead time later), and
 //! the cheapest split re-planned under it. A `probability` a model has no rate for keeps
 //! its planned max rate.
 ScenarioCost cost_under(const OverTimePlan& p, const Shift& s);

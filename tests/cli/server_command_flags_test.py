@@ -1,4 +1,4 @@
-"""Every flag of `vllm serve` and `trtllm-serve` is read by kvplan: modelled, noted or
+"""Every flag of `vllm serve`, `python -m sglang.launch_server` and `trtllm-serve` is read by kvplan: modelled, noted or
 refused with its reason, never "an unknown flag" nor read with the wrong number of
 arguments.
 
@@ -6,8 +6,7 @@ tests/data/engine_flags/ENGINE.txt lists the flags of the engine's parser (its s
 named there) with an example of their arguments. Each is pasted after the server command
 and its model on its own; kvplan must exit 0 (modelled or noted; a note names the flag)
 or 2 with a reason of its own (refused, or a value it checks), and the engine's table in
-docs/server-command.md must list the flag. (SGLang's table covers the flags that change a
-plan and the common others, not all of ServerArgs: docs/server-command.md.)
+docs/server-command.md must list the flag.
 Usage: server_command_flags_test.py KVPLAN_BINARY
 """
 
@@ -23,10 +22,13 @@ MODEL = "tests/data/hf_configs/meta-llama--Meta-Llama-3.1-8B.json"
 MISREAD = ("an unknown flag", "an unexpected argument", "(it takes no value)", "a value after the flag")
 
 
-# engine: (the command before the model, the docs section of its table, the heading after it)
+# engine: (the command before the model, the program as notes name it, the docs section of
+# its table, the heading after it)
 ENGINES = {
-    "vllm": (["vllm", "serve"], "### vllm", "### sglang"),
-    "trtllm": (["trtllm-serve"], "### trtllm", "## Config files"),
+    "vllm": (["vllm", "serve"], "vllm serve", "### vllm", "### sglang"),
+    "sglang": (["python", "-m", "sglang.launch_server", "--model-path"], "python -m sglang.launch_server",
+               "### sglang", "### trtllm"),
+    "trtllm": (["trtllm-serve"], "trtllm-serve", "### trtllm", "## Config files"),
 }
 
 
@@ -37,7 +39,7 @@ def flags(engine):
 
 def documented(engine):
     """The flags named in the first column of the engine's table in docs/server-command.md."""
-    _, start, end = ENGINES[engine]
+    _, _, start, end = ENGINES[engine]
     with open("docs/server-command.md", encoding="utf-8") as f:
         text = f.read()
     table = text[text.index(start):text.index(end)]
@@ -57,7 +59,7 @@ def run(engine, words):
 
 def check(engine, failures):
     listed = flags(engine)
-    program = " ".join(ENGINES[engine][0])
+    program = ENGINES[engine][1]
     docs = documented(engine)
     for words in listed:
         if words[0] not in docs:

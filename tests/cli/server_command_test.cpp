@@ -116,6 +116,38 @@ TEST_CASE("the other spellings of a server command give the same plan") {
   CHECK(trt.out == trt_options.out);
 }
 
+TEST_CASE("SGLang's other spellings, defaults and eager mode plan as its canonical flags") {
+  // server_args.py at sgl-project/sglang@0c006b8809cd: --tensor-parallel-size and
+  // --pipeline-parallel-size are --tp-size and --pp-size; --tp is argparse's prefix of
+  // --tp-size. A default (--load-balance-method round_robin, --scheduler-recv-interval 1)
+  // is SGLang without the flag, and --disable-cuda-graph leaves the KV pool as it is:
+  // its graphs are outside --mem-fraction-static, whose default reads cuda_graph_max_bs only.
+  const std::string common = "plan --gpu h100-sxm --format json -- python -m sglang.launch_server --model-path " +
+                             kLlama8bConfig + " --mem-fraction-static 0.85";
+  const auto canonical = run_kvplan(common + " --tp-size 2 --pp-size 1");
+  REQUIRE_MESSAGE(canonical.code == 0, canonical.err);
+  for (const std::string flags : {" --tensor-parallel-size 2 --pipeline-parallel-size 1", " --tp 2 --pp-size 1",
+                                  " --tp-size 2 --pp-size 1 --load-balance-method round_robin --scheduler-recv-interval 1",
+                                  " --tp-size 2 --pp-size 1 --disable-cuda-graph"}) {
+    CAPTURE(flags);
+    const auto r = run_kvplan(common + flags);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out == canonical.out);
+  }
+  const auto eager = run_kvplan(common + " --tp-size 2 --disable-cuda-graph");
+  CHECK(eager.err.find("--disable-cuda-graph: no CUDA graphs; SGLang's KV pool is the same") != std::string::npos);
+  CHECK(eager.err.find("a lower bound") != std::string::npos);
+  // nargs="*" and "?": a refused flag with or without its words is refused by name, its
+  // words never read as MODEL or as a flag of their own.
+  for (const std::string flags : {" --lora-paths a=/loras/a b=/loras/b", " --lora-paths", " --hybrid-kvcache-ratio",
+                                  " --hybrid-kvcache-ratio 0.5"}) {
+    CAPTURE(flags);
+    const auto r = run_kvplan(common + flags);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("not modelled yet") != std::string::npos);
+  }
+}
+
 TEST_CASE("speculative decoding flags of a server command plan as kvplan's own") {
   // vLLM's --speculative-config JSON and SGLang's --speculative-algorithm / --speculative-num-steps
   // are kvplan's flags of the same names (cli/spec_options.cpp); the acceptance stays a kvplan option.

@@ -7,13 +7,16 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "io/config_io.h"
+#include "io/model_registry.h"
 #include "planner/planner.h"
 
 using namespace kvplan;
@@ -137,4 +140,189 @@ TEST_CASE("Gemma-4: full layers of their own geometry without a V projection, ex
   shared.replace(shared.find(none), none.size(), "\"num_kv_shared_layers\": 20");
   CHECK(error_of(shared) ==
         "config.json: key 'num_kv_shared_layers': expected 0 (Gemma-4's KV-shared layers are not modelled), got 20");
+}
+
+TEST_CASE("the corpus: each file has its source and expected entry, at least 150 files, a file for each family") {
+  std::set<std::string> files, sourced, expected;
+  for (const auto& e : std::filesystem::directory_iterator(kDir))
+    if (e.path().extension() == ".json") files.insert(e.path().filename().string());
+  std::ifstream sources(kDir / "SOURCES");
+  for (std::string line; std::getline(sources, line);)
+    if (!line.empty() && line[0] != '#') sourced.insert(line.substr(0, line.find(' ')));
+  for (const auto& entry : YAML::LoadFile((kDir / "expected.yaml").string())) expected.insert(entry.first.as<std::string>());
+  CHECK(sourced == files);
+  CHECK(expected == files);
+  CHECK(files.size() >= 150);  // issue 23
+  // The family each file is read with (a wrapper's text model), by model_type.
+  std::set<std::string> read_as;
+  for (const std::string& f : files) {
+    const YAML::Node root = YAML::LoadFile((kDir / f).string());
+    std::string type = root["model_type"] ? root["model_type"].as<std::string>() : "";
+    if (const io::ModelFamily* w = io::find_wrapper(type); w && root[w->text_key] && root[w->text_key]["model_type"])
+      type = root[w->text_key]["model_type"].as<std::string>();
+    if (const io::ModelFamily* fam = io::find_family(type)) read_as.insert(fam->model_type);
+  }
+  // Families whose verbatim config.json is not in the corpus yet: the list may only shrink.
+  const std::set<std::string> without_file = {"qwen2_moe", "gemma", "gemma2", "gemma3_text", "granite", "opt", "phi3",
+                                              "falcon", "jamba"};
+  std::set<std::string> missing;
+  for (const io::ModelFamily& fam : io::model_registry())
+    if (fam.kind == io::RowKind::family && !read_as.contains(fam.model_type)) missing.insert(fam.model_type);
+  CHECK(missing == without_file);
+}
+
+TEST_CASE("LFM2: short-conv layers hold a state of conv_L_cache - 1 inputs, the MLP width follows Lfm2MLP") {
+  const ModelConfig m = io::load_model((kDir / "LiquidAI--LFM2-1.2B.json").string());
+  // full_attn_idxs 2, 5, 8, 10, 12, 14 attend; the other 10 layers are short convolutions.
+  REQUIRE(m.layer_mixer.size() == 16);
+  CHECK(m.mixer(2) == Mixer::attention);
+  CHECK(m.mixer(3) == Mixer::short_conv);
+  CHECK(m.attention_layers() == 6);
+  // int(2 x 12288 / 3) = 8192, x 1.0, a multiple of 256 already.
+  CHECK(m.intermediate_size == 8192);
+  // A conv layer by hand: in_proj 2048 x 3 x 2048 + conv 2048 x 3 + out_proj 2048 x 2048.
+  CHECK(layer_param_count(m, 3).mixer == 2048 * 6144 + 2048 * 3 + 2048 * 2048);
+  // TP 2: each GPU holds half the conv channels, (3 - 1) x 1024 x 2 B = 4096 B per conv layer.
+  ServingOptions o;
+  o.dtype = DType::bf16;
+  o.tp = 2;
+  CHECK(state_bytes_per_request_per_gpu(m, o) == 10 * 4096);
+  // The same model through LFM2.5-VL's text_config, layer_types instead of full_attn_idxs.
+  const ModelConfig vl = io::load_model((kDir / "LiquidAI--LFM2.5-VL-1.6B.json").string());
+  CHECK(vl.layer_mixer == m.layer_mixer);
+  // HF builds the conv on hidden_size, vLLM on conv_dim: a config where they differ is refused.
+  std::string wide = corpus_text("LiquidAI--LFM2-1.2B.json");
+  const std::string conv = "\"conv_dim\": 2048";
+  REQUIRE(wide.find(conv) != std::string::npos);
+  wide.replace(wide.find(conv), conv.size(), "\"conv_dim\": 4096");
+  CHECK(error_of(wide) == "config.json: key 'conv_dim': expected hidden_size (2048), got 4096");
+}
+
+TEST_CASE("SmolLM3: NoPE layers change no size; they slide only with use_sliding_window") {
+  const ModelConfig m = io::load_model((kDir / "HuggingFaceTB--SmolLM3-3B.json").string());
+  CHECK(m.tie_word_embeddings);  // SmolLM3Config's default: the file leaves the key out
+  CHECK(m.layer_window.size() == 36);
+  CHECK(std::all_of(m.layer_window.begin(), m.layer_window.end(), [](int64_t w) { return w == 0; }));
+  // Without layer_types, SmolLM3Config slides the layers without RoPE (no_rope_layers 0:
+  // every 4th) when use_sliding_window is set.
+  std::string text = corpus_text("HuggingFaceTB--SmolLM3-3B.json");
+  const auto b = text.find("\"layer_types\""), e = text.find("\"max_position_embeddings\"");
+  REQUIRE(b != std::string::npos);
+  text.erase(b, e - b);
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("\"sliding_window\": null", "\"sliding_window\": 4096");
+  CHECK(io::parse_model(text, "config.json").layer_window.empty());  // use_sliding_window false
+  replace("\"use_sliding_window\": false", "\"use_sliding_window\": true");
+  const ModelConfig s = io::parse_model(text, "config.json");
+  REQUIRE(s.layer_window.size() == 36);
+  CHECK(s.layer_window[2] == 0);
+  CHECK(s.layer_window[3] == 4096);
+  CHECK(std::count(s.layer_window.begin(), s.layer_window.end(), 4096) == 9);
+  // Biases on the gated MLP are not counted: refused by name.
+  std::string biased = corpus_text("HuggingFaceTB--SmolLM3-3B.json");
+  biased.replace(biased.find("\"mlp_bias\": false"), 17, "\"mlp_bias\": true");
+  CHECK(error_of(biased) == "config.json: key 'mlp_bias': expected false (biases on the gated MLP are not counted), got true");
+}
+
+TEST_CASE("Voxtral: the Whisper encoder and its projector are counted from audio_config") {
+  const ModelConfig m = io::load_model((kDir / "mistralai--Voxtral-Mini-3B-2507.json").string());
+  // By hand: conv1 128 x 1280 x 3 + 1280, conv2 1280^2 x 3 + 1280, positions 1500 x 1280,
+  // 32 layers x (4 x 1280^2 + 3 x 1280 + 2 x 1280 x 5120 + 5120 + 1280 + 4 x 1280), final
+  // LayerNorm 2 x 1280 = 636,968,960; projector 5120 x 3072 + 3072 x 3072 = 25,165,824.
+  CHECK(m.tower_params == 636968960 + 25165824);
+  // An audio tower under a wrapper that does not name its kind is refused.
+  std::string other = corpus_text("mistralai--Voxtral-Mini-3B-2507.json");
+  other.replace(other.find("\"model_type\": \"voxtral\""), 23, "\"model_type\": \"llava\"");
+  CHECK(error_of(other) ==
+        "config.json: key 'audio_config': expected a model without an audio tower (kvplan counts Voxtral's Whisper "
+        "encoder only), got an audio tower");
+}
+
+TEST_CASE("Mllama: cross-attention layers cache one image's K/V per request, no K/V per token") {
+  const ModelConfig m = io::load_model((kDir / "meta-llama--Llama-3.2-90B-Vision-Instruct.json").string());
+  CHECK(m.mixer(3) == Mixer::cross_attention);
+  CHECK(m.mixer(4) == Mixer::attention);
+  CHECK(m.attention_layers() == 80);
+  // max_num_tiles 4 x ((560 / 14)^2 patches + 1 class token) = 6404 image tokens.
+  CHECK(m.cross_attention_tokens == 6404);
+  // TP 8: one K/V head per GPU, 2 x 1 x 128 x 6404 x 2 B in each of the 20 layers.
+  ServingOptions o;
+  o.dtype = DType::bf16;
+  o.tp = 8;
+  CHECK(state_bytes_per_request_per_gpu(m, o) == 20 * 2 * 128 * 6404 * 2);
+  // A cross-attention layer by hand: q/o 8192 x 8192 each, k/v 8192 x 1024 each, q/k norms
+  // 2 x 128, two gates.
+  CHECK(layer_param_count(m, 3).mixer == 2 * 8192 * 8192 + 2 * 8192 * 1024 + 2 * 128 + 2);
+  // embed_tokens has vocab_size + 8 rows, the LM head vocab_size.
+  const ParamCount c = count_params(m);
+  CHECK(c.embedding == (128256 + 8) * int64_t{8192});
+  CHECK(c.lm_head == 128256 * int64_t{8192});
+  // The engine models do not follow a cross-attention cache: refused by name.
+  ServingOptions v;
+  v.engine = Engine::vllm;
+  v.tp = 8;
+  CHECK_THROWS_AS(validate(m, v, "test"), InputError);
+}
+
+TEST_CASE("DeepSeek-V4: compressed sparse attention read from compress_ratios, MXFP4 experts, planning refused") {
+  const ModelConfig m = io::load_model((kDir / "deepseek-ai--DeepSeek-V4-Flash.json").string());
+  REQUIRE(m.is_csa());
+  CHECK(m.compress_ratio(0) == 1);  // 0 in the file: the window alone (vLLM max(1, ratio))
+  CHECK(m.compress_ratio(2) == 4);
+  CHECK(m.compress_ratio(3) == 128);
+  // Layer 2 (ratio 4) by hand: wq_a + wkv 4096 x (1024 + 512) = 6,291,456, their norms 1,536,
+  // wq_b 1024 x 64 x 512, wo_a 64 x 512 x 1024, wo_b 8 x 1024 x 4096 = 33,554,432 each, 64
+  // sinks: 106,956,352; compressor 4 x 2 x 512 + 4096 x 4 x 512 + 512 = 8,393,216; indexer
+  // wq_b 1024 x 64 x 128 = 8,388,608 + weights_proj 4096 x 64 = 262,144 + its compressor
+  // 4 x 2 x 128 + 4096 x 4 x 128 + 128 = 2,098,304; 126,098,624 in all.
+  CHECK(layer_param_count(m, 2).mixer == 126098624);
+  ServingOptions o;
+  o.dtype = DType::bf16;
+  // 1,000 tokens: every layer's window 128 x 584 B x 43 = 3,214,336; ratio 4: 250 entries
+  // x (584 + 132) B x 21 = 3,759,000; ratio 128: 7 x 584 B x 20 = 81,760; 7,055,096 in all.
+  CHECK(kv_bytes_per_request(m, o, 1000) == 7055096);
+  // expert_dtype fp4: the routed experts MXFP4 (4 bits, e8m0 per 32), the rest block FP8.
+  CHECK(m.weight_quant.for_part(WeightPart::experts, 5).bits == 4);
+  CHECK(m.weight_quant.for_part(WeightPart::experts, 5).group == 32);
+  CHECK(m.weight_quant.for_part(WeightPart::attention, 5).bits == 8);
+  CHECK(m.weight_quant.for_part(WeightPart::shared_experts, 5).bits == 8);
+  // deepseek_ref without expert_dtype: the experts as quantization_config says (FP8).
+  const ModelConfig ref = io::load_model((kDir / "sgl-project--DeepSeek-V4-Flash-FP8.json").string());
+  CHECK(ref.weight_quant.for_part(WeightPart::experts, 5).bits == 8);
+  std::string what;
+  try {
+    validate(m, o, "command line");
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK(what.find("compressed sparse attention") != std::string::npos);
+  CHECK(what.find("compress_ratios") != std::string::npos);
+}
+
+TEST_CASE("ModelOpt MIXED_PRECISION: quantized_layers read part by part") {
+  const ModelConfig m = io::load_model((kDir / "nvidia--Qwen3.6-35B-A3B-NVFP4.json").string());
+  const QuantSpec& q = m.weight_quant;
+  CHECK(q.engine_method == "modelopt_mixed");
+  // self_attn / linear_attn: FP8 W8A8; experts and shared expert: W4A16 NVFP4 (fp8 scale
+  // per 16, weight-only); the LM head W4A16 NVFP4 too.
+  CHECK(q.for_part(WeightPart::attention, 3).bits == 8);
+  CHECK(q.for_part(WeightPart::attention, 3).compute == DType::fp8);
+  CHECK(q.for_part(WeightPart::experts, 3).bits == 4);
+  CHECK(q.for_part(WeightPart::experts, 3).group == 16);
+  CHECK_FALSE(q.for_part(WeightPart::experts, 3).fp4_activations);
+  CHECK(q.for_part(WeightPart::shared_experts, 3).bits == 4);
+  REQUIRE(q.lm_head != nullptr);
+  CHECK(q.lm_head->bits == 4);
+  // No dense MLP in this MoE model: the part is never named, so it is 16-bit.
+  CHECK_FALSE(q.for_part(WeightPart::dense_mlp, 3).active());
+  // A part in two formats is refused.
+  std::string two = corpus_text("nvidia--Qwen3.6-35B-A3B-NVFP4.json");
+  const std::string one = "\"model.language_model.layers.7.self_attn.q_proj\": {\n        \"quant_algo\": \"FP8\"";
+  REQUIRE(two.find(one) != std::string::npos);
+  two.replace(two.find(one), one.size(),
+              "\"model.language_model.layers.7.self_attn.q_proj\": {\n        \"quant_algo\": \"NVFP4\"");
+  CHECK(error_of(two).find("one format per part in every layer") != std::string::npos);
 }

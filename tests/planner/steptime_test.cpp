@@ -15,7 +15,7 @@ TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by ha
   // Llama-2-7B-like dense model (h 4096, 32 layers, 32 heads of 128, MLP 11008, vocab
   // 32000), bf16, one GPU with a 1e15 FLOP/s peak and 2e12 B/s. One sequence at context
   // 1000. Calibration: floor 2 us, GEMM bytes at 100 %, FLOPs at 50 %, elementwise at
-  // 50 %, KV reads at 100 %, CPU 1 ms per step + 0.1 ms per sequence.
+  // 50 %, KV reads at 100 %, 1 ms per step (serial) + 0.1 ms of CPU per sequence.
   ModelConfig m;
   m.name = "t";
   m.model_type = "llama";
@@ -60,6 +60,24 @@ TEST_CASE("a calibrated decode step is the sum of its kernel costs, worked by ha
   const double expect = weights_s + linear_s + attn_s + kv_s + el_s + 323 * 2e-6 + 1e-3 + 1e-4;
   CHECK(t.time_s == doctest::Approx(expect).epsilon(2e-3).scale(0));
   CHECK(t.overhead_s == doctest::Approx(323 * 2e-6 + 1.1e-3).epsilon(1e-12).scale(0));
+
+  SUBCASE("under async scheduling the host's 0.1 ms hide behind the GPU's side of the step") {
+    // vLLM V1's async scheduling prepares the next step on the CPU while this one runs on
+    // the GPU (EngineCore.step_with_batch_queue): a step takes max(GPU side, host). The
+    // host is EngineCore's 0.1 ms per sequence; the GPU side is the rest, the serial
+    // 1 ms included: expect - 0.1 ms (about 8.55 ms).
+    o.async_scheduling = true;
+    const StepTime a = StepTimeModel(m, g, o).decode(1, 1000);
+    CHECK(a.time_s == doctest::Approx(expect - 1e-4).epsilon(2e-3).scale(0));
+    CHECK(a.gpu_s == doctest::Approx(t.time_s - 1e-4).epsilon(1e-12).scale(0));
+    CHECK(a.host_s == doctest::Approx(1e-4).epsilon(1e-12).scale(0));
+    CHECK(a.overhead_s == doctest::Approx(323 * 2e-6 + 1e-3).epsilon(1e-12).scale(0));
+    // 10 ms per sequence: the host's 10 ms are the longer, and the step.
+    o.calibration.step_overhead_per_seq_s = 1e-2;
+    const StepTime h = StepTimeModel(m, g, o).decode(1, 1000);
+    CHECK(h.time_s == doctest::Approx(0.010).epsilon(1e-12).scale(0));
+    CHECK(h.overhead_s == doctest::Approx(323 * 2e-6 + 1e-3 + 0.010 - a.gpu_s).epsilon(1e-12).scale(0));
+  }
 }
 
 namespace {

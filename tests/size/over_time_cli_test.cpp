@@ -185,3 +185,38 @@ TEST_CASE("size --demand --site-kw: the servers bought fit the site's power, the
   if (!m.at("site_limit").is_null())
     CHECK(m.at("site_limit").get<std::string>().find("(--site-kw)") != std::string::npos);
 }
+
+// Staged purchases in the JSON: the tranches add up to the servers and capex bought, and
+// the months show each tranche's servers serving and its capex paid from its serving
+// month (order month + the lead time).
+TEST_CASE("size --demand --format json: the purchases schedule agrees with the months") {
+  const Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() +
+                                        " --horizon-months 8 --growth-per-month 0.3 --purchase-lead-months 1 "
+                                        "--format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& m = j.at("over_time").at("models").at(0);
+  CHECK(m.at("months").size() == 8);
+  const auto& purchases = m.at("purchases");
+  REQUIRE_FALSE(purchases.empty());
+  int64_t servers = 0;
+  double capex = 0;
+  for (const auto& t : purchases) {
+    CHECK(t.at("serving_from_month") == t.at("order_month").get<int64_t>() + 1);
+    servers += t.at("servers_added").get<int64_t>();
+    capex += t.at("capex_usd").get<double>();
+  }
+  CHECK(m.at("owned_servers") == servers);
+  CHECK(m.at("capex_usd").get<double>() == doctest::Approx(capex));
+  for (const auto& month : m.at("months")) {
+    int64_t serving = 0;
+    double paid = 0;
+    for (const auto& t : purchases) {
+      if (t.at("serving_from_month").get<int64_t>() <= month.at("month").get<int64_t>())
+        serving += t.at("servers_added").get<int64_t>();
+      if (t.at("serving_from_month") == month.at("month")) paid += t.at("capex_usd").get<double>();
+    }
+    CHECK(month.at("owned_servers") == serving);
+    CHECK(month.at("capex_paid_usd").get<double>() == doctest::Approx(paid));
+  }
+}

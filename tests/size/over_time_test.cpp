@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "size/over_time.h"
 #include "size/size.h"
@@ -152,6 +153,99 @@ TEST_CASE("growth compounds by month: without purchase data everything is rented
 }
 
 // A rate of 0 needs no replica (not the one replicas_for's floor gives a search).
+// Staged purchases by hand. One period covering the whole day (730 h a month), 10
+// requests/s in month 1 growing 40 % a month: 14/s and 19.6/s, so ceil(rate / 10) = 1, 2
+// and 2 replicas. Renting a replica for a month: 730 x $2 = $1,460. An owned server a month:
+// $1,000 of capex, idle (1,000 W host + 100 W GPU) x 730 h = 803 kWh = $80.30, and
+// (500 - 100) W x 0.8 busy x 730 h x load / 10 = 23.36 kWh x load = $2.336 x load, the
+// load being min(rate, 10 x servers).
+//   one server only, [1, 1, 1]: month 1 1,000 + 80.30 + 23.36 = $1,103.66; months 2 and 3
+//     the same plus one replica rented: $2,563.66 each. Total $6,230.98.
+//   two at once, [2, 2, 2]: month 1 2,000 + 160.60 + 23.36 = $2,183.96; month 2 2,160.60 +
+//     2.336 x 14 = $2,193.304; month 3 2,160.60 + 2.336 x 19.6 = $2,206.3856. Total
+//     $6,583.6496.
+//   one now and one in month 2, [1, 2, 2]: 1,103.66 + 2,193.304 + 2,206.3856 = $5,503.3496.
+//   the others: [0, 2, 2] 1,460 + 4,399.69 = $5,859.69; [1, 1, 2] $5,873.71; [0, 1, 2]
+//   $6,230.05; [0, 1, 1] $6,587.32; nothing bought 1,460 + 2 x 2,920 = $7,300.
+// The second server pays from the month its replica is needed all month, not before.
+TEST_CASE("staged purchases: one server now and one when demand grows, worked by hand") {
+  DemandOptions d;
+  d.curve.file = "flat.csv";
+  d.curve.period_h = 24;
+  d.curve.hours = {0};
+  d.curve.models = {{"m", {10}}};
+  d.horizon_months = 3;
+  d.growth_per_month = 0.4;
+  const auto& demand = d.curve.models[0];
+  CHECK(mix_cost(inputs(), demand, d.curve, d, site(), 1).total_usd == doctest::Approx(6230.98));
+  CHECK(mix_cost(inputs(), demand, d.curve, d, site(), 2).total_usd == doctest::Approx(6583.6496));
+  const ModelPlan p = plan_model(inputs(), demand, d, site());
+  REQUIRE(p.best.tranches.size() == 2);
+  CHECK(p.best.tranches[0].order_month == 1);
+  CHECK(p.best.tranches[0].servers == 1);
+  CHECK(p.best.tranches[0].capex_usd == doctest::Approx(12000.0));
+  CHECK(p.best.tranches[1].order_month == 2);
+  CHECK(p.best.tranches[1].servers == 1);
+  CHECK(p.best.tranches[1].capex_usd == doctest::Approx(12000.0));
+  CHECK(p.best.servers == 2);
+  CHECK(p.best.capex_usd == doctest::Approx(24000.0));
+  CHECK(p.best.total_usd == doctest::Approx(5503.3496));
+  CHECK(p.best.months[0].servers_owned == 1);
+  CHECK(p.best.months[1].servers_owned == 2);
+  // Cash in month 2: the second server's $12,000 on delivery + energy 160.60 + 32.704, no rent.
+  CHECK(p.best.months[1].capex_paid_usd == doctest::Approx(12000.0));
+  CHECK(p.best.months[1].cash_usd == doctest::Approx(12000 + 160.60 + 32.704));
+  CHECK(p.best.months[2].capex_paid_usd == 0);
+  REQUIRE(p.all_owned);
+  CHECK(p.all_owned->total_usd == doctest::Approx(6583.6496));
+}
+
+// No growth: every month after delivery costs the same at a given count, so a later tranche
+// never pays; the plan is the single purchase of "purchase lead time" above, ordered in
+// month 1 and serving from month 2.
+TEST_CASE("staged purchases: without growth the plan is today's single purchase") {
+  DemandOptions d = two_periods(6);
+  d.purchase_lead_months = 1;
+  const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
+  REQUIRE(p.best.tranches.size() == 1);
+  CHECK(p.best.tranches[0].order_month == 1);
+  CHECK(p.best.tranches[0].servers == 1);
+  CHECK(p.best.total_usd == doctest::Approx(2920 + 5 * 2563.66));
+  CHECK(p.best.total_usd == doctest::Approx(mix_cost(inputs(), d.curve.models[0], d.curve, d, site(), 1).total_usd));
+}
+
+// best_schedule is exact: against every non-decreasing schedule of owned counts (0 to the
+// peak's servers, zero before the lead time), costed period by period by mix_cost.
+TEST_CASE("staged purchases: the schedule found is the cheapest of all schedules") {
+  DemandOptions d = two_periods(5);
+  d.growth_per_month = 0.3;
+  d.purchase_lead_months = 1;
+  const auto& demand = d.curve.models[0];
+  const MixInputs in = inputs();
+  // Month 5's peak: 30 x 1.3^4 = 85.7/s, 9 replicas; search counts 0..9.
+  const int64_t peak = 9;
+  const std::vector<Tranche> found = best_schedule(in, demand, d, site(), 1, peak);
+  const double found_usd = mix_cost(in, demand, d.curve, d, site(), found).total_usd;
+  double best_usd = mix_cost(in, demand, d.curve, d, site(), 0).total_usd;
+  std::vector<int64_t> count(static_cast<size_t>(d.horizon_months), 0);  // months 1.. (0 before the lead)
+  const std::function<void(size_t, int64_t)> walk = [&](size_t m, int64_t low) {
+    if (m == count.size()) {
+      std::vector<Tranche> t;
+      for (size_t k = 1; k < count.size(); ++k)
+        if (count[k] > count[k - 1]) t.push_back({static_cast<int64_t>(k), count[k] - count[k - 1], 0});
+      best_usd = std::min(best_usd, mix_cost(in, demand, d.curve, d, site(), t).total_usd);
+      return;
+    }
+    for (int64_t n = low; n <= (m == 0 ? 0 : peak); ++n) {
+      count[m] = n;
+      walk(m + 1, n);
+    }
+  };
+  walk(0, 0);
+  CHECK(found.size() > 1);
+  CHECK(found_usd == doctest::Approx(best_usd));
+}
+
 TEST_CASE("an idle period needs no replica") {
   DemandOptions d = two_periods(1);
   d.curve.models = {{"m", {0, 30}}};
