@@ -999,6 +999,11 @@ void apply_llm_api_options(Given& g, const EngineCommand& ec, const std::string&
       options.emplace_back("dtype", *llm_api_value(v, file, key, false), from);
     } else if (key == "stream_interval") {
       options.emplace_back("stream-interval", *llm_api_value(v, file, key, false), from);
+    } else if (key == "batch_wait_timeout_iters" || key == "batch_wait_max_tokens_ratio") {
+      // TorchLlmArgs (PR #7416): PyExecutor's batch waiting, 0 = off.
+      std::string option = key;
+      std::replace(option.begin(), option.end(), '_', '-');
+      options.emplace_back(option, *llm_api_value(v, file, key, false), from);
     } else if (key == "kv_cache_config") {
       if (!v.IsMap()) throw InputError(file, key, "a mapping of KvCacheConfig fields", "a single value");
       if (g.values.count("free_gpu_memory_fraction") && !v["free_gpu_memory_fraction"]) {
@@ -1081,6 +1086,7 @@ std::string kv_dtype(const std::string& v, std::vector<std::string>& notes, cons
 //! Options each kvplan command takes beyond the serving options (cli/options.cpp).
 bool command_takes(const std::string& command, const std::string& option) {
   static const std::vector<std::string> kSimulate{"schedule-conservativeness", "enable-mixed-chunk", "enable-chunked-prefill",
+                                                  "batch-wait-timeout-iters", "batch-wait-max-tokens-ratio",
                                                   "scheduler", "swap", "num-gpu-blocks-override", "replicas", "router"};
   static const std::vector<std::string> kSize{"scheduler"};
   const auto& extra = command == "simulate" ? kSimulate : command == "size" ? kSize : std::vector<std::string>{};
@@ -1111,7 +1117,8 @@ class Translation {
   void set(const std::string& option, const std::string& value, const std::string& from) {
     // The plan (memory, capacity, one step's roofline) is the same under any schedule.
     static const std::vector<std::string> kSchedule{"schedule-conservativeness", "enable-mixed-chunk",
-                                                    "enable-chunked-prefill", "scheduler", "swap"};
+                                                    "enable-chunked-prefill", "scheduler", "swap",
+                                                    "batch-wait-timeout-iters", "batch-wait-max-tokens-ratio"};
     if (command_ == "plan" && std::find(kSchedule.begin(), kSchedule.end(), option) != kSchedule.end()) {
       note(from, "a scheduling choice: the plan's memory and capacity do not depend on it; kvplan simulate models it");
       return;

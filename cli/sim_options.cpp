@@ -26,6 +26,12 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
     so.trtllm.capacity_policy = *policy;
   }
   so.trtllm.enable_chunked_prefill = vm.count("enable-chunked-prefill") && vm["enable-chunked-prefill"].as<bool>();
+  if (vm.count("batch-wait-timeout-iters"))
+    so.trtllm.batch_wait.timeout_iters =
+        parse_int_option(vm["batch-wait-timeout-iters"].as<std::string>(), "--batch-wait-timeout-iters", 0);
+  if (vm.count("batch-wait-max-tokens-ratio"))
+    so.trtllm.batch_wait.max_tokens_ratio =
+        parse_num_option(vm["batch-wait-max-tokens-ratio"].as<std::string>(), "--batch-wait-max-tokens-ratio", 0, 1);
   so.seed = static_cast<uint64_t>(parse_int_option(vm["seed"].as<std::string>(), "--seed", 0));
   if (vm.count("requests")) {
     so.requests = parse_int_option(vm["requests"].as<std::string>(), "--requests");
@@ -80,6 +86,10 @@ void add_scheduler_options(po::options_description& desc) {
       ("capacity-scheduler-policy", po::value<std::string>(),
        "TensorRT-LLM: GUARANTEED_NO_EVICT (default) | MAX_UTILIZATION")
       ("enable-chunked-prefill", po::bool_switch(), "TensorRT-LLM: chunk contexts into max_num_tokens (default off)")
+      ("batch-wait-timeout-iters", po::value<std::string>(),
+       "TensorRT-LLM: hold new contexts back while requests generate, up to N iterations (batch_wait_timeout_iters; 0 off)")
+      ("batch-wait-max-tokens-ratio", po::value<std::string>(),
+       "TensorRT-LLM: ... or until the step reaches R x max_num_tokens tokens (batch_wait_max_tokens_ratio, 0-1; 0 off)")
       ("max-batch-size", po::value<std::string>(), "TensorRT-LLM: most requests in one step (= --max-num-seqs)")
       ("max-num-tokens", po::value<std::string>(), "TensorRT-LLM: most tokens in one step (= --max-num-batched-tokens)");
 }

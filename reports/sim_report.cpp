@@ -66,6 +66,16 @@ std::string progress_line(std::string s) {
   return "\r" + s;
 }
 
+//! TensorRT-LLM's batch waiting on the scheduler line, when it is on.
+std::string batch_wait_note(const SimReport& r) {
+  const sim::BatchWait& w = r.sim.trtllm.batch_wait;
+  if (!w.enabled()) return {};
+  return fmt::format("; batch waiting: contexts held up to {} iterations while the step is under {} x {} tokens, "
+                     "{} steps held",
+                     w.timeout_iters, number(w.max_tokens_ratio), count(r.max_num_batched_tokens),
+                     count(r.result.batch_wait_steps));
+}
+
 nlohmann::json requests_json(const sim::SimResult& s) {
   return {{"arrived", s.arrived},         {"completed", s.completed}, {"rejected", s.rejected},
           {"preemptions", s.preemptions}, {"truncated", s.truncated},
@@ -206,6 +216,12 @@ nlohmann::json sim_json(const SimReport& r) {
   j["workload"] = r.workload.name;
   j["scheduler"] = std::string(sim::to_string(r.sim.scheduler));
   if (!r.scheduler_why.empty()) j["scheduler_why"] = r.scheduler_why;
+  if (r.sim.trtllm.batch_wait.enabled()) {
+    const sim::BatchWait& w = r.sim.trtllm.batch_wait;
+    j["batch_wait"] = {{"timeout_iters", w.timeout_iters},
+                       {"max_tokens_ratio", w.max_tokens_ratio},
+                       {"held_steps", s.batch_wait_steps}};
+  }
   j["preemption"] = r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute";
   j["seed"] = r.sim.seed;
   j["tp"] = r.options.tp;
@@ -357,7 +373,8 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                 sim::to_string(r.sim.scheduler), r.scheduler_why.empty() ? "" : r.scheduler_why + "; ",
                                 r.max_num_seqs > 0 ? r.max_num_seqs : r.options.max_num_seqs,
                                 count(r.max_num_batched_tokens),
-                                r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed)},
+                                r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed) +
+                        batch_wait_note(r)},
       {"calibration", calibration_label(r.options.calibration, r.gpu, r.bandwidth_transfer)},
       {"prefix cache", r.options.enable_prefix_caching.value_or(true)
                            ? fmt::format("on, {} prompt tokens served from it", count(s.cached_prompt_tokens))

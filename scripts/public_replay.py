@@ -25,7 +25,7 @@ COLUMNS = ["id", "source", "source_url", "source_date", "engine", "engine_versio
            "model", "quantization", "kv_cache_dtype", "dataset", "length_convention", "input_len", "output_len",
            "range_ratio", "prefix_len", "num_prompts", "warmup_requests", "max_concurrency", "request_rate",
            "max_num_seqs", "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization", "prefix_caching",
-           "stream_interval",
+           "stream_interval", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio",
            "ttft_mean_ms", "ttft_median_ms", "ttft_p99_ms", "tpot_mean_ms", "tpot_median_ms", "tpot_p99_ms",
            "itl_mean_ms", "itl_median_ms", "itl_p99_ms", "request_throughput_per_s", "output_tok_per_s",
            "total_tok_per_s", "output_tok_per_s_per_gpu", "total_tok_per_s_per_gpu", "generated_tokens", "split", "note"]
@@ -111,6 +111,15 @@ def validate(rows):
             errors.append(f"{where}: neither max_concurrency nor request_rate")
         if not any(r[c] for c in MEASURED):
             errors.append(f"{where}: no measured value")
+        if r["batch_wait_timeout_iters"] and not r["batch_wait_timeout_iters"].isdigit():
+            errors.append(f"{where}: batch_wait_timeout_iters '{r['batch_wait_timeout_iters']}': "
+                          "expected an integer >= 0 or empty")
+        if r["batch_wait_max_tokens_ratio"] and not (re.fullmatch(r"[0-9]+(\.[0-9]+)?", r["batch_wait_max_tokens_ratio"])
+                                                     and float(r["batch_wait_max_tokens_ratio"]) <= 1):
+            errors.append(f"{where}: batch_wait_max_tokens_ratio '{r['batch_wait_max_tokens_ratio']}': "
+                          "expected a number in [0, 1] or empty")
+        if (r["batch_wait_timeout_iters"] or r["batch_wait_max_tokens_ratio"]) and r["engine"] != "trtllm":
+            errors.append(f"{where}: batch waiting is TensorRT-LLM's (engine '{r['engine']}')")
         if r["stream_interval"] and not (r["stream_interval"].isdigit() and int(r["stream_interval"]) >= 1):
             errors.append(f"{where}: stream_interval '{r['stream_interval']}': expected an integer >= 1 or empty")
         if r["split"] not in ("fit", "held-out"):
@@ -235,6 +244,13 @@ def command(kvplan, run, calibration, help_text, tmp):
         if not has_flag(help_text, "--stream-interval"):
             return None, "needs --stream-interval (not in `kvplan simulate --help`)"
         cmd += ["--stream-interval", run["stream_interval"]]
+    # TensorRT-LLM's batch_wait_timeout_iters / batch_wait_max_tokens_ratio (empty: off).
+    for col in ("batch_wait_timeout_iters", "batch_wait_max_tokens_ratio"):
+        if run[col]:
+            flag = "--" + col.replace("_", "-")
+            if not has_flag(help_text, flag):
+                return None, f"needs {flag} (not in `kvplan simulate --help`)"
+            cmd += [flag, run[col]]
     return cmd, notes
 
 

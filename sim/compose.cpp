@@ -407,38 +407,82 @@ void Engine::compose_trtllm() {
   // and its whole output are free (the running ones already hold theirs), so it never
   // evicts; MAX_UTILIZATION allocates as decoding goes and pauses the newest started
   // request when the pool is short (as vLLM preempts).
+  decode_step_ = true;
+  if (opt_.trtllm.capacity_policy != CapacityPolicy::guaranteed_no_evict) grow_decoders();
+  const int64_t left = token_budget_ - n_decoders_;
+  if (opt_.trtllm.batch_wait.enabled() && trtllm_batch_wait(left)) return;
+  trtllm_contexts(left, true);
+}
+
+int64_t Engine::trtllm_contexts(int64_t left, bool commit) {
   const bool reserve = opt_.trtllm.capacity_policy == CapacityPolicy::guaranteed_no_evict;
   const bool chunking = opt_.trtllm.enable_chunked_prefill;
-  decode_step_ = true;
-  if (!reserve) grow_decoders();
-  int64_t left = token_budget_ - n_decoders_;
+  int64_t tokens = 0;
   for (size_t i = 0; i < prefilling_.size() && left > 0;) {  // chunked contexts in progress
     const int32_t s = prefilling_[i];
     EngineRequest& r = at(s);
     const int64_t chunk = std::min(r.prompt + r.generated - r.cached, left);
-    if (!reserve && !allocate(s, table_.blocks_for(r.cached + chunk) - r.blocks)) continue;
-    r.chunk = chunk;
-    step_prefills_.push_back(s);
+    if (commit) {
+      if (!reserve && !allocate(s, table_.blocks_for(r.cached + chunk) - r.blocks)) continue;
+      r.chunk = chunk;
+      step_prefills_.push_back(s);
+    }
+    tokens += chunk;
     left -= chunk;
     ++i;
   }
-  if (preempted_this_step_) return;
-  while (!waiting_.empty() && n_running_ < max_seqs_ && left > 0) {
-    const int32_t s = waiting_.front();
+  if (preempted_this_step_) return tokens;
+  // A count only: the pool and the running set as the loop would leave them.
+  int64_t free = pool_.free(), running = n_running_;
+  for (size_t i = 0; i < waiting_.size() && running < max_seqs_ && left > 0;) {
+    const int32_t s = commit ? waiting_.front() : waiting_[i];
     EngineRequest& r = at(s);
     const int64_t hit = lookup(r);
     const int64_t len = r.prompt + r.generated - hit;
     if (!chunking && len > left) break;
     const int64_t chunk = std::min(len, left);
     const int64_t need = table_.blocks_for(reserve ? r.prompt + r.output - 1 : hit + chunk);
-    if (pool_.free() < need) break;
-    waiting_.pop_front();
-    ref_hits(r);
-    take_blocks(r, need);
-    r.reserved = reserve;
-    admit(s, chunk);
+    if ((commit ? pool_.free() : free) < need) break;
+    if (commit) {
+      waiting_.pop_front();
+      ref_hits(r);
+      take_blocks(r, need);
+      r.reserved = reserve;
+      admit(s, chunk);
+    } else {
+      free -= need;
+      ++i;
+    }
+    ++running;
+    tokens += chunk;
     left -= chunk;
   }
+  return tokens;
+}
+
+bool Engine::trtllm_batch_wait(int64_t left) {
+  // tensorrt_llm/_torch/pyexecutor/py_executor.py (NVIDIA/TensorRT-LLM PR #7416):
+  // _schedule passes the scheduler's context requests through _waiting_requests only when
+  // the batch also holds generation requests ("if no generation requests, no need to
+  // wait, to avoid dead waiting") and attention DP is off. There
+  //   stop_waiting = batch_wait_iters_count >= batch_wait_timeout_iters
+  //                  or num_scheduled_tokens >= batch_wait_max_tokens_ratio x max_num_tokens
+  // with num_scheduled_tokens the contexts' tokens plus 1 per generation request; stopping
+  // schedules the contexts and resets the count, waiting drops them from the batch (their
+  // KV is allocated only for the scheduled batch, prepare_resources) and counts one.
+  if (n_decoders_ == 0) return false;
+  const int64_t context_tokens = trtllm_contexts(left, false);
+  if (context_tokens == 0) return false;
+  const BatchWait& w = opt_.trtllm.batch_wait;
+  const int64_t tokens = context_tokens + n_decoders_;
+  if (batch_wait_iters_ >= w.timeout_iters ||
+      static_cast<double>(tokens) >= w.max_tokens_ratio * static_cast<double>(token_budget_)) {
+    batch_wait_iters_ = 0;
+    return false;
+  }
+  ++batch_wait_iters_;
+  ++tally_.counts.batch_wait_steps;
+  return true;
 }
 
 double Engine::spec_step_s(int64_t prefill_tokens, double pairs, double context, const LoraStepLoad* lora) {

@@ -63,6 +63,20 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
     throw InputError("command line", "--swap",
                      "the continuous or chunked scheduler (SGLang retracts and TensorRT-LLM pauses by recompute)",
                      std::string(to_string(opt_.scheduler)));
+  if (const BatchWait& bw = opt.trtllm.batch_wait; bw.enabled()) {
+    const std::string flag = bw.timeout_iters > 0 ? "--batch-wait-timeout-iters" : "--batch-wait-max-tokens-ratio";
+    if (opt_.scheduler != Scheduler::trtllm)
+      throw InputError("command line", flag, "the trtllm scheduler (TensorRT-LLM's PyExecutor batch waiting)",
+                       std::string(to_string(opt_.scheduler)));
+    // Added by NVIDIA/TensorRT-LLM PR #7416 (September 2025) after the 1.0 release branch.
+    const std::string& v = sim.opts.engine_version;
+    if (sim.opts.engine == kvplan::Engine::trtllm && (v == "0" || v == "1.0"))
+      throw InputError("command line", flag, "TensorRT-LLM 1.1 or later (batch waiting arrived in 1.1)",
+                       "trtllm@" + (v == "0" ? std::string("0.x") : v));
+    if (bw.timeout_iters < 0 || !(bw.max_tokens_ratio >= 0 && bw.max_tokens_ratio <= 1))
+      throw InputError("command line", flag, "iterations >= 0 and a ratio in [0, 1]",
+                       std::to_string(bw.timeout_iters) + ", " + std::to_string(bw.max_tokens_ratio));
+  }
   if (!(opt.sglang.schedule_conservativeness >= 0) || !std::isfinite(opt.sglang.schedule_conservativeness))
     throw InputError("command line", "--schedule-conservativeness", "a number >= 0",
                      std::to_string(opt.sglang.schedule_conservativeness));

@@ -252,6 +252,14 @@ class Engine {
   bool sglang_grow_decoders();
   void sglang_retract(int32_t slot);
   void compose_trtllm();
+  //! TensorRT-LLM's batch waiting: whether this step's contexts are held back (and the
+  //! step decodes only); counts the held iterations.
+  bool trtllm_batch_wait(int64_t left);
+  //! The contexts the step takes within `left` tokens (chunks in progress, then new ones
+  //! in arrival order): admits them when `commit`, else only counts. Returns their tokens.
+  //! The count takes no blocks, so it leaves out what taking them can do: MAX_UTILIZATION
+  //! pausing a request for a chunk's blocks, the prefix cache giving up blocks it holds.
+  int64_t trtllm_contexts(int64_t left, bool commit);
   double decode_keys(const KvTraffic& kv) const;
   //! The step's time with speculation (SpecTimeModel::step over the composed step).
   double spec_step_s(int64_t prefill_tokens, double pairs, double context, const LoraStepLoad* lora);
@@ -367,6 +375,9 @@ class Engine {
   int64_t sglang_left_seen_ = 0;
   std::vector<DecodeEvent> due_;  // block events of this decode step (sglang_grow_decoders)
   bool preempted_this_step_ = false;
+  //! TensorRT-LLM's PyExecutor.batch_wait_iters_count: the iterations in a row whose
+  //! contexts batch waiting held back (one counter per executor, not per request).
+  int64_t batch_wait_iters_ = 0;
   bool decode_step_ = false;  // whether the running decoders take part in this step
   bool stalled_ = false;      // nothing could run at the last scheduling point
   bool step_running_ = false;

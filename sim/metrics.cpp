@@ -92,6 +92,7 @@ void RunTally::add(const RunTally& o) {
   r.rejected_max_model_len += x.rejected_max_model_len;
   r.rejected_pool += x.rejected_pool;
   r.preemptions += x.preemptions;
+  r.batch_wait_steps += x.batch_wait_steps;
   r.truncated += x.truncated;
   r.output_tokens += x.output_tokens;
   r.prompt_tokens += x.prompt_tokens;

@@ -59,6 +59,7 @@ struct SimResult {
                                       // TensorRT-LLM's max_num_tokens without chunked context
   int64_t rejected_pool = 0;           // of which: prompt + output longer than the whole KV pool
   int64_t preemptions = 0;  // recompute or swap-out events
+  int64_t batch_wait_steps = 0;  // TensorRT-LLM batch waiting: steps that held their contexts back
   int64_t truncated = 0;    // outputs cut at max_model_len (as vLLM stops them)
   // throughput over [first arrival, last completion]
   double duration_s = 0;

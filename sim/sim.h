@@ -118,9 +118,21 @@ inline constexpr NameTable<CapacityPolicy, 2> kCapacityPolicyNames{{{
     {"GUARANTEED_NO_EVICT", CapacityPolicy::guaranteed_no_evict},
     {"MAX_UTILIZATION", CapacityPolicy::max_utilization},
 }}};
+//! TensorRT-LLM's batch waiting (LLM API batch_wait_timeout_iters /
+//! batch_wait_max_tokens_ratio, NVIDIA/TensorRT-LLM PR #7416, 1.1 on; 0 = off): the
+//! contexts a step would start are held back while requests are generating, until the
+//! executor has held them back `timeout_iters` iterations in a row or the step's tokens
+//! reach `max_tokens_ratio` x max_num_tokens. Either at 0 means it never holds (the code's
+//! stop test `count >= 0` or `tokens >= 0` is always true).
+struct BatchWait {
+  int64_t timeout_iters = 0;    //!< --batch-wait-timeout-iters
+  double max_tokens_ratio = 0;  //!< --batch-wait-max-tokens-ratio, in [0, 1]
+  bool enabled() const { return timeout_iters > 0 || max_tokens_ratio > 0; }
+};
 struct TrtllmSchedule {
   CapacityPolicy capacity_policy = CapacityPolicy::guaranteed_no_evict;  //!< --capacity-scheduler-policy
   bool enable_chunked_prefill = false;                                   //!< --enable-chunked-prefill
+  BatchWait batch_wait;
 };
 
 //! What happens to the newest running request when the pool runs out: `recompute`

@@ -293,3 +293,87 @@ TEST_CASE("TensorRT-LLM refuses a prompt above max_num_tokens unless chunked pre
   CHECK(prefill[0] == 1000);  // the first chunk fills max_num_tokens
   CHECK(prefill[1] == 500);
 }
+
+namespace {
+
+//! Request A (prompt 100, output 20) at t = 0 and B (prompt 100, output 5) 1 us later,
+//! while A's prefill runs.
+Workload a_then_b() {
+  Workload w = burst(2, 100, 20);
+  auto rows = std::make_shared<std::vector<TraceRow>>(*w.trace);
+  (*rows)[1] = TraceRow{1e-6, 100, 5};
+  w.trace = rows;
+  return w;
+}
+
+//! The index of the first step after the first that prefills.
+size_t second_prefill(const Steps& s) {
+  for (size_t i = 1; i < s.size(); ++i)
+    if (s[i].first > 0) return i;
+  return s.size();
+}
+
+}  // namespace
+
+TEST_CASE("TensorRT-LLM batch waiting holds a context back timeout_iters steps while a request decodes") {
+  // py_executor.py _waiting_requests (PR #7416), max_num_tokens 8,192. A prefills alone
+  // (no generation request: no waiting), then decodes. B is a context from the next step
+  // on: scheduled tokens = 100 + 1 (A's token) = 101.
+  // Off: B prefills in the first step it is seen, beside A's decode: (100, 1).
+  // timeout 3, ratio 0.8 (threshold 6,553.6 > 101): count 0, 1, 2 < 3 hold B back three
+  //   steps, each A's decode alone (0, 1); the fourth finds count 3 >= 3 and runs (100, 1).
+  // ratio 0.01 (threshold 81.92 <= 101): the token test stops waiting at once.
+  // Either setting at 0 is off in effect: count >= 0 and tokens >= 0 always hold.
+  ServingOptions o;
+  o.engine = kvplan::Engine::trtllm;
+  o.enable_prefix_caching = false;
+  const Simulator sim(llama3_8b(), h100(), o);
+  SimOptions so = with(Scheduler::trtllm);
+  const Steps off = steps_of(sim, a_then_b(), so);
+  const size_t k = second_prefill(off);
+  REQUIRE(k < off.size());
+  CHECK(off[k] == std::pair<int64_t, int64_t>{100, 1});
+
+  so.trtllm.batch_wait = BatchWait{3, 0.8};
+  const Steps held = steps_of(sim, a_then_b(), so);
+  REQUIRE(held.size() > k + 3);
+  CHECK(std::equal(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(k), off.begin()));
+  for (size_t i = k; i < k + 3; ++i) CHECK(held[i] == std::pair<int64_t, int64_t>{0, 1});
+  CHECK(held[k + 3] == std::pair<int64_t, int64_t>{100, 1});
+  CHECK(sim.run(a_then_b(), so).batch_wait_steps == 3);
+
+  so.trtllm.batch_wait = BatchWait{3, 0.01};
+  CHECK(steps_of(sim, a_then_b(), so) == off);
+  so.trtllm.batch_wait = BatchWait{0, 0.8};
+  CHECK(steps_of(sim, a_then_b(), so) == off);
+  so.trtllm.batch_wait = BatchWait{3, 0};
+  CHECK(steps_of(sim, a_then_b(), so) == off);
+}
+
+TEST_CASE("TensorRT-LLM batch waiting never holds a context when nothing decodes") {
+  // _schedule calls _waiting_requests only with generation requests in the batch ("no
+  // generation requests, no need to wait, to avoid dead waiting"): a burst of 3 prompts of
+  // 100 prefills all at once in the first step under any setting.
+  ServingOptions o;
+  o.engine = kvplan::Engine::trtllm;
+  o.enable_prefix_caching = false;
+  const Simulator sim(llama3_8b(), h100(), o);
+  SimOptions so = with(Scheduler::trtllm);
+  so.trtllm.batch_wait = BatchWait{40, 0.8};
+  const Steps s = steps_of(sim, burst(3, 100, 4), so);
+  REQUIRE(!s.empty());
+  CHECK(s.front() == std::pair<int64_t, int64_t>{300, 0});
+}
+
+TEST_CASE("TensorRT-LLM batch waiting is refused for other schedulers and for TensorRT-LLM 1.0") {
+  ServingOptions o;
+  o.engine = kvplan::Engine::trtllm;
+  o.engine_version = "1.0";
+  SimOptions so = with(Scheduler::trtllm);
+  so.trtllm.batch_wait = BatchWait{40, 0.8};
+  CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), o).run(burst(1, 100, 4), so), InputError);
+  o.engine_version = "1.1";
+  CHECK(Simulator(llama3_8b(), h100(), o).run(burst(1, 100, 4), so).completed == 1);
+  so.scheduler = Scheduler::chunked;
+  CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), o).run(burst(1, 100, 4), so), InputError);
+}
