@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -57,7 +58,7 @@ class Browser:
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
              f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
-            preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL,
+            preexec_fn=fds, pass_fds=(3, 4), start_new_session=True, stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(profile, "chromium.log"), "wb"))
         os.close(to_chrome_r)
         os.close(from_chrome_w)
@@ -112,5 +113,17 @@ class Browser:
         fail("timed out waiting for " + what)
 
     def close(self):
-        self.proc.kill()
+        # Browser.close lets Chromium end its renderer and helper processes, which write to
+        # the profile until they exit: killing the parent alone left them writing while the
+        # caller removed the profile ("Directory not empty"). The process group goes too,
+        # whatever answers.
+        try:
+            os.write(self.to_chrome, json.dumps({"id": -1, "method": "Browser.close"}).encode() + b"\0")
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait()

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -18,8 +19,11 @@ using kvplan_test::Run;
 // The planner evaluator keeps these runs to a fraction of a second.
 const std::string kSize = "size --model llama-3-8b --workload chat --gpus h100-sxm,l40s --evaluator planner ";
 
+// One file per process: ctest runs this file's cases in parallel processes, and one
+// truncating the file while another's kvplan reads it made that run fail.
 std::string demand_file() {
-  const auto p = std::filesystem::temp_directory_path() / "kvplan_over_time_cli_demand.csv";
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("kvplan_over_time_cli_demand." + std::to_string(getpid()) + ".csv");
   std::ofstream(p) << "hour,model,requests_per_s\n0,llama-3-8b,20\n12,llama-3-8b,90\n";
   return p.string();
 }
@@ -102,7 +106,8 @@ TEST_CASE("size --demand --format json: the sensitivity follows from the months 
 }
 
 TEST_CASE("size --demand --report: the finance summary comes before the recommendations") {
-  const auto html = std::filesystem::temp_directory_path() / "kvplan_over_time_cli_report.html";
+  const auto html =
+      std::filesystem::temp_directory_path() / ("kvplan_over_time_cli_report." + std::to_string(getpid()) + ".html");
   std::filesystem::remove(html);
   const Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() + " --report " + html.string());
   REQUIRE(r.code == 0);
