@@ -1,17 +1,19 @@
 """A headless Chromium page driven over the DevTools protocol on a pipe
 (--remote-debugging-pipe: JSON messages separated by NUL bytes on file descriptors 3 and 4),
 the transport puppeteer uses, with Python's standard library only. Shared by the browser
-tests (tests/cli/serve_browser_test.py, tests/reports/report_layout.py); each installs
+tests (tests/cli/serve_browser_test.py, tests/reports/report_layout.py, finance_layout.py); each installs
 nothing and skips (exit 77) without chromium.
 """
 
 import base64
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -28,6 +30,22 @@ def chromium_or_skip():
               file=sys.stderr)
         sys.exit(77)
     return chromium
+
+
+@contextlib.contextmanager
+def report_page(path, element_id, width, height):
+    """A page of a headless Chromium (or exit 77) showing the HTML file `path`, once it has
+    loaded and holds the element with this id; Chromium and its profile go afterwards."""
+    chromium = chromium_or_skip()
+    with tempfile.TemporaryDirectory() as profile:
+        page = Browser(chromium, profile, width, height)
+        try:
+            page.call("Page.navigate", {"url": "file://" + os.path.abspath(path)})
+            page.wait(f"document.readyState === 'complete' && document.getElementById('{element_id}') !== null",
+                      f"the element '{element_id}' of {path}")
+            yield page
+        finally:
+            page.close()
 
 
 def save_section(page, element_id, width, height, path):

@@ -10,10 +10,9 @@ Usage: finance_layout.py REPORT.html SCREENSHOT.png
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from devtools import Browser, chromium_or_skip, fail, save_section  # noqa: E402  (tests/devtools.py)
+from devtools import fail, report_page, save_section  # noqa: E402  (tests/devtools.py)
 
 REPORT, SHOT = sys.argv[1], sys.argv[2]
 WIDTH = 1400
@@ -46,31 +45,23 @@ MEASURE = """(() => {
 
 
 def main():
-    chromium = chromium_or_skip()
-    with tempfile.TemporaryDirectory() as work:
-        page = Browser(chromium, work, WIDTH, 1100)
-        try:
-            page.call("Page.navigate", {"url": "file://" + os.path.abspath(REPORT)})
-            page.wait("document.readyState === 'complete' && document.getElementById('finance') !== null",
-                      "the report's finance section")
-            m = page.js(MEASURE)
-            if m["width"] != WIDTH:
-                fail(f"the window is {m['width']} px wide, not {WIDTH}")
-            if not m["sections"] or m["sections"][0] != "finance":
-                fail(f"the finance summary is not the first section: {m['sections'][:4]}")
-            if m["page_width"] > WIDTH or m["wide"]:
-                fail(f"the page is {m['page_width']} px wide in a {WIDTH} px window; too wide: {m['wide']}")
-            if m["rows"] < 1:
-                fail("no sensitivity table under 'Sensitivity of the total'")
-            if m["bars"] != m["rows"]:
-                fail(f"the finance section's tornado draws {m['bars']} bars for {m['rows']} sensitivity rows")
-            save_section(page, "finance", WIDTH, 1100, SHOT)
-            if page.console:
-                fail(f"the page logged errors: {page.console}")
-            print(json.dumps({"first_section": m["sections"][0], "page_width_px": m["page_width"],
-                              "tornado_bars": m["bars"], "sensitivity_rows": m["rows"]}))
-        finally:
-            page.close()
+    with report_page(REPORT, "finance", WIDTH, 1100) as page:
+        m = page.js(MEASURE)
+        if m["width"] != WIDTH:
+            fail(f"the window is {m['width']} px wide, not {WIDTH}")
+        if not m["sections"] or m["sections"][0] != "finance":
+            fail(f"the finance summary is not the first section: {m['sections'][:4]}")
+        if m["page_width"] > WIDTH or m["wide"]:
+            fail(f"the page is {m['page_width']} px wide in a {WIDTH} px window; too wide: {m['wide']}")
+        if m["rows"] < 1:
+            fail("no sensitivity table under 'Sensitivity of the total'")
+        if m["bars"] != m["rows"]:
+            fail(f"the finance section's tornado draws {m['bars']} bars for {m['rows']} sensitivity rows")
+        save_section(page, "finance", WIDTH, 1100, SHOT)
+        if page.console:
+            fail(f"the page logged errors: {page.console}")
+        print(json.dumps({"first_section": m["sections"][0], "page_width_px": m["page_width"],
+                          "tornado_bars": m["bars"], "sensitivity_rows": m["rows"]}))
     print("finance_layout: PASS")
 
 

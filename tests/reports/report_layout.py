@@ -9,10 +9,9 @@ Usage: report_layout.py REPORT.html SCREENSHOT.png
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from devtools import Browser, chromium_or_skip, fail, save_section  # noqa: E402  (tests/devtools.py)
+from devtools import fail, report_page, save_section  # noqa: E402  (tests/devtools.py)
 
 REPORT, SHOT = sys.argv[1], sys.argv[2]
 WIDTH = 1400
@@ -36,34 +35,27 @@ MEASURE = """(() => {
 
 
 def main():
-    chromium = chromium_or_skip()
-    with tempfile.TemporaryDirectory() as work:
-        page = Browser(chromium, work, WIDTH, 1100)
-        try:
-            page.call("Page.navigate", {"url": "file://" + os.path.abspath(REPORT)})
-            page.wait("document.readyState === 'complete' && document.getElementById('buy') !== null", "the report")
-            m = page.js(MEASURE)
-            if not m:
-                fail("the report has no 'Bill of materials' table")
-            if m["width"] != WIDTH:
-                fail(f"the window is {m['width']} px wide, not {WIDTH}")
-            for want in DECISION:
-                head = next((h for h in m["heads"] if h["text"].startswith(want)), None)
-                if head is None:
-                    fail(f"no '{want}' column in the bill of materials: {[h['text'] for h in m['heads']]}")
-                if head["left"] < m["box_left"] - 0.5 or head["right"] > m["box_right"] + 0.5:
-                    fail(f"the '{head['text']}' column spans {head['left']:.0f}-{head['right']:.0f} px: outside the "
-                         f"{m['box_left']:.0f}-{m['box_right']:.0f} px a {WIDTH} px window shows without scrolling")
-            want_ranks = [str(i + 1) for i in range(len(m["ranks"]))]
-            if m["ranks"] != want_ranks:
-                fail(f"the rank column reads {m['ranks']}, expected {want_ranks}")
-            save_section(page, "buy", WIDTH, 900, SHOT)
-            if page.console:
-                fail(f"the page logged errors: {page.console}")
-            print(json.dumps({"columns_on_screen": DECISION, "rows": len(m["ranks"]),
-                              "table_width_px": m["scroll_width"]}))
-        finally:
-            page.close()
+    with report_page(REPORT, "buy", WIDTH, 1100) as page:
+        m = page.js(MEASURE)
+        if not m:
+            fail("the report has no 'Bill of materials' table")
+        if m["width"] != WIDTH:
+            fail(f"the window is {m['width']} px wide, not {WIDTH}")
+        for want in DECISION:
+            head = next((h for h in m["heads"] if h["text"].startswith(want)), None)
+            if head is None:
+                fail(f"no '{want}' column in the bill of materials: {[h['text'] for h in m['heads']]}")
+            if head["left"] < m["box_left"] - 0.5 or head["right"] > m["box_right"] + 0.5:
+                fail(f"the '{head['text']}' column spans {head['left']:.0f}-{head['right']:.0f} px: outside the "
+                     f"{m['box_left']:.0f}-{m['box_right']:.0f} px a {WIDTH} px window shows without scrolling")
+        want_ranks = [str(i + 1) for i in range(len(m["ranks"]))]
+        if m["ranks"] != want_ranks:
+            fail(f"the rank column reads {m['ranks']}, expected {want_ranks}")
+        save_section(page, "buy", WIDTH, 900, SHOT)
+        if page.console:
+            fail(f"the page logged errors: {page.console}")
+        print(json.dumps({"columns_on_screen": DECISION, "rows": len(m["ranks"]),
+                          "table_width_px": m["scroll_width"]}))
     print("report_layout: PASS")
 
 

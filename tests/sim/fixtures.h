@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "planner/planner.h"
@@ -75,6 +76,16 @@ inline SimOptions with(Scheduler s) {
   SimOptions o;
   o.scheduler = s;
   o.check_invariants = true;
+  return o;
+}
+
+//! A run behind a benchmark client on scheduler `s`: at most `n` requests in flight
+//! (nullopt: no limit), every request sent at t = 0 when `all_at_once` (vllm bench serve
+//! --request-rate inf).
+inline SimOptions client(std::optional<int64_t> n, bool all_at_once, Scheduler s = Scheduler::chunked) {
+  SimOptions o = with(s);
+  o.max_concurrency = n;
+  o.all_at_once = all_at_once;
   return o;
 }
 

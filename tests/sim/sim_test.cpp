@@ -19,6 +19,7 @@
 using namespace kvplan;
 using namespace kvplan::sim;
 using kvplan::sim::test::burst;
+using kvplan::sim::test::client;
 using kvplan::sim::test::decode_sum;
 using kvplan::sim::test::h100;
 using kvplan::sim::test::llama3_8b;
@@ -370,19 +371,6 @@ TEST_CASE("rejected requests are failed requests in attainment and the p99 verdi
 
 
 // ------------------------------------------------------------------------- the benchmark client
-
-namespace {
-
-//! A run behind a benchmark client: at most `n` requests in flight (nullopt: no limit),
-//! every request sent at t = 0 when `all_at_once` (vllm bench serve --request-rate inf).
-SimOptions client(std::optional<int64_t> n, bool all_at_once) {
-  SimOptions o = with(Scheduler::chunked);
-  o.max_concurrency = n;
-  o.all_at_once = all_at_once;
-  return o;
-}
-
-}  // namespace
 
 TEST_CASE("concurrency 1 runs requests strictly one after another") {
   // Five requests of 1,000 prompt and 101 output tokens, all due at t = 0, at most one in

@@ -18,6 +18,7 @@ using kvplan::sim::test::h100;
 using kvplan::sim::test::llama3_8b;
 using kvplan::sim::test::poisson;
 using kvplan::sim::test::serving;
+using kvplan::sim::test::client;
 using kvplan::sim::test::with;
 
 namespace {
@@ -42,13 +43,6 @@ ServingOptions streaming(const Case& c, int64_t interval) {
   return o;
 }
 
-//! The benchmark client with one request in flight (the run's ITL is measured).
-SimOptions one_at_a_time(Scheduler s) {
-  SimOptions so = with(s);
-  so.max_concurrency = 1;
-  so.all_at_once = true;
-  return so;
-}
 
 }  // namespace
 
@@ -82,7 +76,7 @@ TEST_CASE("one request at idle: the first token goes at once whatever the stream
       const double prefill_s = stm.prefill(1000).time_s;
       const double decode_s = decode_sum(stm, 1, 1000, 12);
       const Simulator sim(m, g, o);
-      const SimResult r = sim.run(poisson(1, 1.0, 1000, 13), one_at_a_time(c.scheduler));
+      const SimResult r = sim.run(poisson(1, 1.0, 1000, 13), client(1, true, c.scheduler));
       REQUIRE(r.completed == 1);
       CHECK(r.ttft_s.p50 == doctest::Approx(0.010 + prefill_s + 0.003).epsilon(1e-12));
       CHECK(r.e2e_s.p50 == doctest::Approx(0.010 + prefill_s + decode_s + 0.003).epsilon(1e-12));
