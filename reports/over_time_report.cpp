@@ -104,7 +104,7 @@ std::vector<std::string> assumptions(const OverTimePlan& p) {
                   "is not counted), support and space as in the Buy figures, and energy (hosts at full power, bought "
                   "GPUs at idle power plus board power while busy) x PUE {:g} x ${:g}/kWh.",
                   p.site.amortization_years, p.site.pue, p.site.electricity_usd_per_kwh),
-      std::string("Cash: each tranche's capex paid in the month of its delivery. Break-even: the first month whose cumulative cash is at "
+      std::string("Cash: each tranche's capex paid in the month it is ordered (a lead time before it serves). Break-even: the first month whose cumulative cash is at "
                   "most renting everything's."),
       std::string("Each model's option is the one whose cheapest owned/rented split costs least over the horizon; "
                   "everything owned buys servers for the horizon's peak of that option, everything rented buys none.")};
@@ -464,7 +464,7 @@ std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
   }
   c.series = {mix, rent};
   if (owned_known) c.series.push_back(own);
-  c.note = "Capex paid on delivery; rent at the GPU catalog's price per GPU-hour.";
+  c.note = "Capex paid when ordered; rent at the GPU catalog's price per GPU-hour.";
   h += html::line_chart(c);
   if (!p.sensitivity.empty()) {
     h += "<h3>Sensitivity of the total</h3>\n<p>One assumption at a time, the others as planned; \"total\" keeps the "
@@ -489,7 +489,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
                    p.sensitivity.empty() ? std::string()
                                          : fmt::format(" (between {} and {}, one assumption at a time)",
                                                        usd(p.range_low_usd), usd(p.range_high_usd)));
-  h += fmt::format("<p>{}: capex {} paid on delivery; against {} renting everything{}.</p>\n",
+  h += fmt::format("<p>{}: capex {} paid when ordered; against {} renting everything{}.</p>\n",
                    servers > 0 ? fmt::format("Buy {} server{}, rent the peaks", servers, servers == 1 ? "" : "s")
                                : std::string("Rent everything (no purchase pays)"),
                    usd(capex), usd(p.all_rented_total_usd),
@@ -507,7 +507,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
   h += "</ul>\n</div>\n";
   html::StackedBars b;
   b.title = "Cash out by month";
-  b.unit = "USD per month (each tranche's capex in the month of its delivery)";
+  b.unit = "USD per month (each tranche's capex in the month it is ordered)";
   b.segments = {"capex", "owned running costs", "rent"};
   b.colors = {html::palette(3), html::palette(2), html::palette(0)};
   for (size_t k = 0; k < p.cash_by_month_usd.size(); ++k) {

@@ -188,7 +188,6 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
   const double hours = hours_per_period(curve);
   BuyFigures owned;  // of the servers serving in the month, and the replicas they hold
   int64_t serving = 0;
-  double capex_serving = 0;
   for (int64_t m = 0; m < d.horizon_months; ++m) {
     MonthCost mc;
     mc.month = m + 1;
@@ -232,9 +231,10 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
       mc.owned_usd = owned_fixed_usd_per_month(owned, site) + mc.energy_usd;
       running_usd = (owned.support_usd_per_year + owned.space_usd_per_year) / kMonthsPerYear + mc.energy_usd;
     }
-    // Capex is paid on delivery, tranche by tranche.
-    mc.capex_paid_usd = owned.capex_usd - capex_serving;
-    capex_serving = owned.capex_usd;
+    // A purchase order is paid when placed: the servers are rented around meanwhile, the
+    // money is gone from the order month (accrual still starts at delivery).
+    for (const Tranche& t : c.tranches)
+      if (t.order_month == mc.month) mc.capex_paid_usd += t.capex_usd;
     mc.cost_usd = mc.owned_usd + mc.rented_usd;
     mc.cash_usd = mc.capex_paid_usd + running_usd + mc.rented_usd;
     c.total_usd += mc.cost_usd;

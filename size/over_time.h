@@ -88,15 +88,15 @@ struct PeriodNeed {
   int64_t replicas = 0;  //!< ceil(rate / max rate per replica); 0 at rate 0
 };
 
-//! One month of a plan; accrual (capex spread over the amortization) and cash (capex paid
-//! on delivery).
+//! One month of a plan; accrual (capex spread over the amortization from delivery) and
+//! cash (capex paid in the month the servers are ordered).
 struct MonthCost {
   int64_t month = 0;                 //!< 1-based
   double growth_factor = 1;          //!< (1 + growth)^(month - 1)
   int64_t replicas_peak = 0;
   bool owned_serving = false;        //!< bought servers are delivered and serving
   int64_t servers_owned = 0;         //!< servers serving this month
-  double capex_paid_usd = 0;         //!< capex of the servers delivered this month (cash)
+  double capex_paid_usd = 0;         //!< capex of the servers ordered this month (cash)
   double owned_usd = 0;              //!< amortized capex + support + space + energy
   double energy_usd = 0;             //!< of which energy
   double rented_usd = 0;             //!< reserved + on demand + spot (with its interruptions)
@@ -113,7 +113,7 @@ struct MonthCost {
 };
 
 //! Servers bought together: ordered at the start of month `order_month` (1-based),
-//! serving L (the purchase lead time) months later, paid on delivery.
+//! serving L (the purchase lead time) months later, paid when ordered.
 struct Tranche {
   int64_t order_month = 1;
   int64_t servers = 0;    //!< servers added

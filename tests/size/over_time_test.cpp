@@ -120,17 +120,23 @@ TEST_CASE("break-even: the first month whose cumulative cash is at most renting 
 
 // Lead time 1 of 2 months: month 1 rents everything ($2,920), month 2 is the owned
 // month above. S = 1: 2,920 + 2,563.66 = 5,483.66; S = 0: 5,840; S = 2: 5,845.64;
-// S = 3: 6,207.62. Capex is paid in month 2, on delivery.
-TEST_CASE("purchase lead time: everything rented until the servers arrive") {
+// S = 3: 6,207.62. The order is paid when placed: capex in month 1 with that month's rent
+// (12,000 + 2,920), month 2 pays the owned month's running costs and rent (103.66 + 1,460),
+// and the accrual starts at delivery (month 1 holds no amortization).
+TEST_CASE("purchase lead time: everything rented until the servers arrive, capex paid at order") {
   DemandOptions d = two_periods(2);
   d.purchase_lead_months = 1;
   const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
   CHECK(p.best.servers == 1);
   CHECK_FALSE(p.best.months[0].owned_serving);
   CHECK(p.best.months[0].rented_usd == doctest::Approx(2920.0));
-  CHECK(p.best.months[0].cash_usd == doctest::Approx(2920.0));
+  CHECK(p.best.months[0].capex_paid_usd == doctest::Approx(12000.0));
+  CHECK(p.best.months[0].cash_usd == doctest::Approx(12000 + 2920.0));
+  CHECK(p.best.months[0].cost_usd == doctest::Approx(2920.0));
   CHECK(p.best.months[1].owned_serving);
-  CHECK(p.best.months[1].cash_usd == doctest::Approx(12000 + 103.66 + 1460));
+  CHECK(p.best.months[1].capex_paid_usd == 0);
+  CHECK(p.best.months[1].cash_usd == doctest::Approx(103.66 + 1460));
+  CHECK(p.best.cash_usd == doctest::Approx(12000 + 2920 + 103.66 + 1460));
   CHECK(p.best.total_usd == doctest::Approx(5483.66));
   CHECK(p.all_owned->total_usd == doctest::Approx(6207.62));
 }
@@ -192,7 +198,8 @@ TEST_CASE("staged purchases: one server now and one when demand grows, worked by
   CHECK(p.best.total_usd == doctest::Approx(5503.3496));
   CHECK(p.best.months[0].servers_owned == 1);
   CHECK(p.best.months[1].servers_owned == 2);
-  // Cash in month 2: the second server's $12,000 on delivery + energy 160.60 + 32.704, no rent.
+  // Cash in month 2: the second server's $12,000, ordered and (no lead time) serving that
+  // month, + energy 160.60 + 32.704, no rent.
   CHECK(p.best.months[1].capex_paid_usd == doctest::Approx(12000.0));
   CHECK(p.best.months[1].cash_usd == doctest::Approx(12000 + 160.60 + 32.704));
   CHECK(p.best.months[2].capex_paid_usd == 0);
