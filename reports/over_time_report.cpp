@@ -117,7 +117,8 @@ std::vector<std::string> all_assumptions(const OverTimePlan& p) {
   out.push_back(
       "With --prices, a GPU's card replaces the catalog's on-demand price. A reservation runs whole terms from month 1 "
       "that end inside the horizon, paid every hour of the term; each term reserves the replica levels above the "
-      "owned ones whose rent for the hours they are needed costs more (the term length saving most wins). Spot "
+      "owned ones whose rent for the hours they are needed costs more (the term length saving most wins); with "
+      "servers bought in tranches, the schedule and each term length's reservation are also chosen together. Spot "
       "takes the rented peaks when, with its interruptions, it costs less than on demand: per GPU-hour the spot price "
       "+ interruptions per month / 730 x (replace minutes / 60 + the p99 end-to-end latency in hours: the work in "
       "flight re-prefilled) x the on-demand price.");

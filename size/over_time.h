@@ -21,6 +21,8 @@
 // over the horizon, each tranche ordered L months before it serves; the cheapest
 // non-decreasing schedule is found exactly by dynamic programming over months and owned
 // counts (bounded by the peak's servers) and kept when it costs less than one purchase.
+// With reserved terms, each term length also runs one programme over months, owned counts
+// and the term's reserved replicas, so that purchases and reservations are chosen together.
 #pragma once
 
 #include <cstdint>
@@ -301,7 +303,9 @@ Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& dem
 //! One option's plan over the horizon: the replicas each period needs, everything rented,
 //! everything owned (servers for the horizon's peak) and the cheapest number of servers
 //! in between, bought at once or in tranches (best_schedule, with its best reservation),
-//! whichever costs less. model, candidate and gpu are left empty for the caller.
+//! or in tranches chosen together with a reservation of each term length (exact per term
+//! length up to 3 x 10^7 states: docs/buy.md "Purchases and reservations chosen
+//! together"), whichever costs less. model, candidate and gpu are left empty for the caller.
 ModelPlan plan_model(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
                      const SiteOptions& site);
 
