@@ -176,6 +176,14 @@ std::vector<std::string> risk_sentences(const OverTimePlan& p) {
                                     c->setting, usd(c->total_usd), pct(c->total_usd, p.total_usd),
                                     usd(c->replanned_total_usd), c->replanned_servers,
                                     c->replanned_servers == 1 ? "" : "s"));
+  if (p.demand_quantile_totals.size() == 3) {
+    const auto& q = p.demand_quantile_totals;
+    out.push_back(fmt::format(
+        "With demand x 0.8 to x 1.2 of the forecast, uniform (the range states no shape), the plan as bought costs at "
+        "most {} with probability {:g}, {} with {:g} and {} with {:g}; demand above the forecast is rented, so the SLO "
+        "rests on the time model's error and on GPUs to rent, not on the forecast.",
+        usd(q[0].second), q[0].first, usd(q[1].second), q[1].first, usd(q[2].second), q[2].first));
+  }
   if (p.confident_totals.empty()) {
     std::vector<std::string> unmeasured;
     for (const ModelPlan& m : p.models)
@@ -299,6 +307,9 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
                                 {"low", scenario_json(x.low)},
                                 {"high", scenario_json(x.high)},
                                 {"swing_usd", x.swing_usd()}});
+  j["demand_quantile_totals"] = nlohmann::json::array();
+  for (const auto& [q, usd] : p.demand_quantile_totals)
+    j["demand_quantile_totals"].push_back({{"probability", q}, {"total_usd", usd}});
   j["confident_totals"] = nlohmann::json::array();
   for (const auto& [q, c] : p.confident_totals) {
     nlohmann::json e = scenario_json(c);

@@ -839,6 +839,16 @@ void add_sensitivity(OverTimePlan& p) {
   hi.demand = 1.2;
   add("demand level", "kvplan's range, +-20 % on every period: the forecast's error", lo, times(lo.demand), hi,
       times(hi.demand));
+  // The same range read as a distribution: the demand factor uniform on it (a range with no
+  // stated shape). The plan as bought never costs less as demand rises (the replicas needed
+  // and their rent are non-decreasing in the rate), so its total's q-quantile is its total
+  // at the factor's q-quantile.
+  p.demand_quantile_totals.clear();
+  for (const double q : {0.1, 0.5, 0.9}) {
+    Shift s;
+    s.demand = lo.demand + (hi.demand - lo.demand) * q;
+    p.demand_quantile_totals.emplace_back(q, cost_under(p, s).total_usd);
+  }
   const double g = p.options.growth_per_month;
   if (g != 0) {
     lo = hi = Shift{};

@@ -262,6 +262,9 @@ struct OverTimePlan {
   //! The plan's total with replicas sized to meet the SLO at probability 0.9 and 0.99
   //! (empty: a model's GPU has no measured error).
   std::vector<std::pair<double, ScenarioCost>> confident_totals;
+  //! The plan as bought's total at probability q (0.1, 0.5, 0.9) with every period's demand
+  //! x a factor uniform on 0.8..1.2 (the demand level's range read as a distribution).
+  std::vector<std::pair<double, double>> demand_quantile_totals;
 };
 
 //! Replicas reserved: the term and the count in each whole term (empty: none).
@@ -326,7 +329,8 @@ ScenarioCost cost_under(const OverTimePlan& p, const Shift& s);
 //! Fills p.sensitivity, its range and p.confident_totals (docs/buy.md "Sensitivity"):
 //! rent and purchase prices x 0.75 and x 1.25, electricity x 0.5 and x 1.5, demand x 0.8
 //! and x 1.2, growth 0 and twice the planned (when it is not 0), servers 3 months late
-//! (when any are bought), and the time model's error (replicas at the max rate for 0.9).
+//! (when any are bought), and the time model's error (replicas at the max rate for 0.9);
+//! and p.demand_quantile_totals.
 void add_sensitivity(OverTimePlan& p);
 
 }  // namespace kvplan::size

@@ -445,6 +445,22 @@ TEST_CASE("sensitivity: the plan's total under each shifted assumption, worked b
 // 2,561.32 = 1,462.34; rent 2,928.66 - 2,198.66 = 730; purchase (x 0.75: 750 + 103.66 +
 // 1,460 = 2,313.66) 500; lead time 2,920 - 2,563.66 = 356.34; electricity (x 1.5: 2,615.49)
 // 103.66. No growth factor (none planned) and no time-model factor (no measured error).
+// Demand read as uniform on x 0.8..x 1.2: the quantiles 0.1, 0.5, 0.9 of the factor are
+// 0.84, 1.0 and 1.16. x 1.16: 11.6 and 34.8/s need 2 and 4 replicas, as at x 1.2: $4,023.66.
+// x 1.0: the plan, $2,563.66. x 0.84: 8.4 and 25.2/s need 1 and 3; the server serves 8.4/s
+// then 10/s: busy (0.84 + 1) x 365 x 0.8 = 537.28 h -> 214.912 kWh; energy (803 +
+// 214.912) x $0.10 = 101.7912; rent (0 + 2) x 730: 1,000 + 101.7912 + 1,460 = $2,561.7912.
+TEST_CASE("sensitivity: the demand range as a uniform distribution, the plan's total at its quantiles") {
+  OverTimePlan p = one_month_fleet(inputs());
+  add_sensitivity(p);
+  REQUIRE(p.demand_quantile_totals.size() == 3);
+  CHECK(p.demand_quantile_totals[0].first == doctest::Approx(0.1));
+  CHECK(p.demand_quantile_totals[0].second == doctest::Approx(2561.7912));
+  CHECK(p.demand_quantile_totals[1].second == doctest::Approx(2563.66));
+  CHECK(p.demand_quantile_totals[2].first == doctest::Approx(0.9));
+  CHECK(p.demand_quantile_totals[2].second == doctest::Approx(4023.66));
+}
+
 TEST_CASE("sensitivity: factors ranked by swing, the range one assumption at a time") {
   OverTimePlan p = one_month_fleet(inputs());
   add_sensitivity(p);
