@@ -104,7 +104,7 @@ std::vector<std::string> assumptions(const OverTimePlan& p) {
                   "is not counted), support and space as in the Buy figures, and energy (hosts at full power, bought "
                   "GPUs at idle power plus board power while busy) x PUE {:g} x ${:g}/kWh.",
                   p.site.amortization_years, p.site.pue, p.site.electricity_usd_per_kwh),
-      std::string("Cash: each tranche's capex paid in the month of its delivery. Break-even: the first month whose cumulative cash is at "
+      std::string("Cash: each tranche's capex paid in the month it is ordered (a lead time before it serves). Break-even: the first month whose cumulative cash is at "
                   "most renting everything's."),
       std::string("Each model's option is the one whose cheapest owned/rented split costs least over the horizon; "
                   "everything owned buys servers for the horizon's peak of that option, everything rented buys none.")};
@@ -117,7 +117,8 @@ std::vector<std::string> all_assumptions(const OverTimePlan& p) {
   out.push_back(
       "With --prices, a GPU's card replaces the catalog's on-demand price. A reservation runs whole terms from month 1 "
       "that end inside the horizon, paid every hour of the term; each term reserves the replica levels above the "
-      "owned ones whose rent for the hours they are needed costs more (the term length saving most wins). Spot "
+      "owned ones whose rent for the hours they are needed costs more (the term length saving most wins); with "
+      "servers bought in tranches, the schedule and each term length's reservation are also chosen together. Spot "
       "takes the rented peaks when, with its interruptions, it costs less than on demand: per GPU-hour the spot price "
       "+ interruptions per month / 730 x (replace minutes / 60 + the p99 end-to-end latency in hours: the work in "
       "flight re-prefilled) x the on-demand price.");
@@ -175,6 +176,14 @@ std::vector<std::string> risk_sentences(const OverTimePlan& p) {
                                     c->setting, usd(c->total_usd), pct(c->total_usd, p.total_usd),
                                     usd(c->replanned_total_usd), c->replanned_servers,
                                     c->replanned_servers == 1 ? "" : "s"));
+  if (p.demand_quantile_totals.size() == 3) {
+    const auto& q = p.demand_quantile_totals;
+    out.push_back(fmt::format(
+        "With demand x 0.8 to x 1.2 of the forecast, uniform (the range states no shape), the plan as bought costs at "
+        "most {} with probability {:g}, {} with {:g} and {} with {:g}; demand above the forecast is rented, so the SLO "
+        "rests on the time model's error and on GPUs to rent, not on the forecast.",
+        usd(q[0].second), q[0].first, usd(q[1].second), q[1].first, usd(q[2].second), q[2].first));
+  }
   if (p.confident_totals.empty()) {
     std::vector<std::string> unmeasured;
     for (const ModelPlan& m : p.models)
@@ -298,6 +307,9 @@ nlohmann::json over_time_json(const SizeResult& r, const OverTimePlan& p) {
                                 {"low", scenario_json(x.low)},
                                 {"high", scenario_json(x.high)},
                                 {"swing_usd", x.swing_usd()}});
+  j["demand_quantile_totals"] = nlohmann::json::array();
+  for (const auto& [q, usd] : p.demand_quantile_totals)
+    j["demand_quantile_totals"].push_back({{"probability", q}, {"total_usd", usd}});
   j["confident_totals"] = nlohmann::json::array();
   for (const auto& [q, c] : p.confident_totals) {
     nlohmann::json e = scenario_json(c);
@@ -464,7 +476,7 @@ std::string over_time_html(const SizeResult& r, const OverTimePlan& p) {
   }
   c.series = {mix, rent};
   if (owned_known) c.series.push_back(own);
-  c.note = "Capex paid on delivery; rent at the GPU catalog's price per GPU-hour.";
+  c.note = "Capex paid when ordered; rent at the GPU catalog's price per GPU-hour.";
   h += html::line_chart(c);
   if (!p.sensitivity.empty()) {
     h += "<h3>Sensitivity of the total</h3>\n<p>One assumption at a time, the others as planned; \"total\" keeps the "
@@ -489,7 +501,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
                    p.sensitivity.empty() ? std::string()
                                          : fmt::format(" (between {} and {}, one assumption at a time)",
                                                        usd(p.range_low_usd), usd(p.range_high_usd)));
-  h += fmt::format("<p>{}: capex {} paid on delivery; against {} renting everything{}.</p>\n",
+  h += fmt::format("<p>{}: capex {} paid when ordered; against {} renting everything{}.</p>\n",
                    servers > 0 ? fmt::format("Buy {} server{}, rent the peaks", servers, servers == 1 ? "" : "s")
                                : std::string("Rent everything (no purchase pays)"),
                    usd(capex), usd(p.all_rented_total_usd),
@@ -507,7 +519,7 @@ std::string over_time_summary_html(const SizeResult& r, const OverTimePlan& p) {
   h += "</ul>\n</div>\n";
   html::StackedBars b;
   b.title = "Cash out by month";
-  b.unit = "USD per month (each tranche's capex in the month of its delivery)";
+  b.unit = "USD per month (each tranche's capex in the month it is ordered)";
   b.segments = {"capex", "owned running costs", "rent"};
   b.colors = {html::palette(3), html::palette(2), html::palette(0)};
   for (size_t k = 0; k < p.cash_by_month_usd.size(); ++k) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -188,7 +189,6 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
   const double hours = hours_per_period(curve);
   BuyFigures owned;  // of the servers serving in the month, and the replicas they hold
   int64_t serving = 0;
-  double capex_serving = 0;
   for (int64_t m = 0; m < d.horizon_months; ++m) {
     MonthCost mc;
     mc.month = m + 1;
@@ -232,9 +232,10 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
       mc.owned_usd = owned_fixed_usd_per_month(owned, site) + mc.energy_usd;
       running_usd = (owned.support_usd_per_year + owned.space_usd_per_year) / kMonthsPerYear + mc.energy_usd;
     }
-    // Capex is paid on delivery, tranche by tranche.
-    mc.capex_paid_usd = owned.capex_usd - capex_serving;
-    capex_serving = owned.capex_usd;
+    // A purchase order is paid when placed: the servers are rented around meanwhile, the
+    // money is gone from the order month (accrual still starts at delivery).
+    for (const Tranche& t : c.tranches)
+      if (t.order_month == mc.month) mc.capex_paid_usd += t.capex_usd;
     mc.cost_usd = mc.owned_usd + mc.rented_usd;
     mc.cash_usd = mc.capex_paid_usd + running_usd + mc.rented_usd;
     c.total_usd += mc.cost_usd;
@@ -250,57 +251,108 @@ MixCost mix_cost(const MixInputs& in, const DemandCurve::Series& demand, const D
 
 namespace {
 
-//! Each month's cost (0-based, rows) with k x step servers serving (columns, k = 0 up to
-//! max_servers / step) and the rest rented at the peak price, no reservation; a count
-//! above 0 before the lead time is infinite (nothing delivered yet).
-std::vector<std::vector<double>> month_cost_table(const MixInputs& in, const DemandCurve::Series& demand,
-                                                  const DemandOptions& d, const SiteOptions& site, int64_t step,
-                                                  int64_t max_servers) {
+//! Each month's costs (0-based rows) that a schedule and a reservation add up: the owned
+//! servers' with k x step servers serving (k = 0 up to max_servers / step; infinite above
+//! 0 before the lead time: nothing delivered yet) and the rent at the peak price with c
+//! replicas covered by owned or reserved ones (c = 0 up to the horizon's peak: none rented
+//! beyond it). Owned replicas take the load first whatever is reserved, so their energy
+//! depends on k alone.
+struct MonthTables {
+  std::vector<int64_t> replicas;           //!< held by k x step servers
+  std::vector<std::vector<double>> owned;  //!< [month][k]
+  std::vector<std::vector<double>> rent;   //!< [month][c]
+  size_t levels() const { return replicas.size(); }
+  size_t covered_levels() const { return rent.empty() ? 1 : rent.front().size(); }
+  double at(size_t m, size_t k, int64_t reserved) const {
+    const auto c = std::min<size_t>(static_cast<size_t>(replicas[k] + reserved), covered_levels() - 1);
+    return owned[m][k] + rent[m][c];
+  }
+};
+
+MonthTables month_tables(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
+                         const SiteOptions& site, int64_t step, int64_t max_servers) {
   const auto levels = static_cast<size_t>(max_servers / step) + 1;
+  MonthTables t;
   std::vector<BuyFigures> fig(levels);
-  std::vector<int64_t> reps(levels, 0);
+  t.replicas.assign(levels, 0);
   for (size_t k = 1; k < levels; ++k) {
     const auto n = static_cast<int64_t>(k) * step;
     fig[k] = owned_figures(in, n, site);
-    reps[k] = owned_replica_count(in, n);
+    t.replicas[k] = owned_replica_count(in, n);
   }
   const PeakPrice peak = peak_price(in);
   const auto gpr = static_cast<double>(in.shape.gpus_per_replica());
   const double hours = hours_per_period(d.curve);
   const double max_rate = in.max_rate_per_replica_per_s;
-  std::vector<std::vector<double>> table(static_cast<size_t>(d.horizon_months),
-                                         std::vector<double>(levels, std::numeric_limits<double>::infinity()));
-  std::vector<double> rates(demand.requests_per_s.size()), rate_sum(rates.size() + 1, 0);
-  std::vector<int64_t> needs(rates.size()), need_sum(rates.size() + 1, 0);
-  for (int64_t m = 0; m < d.horizon_months; ++m) {
+  const auto months = static_cast<size_t>(d.horizon_months);
+  std::vector<std::vector<double>> rates(months, std::vector<double>(demand.requests_per_s.size()));
+  std::vector<std::vector<int64_t>> needs(months, std::vector<int64_t>(demand.requests_per_s.size()));
+  int64_t peak_need = 0;
+  for (size_t m = 0; m < months; ++m) {
     const double g = std::pow(1 + d.growth_per_month, static_cast<double>(m));
-    for (size_t i = 0; i < rates.size(); ++i) rates[i] = demand.requests_per_s[i] * g;
-    std::sort(rates.begin(), rates.end());
-    for (size_t i = 0; i < rates.size(); ++i) {
-      needs[i] = replicas_needed(rates[i], max_rate);
-      rate_sum[i + 1] = rate_sum[i] + rates[i];
-      need_sum[i + 1] = need_sum[i] + needs[i];
+    for (size_t i = 0; i < rates[m].size(); ++i) rates[m][i] = demand.requests_per_s[i] * g;
+    std::sort(rates[m].begin(), rates[m].end());
+    for (size_t i = 0; i < rates[m].size(); ++i) needs[m][i] = replicas_needed(rates[m][i], max_rate);
+    if (!needs[m].empty()) peak_need = std::max(peak_need, needs[m].back());
+  }
+  t.owned.assign(months, std::vector<double>(levels, std::numeric_limits<double>::infinity()));
+  t.rent.assign(months, std::vector<double>(static_cast<size_t>(peak_need) + 1, 0));
+  std::vector<double> rate_sum;
+  std::vector<int64_t> need_sum;
+  for (size_t m = 0; m < months; ++m) {
+    const auto& r = rates[m];
+    const auto& n = needs[m];
+    rate_sum.assign(r.size() + 1, 0);
+    need_sum.assign(n.size() + 1, 0);
+    for (size_t i = 0; i < r.size(); ++i) {
+      rate_sum[i + 1] = rate_sum[i] + r[i];
+      need_sum[i + 1] = need_sum[i] + n[i];
     }
-    auto& cost = table[static_cast<size_t>(m)];
-    const size_t deliverable = m >= d.purchase_lead_months ? levels : 1;
-    for (size_t k = 0; k < deliverable; ++k) {
-      const int64_t r = reps[k];
-      // Periods needing more than r replicas rent the rest; those at a rate above r x the
-      // max rate load the owned replicas fully.
-      const auto over = static_cast<size_t>(std::upper_bound(needs.begin(), needs.end(), r) - needs.begin());
-      const int64_t rented = need_sum.back() - need_sum[over] - r * static_cast<int64_t>(needs.size() - over);
-      cost[k] = static_cast<double>(rented) * gpr * hours * peak.usd_per_gpu_hour;
-      if (k == 0) continue;
-      const double cap = static_cast<double>(r) * max_rate;
-      const auto full = static_cast<size_t>(std::upper_bound(rates.begin(), rates.end(), cap) - rates.begin());
-      const double load = rate_sum[full] + cap * static_cast<double>(rates.size() - full);
+    for (size_t c = 0; c < t.rent[m].size(); ++c) {
+      // Periods needing more than c replicas rent the rest.
+      const auto cov = static_cast<int64_t>(c);
+      const auto over = static_cast<size_t>(std::upper_bound(n.begin(), n.end(), cov) - n.begin());
+      const int64_t rented = need_sum.back() - need_sum[over] - cov * static_cast<int64_t>(n.size() - over);
+      t.rent[m][c] = static_cast<double>(rented) * gpr * hours * peak.usd_per_gpu_hour;
+    }
+    t.owned[m][0] = 0;
+    if (static_cast<int64_t>(m) < d.purchase_lead_months) continue;
+    for (size_t k = 1; k < levels; ++k) {
+      // Periods at a rate above the owned replicas' max load them fully.
+      const double cap = static_cast<double>(t.replicas[k]) * max_rate;
+      const auto full = static_cast<size_t>(std::upper_bound(r.begin(), r.end(), cap) - r.begin());
+      const double load = rate_sum[full] + cap * static_cast<double>(r.size() - full);
       const double busy_replica_hours = load / max_rate * in.busy_fraction_at_max * hours;
-      cost[k] += owned_fixed_usd_per_month(fig[k], site) +
-                 owned_energy(in, static_cast<int64_t>(k) * step, fig[k].layout.gpus_bought, busy_replica_hours, site)
-                     .first;
+      t.owned[m][k] = owned_fixed_usd_per_month(fig[k], site) +
+                      owned_energy(in, static_cast<int64_t>(k) * step, fig[k].layout.gpus_bought, busy_replica_hours,
+                                   site)
+                          .first;
     }
   }
+  return t;
+}
+
+//! Each month's cost (rows) with k x step servers serving (columns) and the rest rented at
+//! the peak price, no reservation.
+std::vector<std::vector<double>> month_cost_table(const MonthTables& t) {
+  std::vector<std::vector<double>> table(t.owned.size(), std::vector<double>(t.levels()));
+  for (size_t m = 0; m < table.size(); ++m)
+    for (size_t k = 0; k < t.levels(); ++k) table[m][k] = t.at(m, k, 0);
   return table;
+}
+
+//! The purchases that give the owned level of each month (0-based; levels of `step`
+//! servers): a tranche wherever the level rises, ordered the lead time before.
+std::vector<Tranche> tranches_of(const std::vector<size_t>& levels, const DemandOptions& d, int64_t step) {
+  std::vector<Tranche> out;
+  size_t level = 0;
+  for (size_t m = 0; m < levels.size(); ++m) {
+    if (levels[m] > level)
+      out.push_back({static_cast<int64_t>(m) - d.purchase_lead_months + 1, static_cast<int64_t>(levels[m] - level) * step,
+                     0});
+    level = levels[m];
+  }
+  return out;
 }
 
 //! The cheapest non-decreasing path through the table's columns (best_schedule).
@@ -335,15 +387,84 @@ std::vector<Tranche> schedule_from_table(const std::vector<std::vector<double>>&
     path[m] = k;
     k = from[m * levels + k];
   }
-  std::vector<Tranche> out;
-  size_t level = 0;
-  for (size_t m = 0; m < path.size(); ++m) {
-    if (path[m] > level)
-      out.push_back({static_cast<int64_t>(m) - d.purchase_lead_months + 1, static_cast<int64_t>(path[m] - level) * step,
-                     0});
-    level = path[m];
+  return tranches_of(path, d, step);
+}
+
+//! A schedule and a reservation chosen together (joint_schedule).
+struct JointChoice {
+  std::vector<Tranche> tranches;
+  Reservation reservation;
+};
+
+//! Above this many states (months x owned levels x reserved levels) the joint search is
+//! not run (its back-pointers alone would take 4 bytes each): the schedule and the
+//! reservation are then chosen in turn.
+constexpr size_t kMaxJointStates = 30'000'000;
+
+//! The cheapest schedule of purchases (non-decreasing owned levels, as schedule_from_table)
+//! together with a reservation of `term`: whole terms from month 1, each reserving a level
+//! of 0 up to the horizon's peak replicas for all its months; months after the last whole
+//! term reserve none. Exact: dynamic programming over months with the state (owned level,
+//! the current term's reserved level); the reserved level may change only where a term
+//! starts. Ties go to fewer servers, later purchases and fewer reserved replicas. Empty
+//! when no whole term fits the horizon or the states exceed kMaxJointStates.
+std::optional<JointChoice> joint_schedule(const MonthTables& t, const ReservedTerm& term, const DemandOptions& d,
+                                          double gpus_per_replica, int64_t step) {
+  const int64_t terms = d.horizon_months / term.term_months;
+  const size_t months = t.owned.size(), levels = t.levels(), reserved_levels = t.covered_levels();
+  if (terms < 1 || months == 0 || months * levels * reserved_levels > kMaxJointStates) return std::nullopt;
+  const double reserved_usd = gpus_per_replica * kHoursPerMonth * term.usd_per_gpu_hour;  // a replica a month
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  const size_t states = levels * reserved_levels;  // state k x reserved_levels + j
+  std::vector<double> total(states, kNone), next(states, kNone), by_owned(levels);
+  std::vector<size_t> by_owned_j(levels);
+  total[0] = 0;
+  std::vector<uint32_t> from(months * states, 0);  // the state of month m - 1 on the path
+  for (size_t m = 0; m < months; ++m) {
+    const auto month = static_cast<int64_t>(m);
+    const bool starts = month % term.term_months == 0;  // a term starts, or the months after the last
+    const size_t jn = month < terms * term.term_months ? reserved_levels : 1;
+    std::fill(next.begin(), next.end(), kNone);
+    if (starts)  // the level reserved before is free to change: the cheapest per owned level
+      for (size_t k = 0; k < levels; ++k) {
+        by_owned[k] = kNone;
+        for (size_t j = 0; j < reserved_levels; ++j)
+          if (total[k * reserved_levels + j] < by_owned[k]) by_owned[k] = total[k * reserved_levels + j], by_owned_j[k] = j;
+      }
+    for (size_t j = 0; j < jn; ++j) {
+      // The owned count never falls: the cheapest level <= k (ties to the lower).
+      double best = kNone;
+      size_t arg = 0;
+      for (size_t k = 0; k < levels; ++k) {
+        const size_t prev = starts ? k * reserved_levels + by_owned_j[k] : k * reserved_levels + j;
+        const double v = starts ? by_owned[k] : total[prev];
+        if (v < best) best = v, arg = prev;
+        const size_t s = k * reserved_levels + j;
+        from[m * states + s] = static_cast<uint32_t>(arg);
+        next[s] = best + t.at(m, k, static_cast<int64_t>(j)) + static_cast<double>(j) * reserved_usd;
+      }
+    }
+    std::swap(total, next);
   }
-  return out;
+  size_t s = 0;
+  for (size_t x = 1; x < states; ++x)
+    if (total[x] < total[s]) s = x;
+  if (!(total[s] < kNone)) return std::nullopt;
+  std::vector<size_t> owned(months), reserved(months);
+  for (size_t m = months; m-- > 0;) {
+    owned[m] = s / reserved_levels;
+    reserved[m] = s % reserved_levels;
+    s = from[m * states + s];
+  }
+  JointChoice c;
+  c.tranches = tranches_of(owned, d, step);
+  for (int64_t w = 0; w < terms; ++w)
+    c.reservation.replicas.push_back(static_cast<int64_t>(reserved[static_cast<size_t>(w * term.term_months)]));
+  if (std::any_of(c.reservation.replicas.begin(), c.reservation.replicas.end(), [](int64_t n) { return n > 0; }))
+    c.reservation.term_months = term.term_months;
+  else
+    c.reservation.replicas.clear();
+  return c;
 }
 
 }  // namespace
@@ -352,7 +473,8 @@ std::vector<Tranche> best_schedule(const MixInputs& in, const DemandCurve::Serie
                                    const SiteOptions& site, int64_t step, int64_t max_servers) {
   if (!in.server || step < 1 || max_servers < step || !(in.max_rate_per_replica_per_s > 0)) return {};
   double total_usd = 0;
-  return schedule_from_table(month_cost_table(in, demand, d, site, step, max_servers), d, step, total_usd);
+  return schedule_from_table(month_cost_table(month_tables(in, demand, d, site, step, max_servers)), d, step,
+                             total_usd);
 }
 
 Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& demand, const DemandCurve& curve,
@@ -514,7 +636,8 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
       const auto with_reservation = [&](int64_t s) {
         return mix_cost(in, demand, d.curve, d, site, s, best_reservation(in, demand, d.curve, d, s));
       };
-      const std::vector<std::vector<double>> table = month_cost_table(in, demand, d, site, step, max_servers);
+      const MonthTables tables = month_tables(in, demand, d, site, step, max_servers);
+      const std::vector<std::vector<double>> table = month_cost_table(tables);
       // The best single purchase's total in the table (infinite: costed with reservations).
       double single_usd = std::numeric_limits<double>::infinity();
       if (in.reserved.empty()) {
@@ -545,6 +668,15 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
         MixCost c = mix_cost(in, demand, d.curve, d, site, t, best_reservation(in, demand, d.curve, d, t));
         if (c.total_usd < p.best.total_usd * (1 - 1e-12)) p.best = std::move(c);
       }
+      // Purchases and reservations chosen together, one term length at a time: a schedule
+      // that pays only with a reservation beside it (or a reservation only with servers
+      // bought later) is found here, not by choosing one after the other.
+      for (const ReservedTerm& term : in.reserved)
+        if (const auto j =
+                joint_schedule(tables, term, d, static_cast<double>(in.shape.gpus_per_replica()), step)) {
+          MixCost c = mix_cost(in, demand, d.curve, d, site, j->tranches, j->reservation);
+          if (c.total_usd < p.best.total_usd * (1 - 1e-12)) p.best = std::move(c);
+        }
     }
   }
   // Every plan compares with the cheapest rented mix, reservations and spot included.
@@ -707,6 +839,16 @@ void add_sensitivity(OverTimePlan& p) {
   hi.demand = 1.2;
   add("demand level", "kvplan's range, +-20 % on every period: the forecast's error", lo, times(lo.demand), hi,
       times(hi.demand));
+  // The same range read as a distribution: the demand factor uniform on it (a range with no
+  // stated shape). The plan as bought never costs less as demand rises (the replicas needed
+  // and their rent are non-decreasing in the rate), so its total's q-quantile is its total
+  // at the factor's q-quantile.
+  p.demand_quantile_totals.clear();
+  for (const double q : {0.1, 0.5, 0.9}) {
+    Shift s;
+    s.demand = lo.demand + (hi.demand - lo.demand) * q;
+    p.demand_quantile_totals.emplace_back(q, cost_under(p, s).total_usd);
+  }
   const double g = p.options.growth_per_month;
   if (g != 0) {
     lo = hi = Shift{};

@@ -21,6 +21,8 @@
 // over the horizon, each tranche ordered L months before it serves; the cheapest
 // non-decreasing schedule is found exactly by dynamic programming over months and owned
 // counts (bounded by the peak's servers) and kept when it costs less than one purchase.
+// With reserved terms, each term length also runs one programme over months, owned counts
+// and the term's reserved replicas, so that purchases and reservations are chosen together.
 #pragma once
 
 #include <cstdint>
@@ -88,15 +90,15 @@ struct PeriodNeed {
   int64_t replicas = 0;  //!< ceil(rate / max rate per replica); 0 at rate 0
 };
 
-//! One month of a plan; accrual (capex spread over the amortization) and cash (capex paid
-//! on delivery).
+//! One month of a plan; accrual (capex spread over the amortization from delivery) and
+//! cash (capex paid in the month the servers are ordered).
 struct MonthCost {
   int64_t month = 0;                 //!< 1-based
   double growth_factor = 1;          //!< (1 + growth)^(month - 1)
   int64_t replicas_peak = 0;
   bool owned_serving = false;        //!< bought servers are delivered and serving
   int64_t servers_owned = 0;         //!< servers serving this month
-  double capex_paid_usd = 0;         //!< capex of the servers delivered this month (cash)
+  double capex_paid_usd = 0;         //!< capex of the servers ordered this month (cash)
   double owned_usd = 0;              //!< amortized capex + support + space + energy
   double energy_usd = 0;             //!< of which energy
   double rented_usd = 0;             //!< reserved + on demand + spot (with its interruptions)
@@ -113,7 +115,7 @@ struct MonthCost {
 };
 
 //! Servers bought together: ordered at the start of month `order_month` (1-based),
-//! serving L (the purchase lead time) months later, paid on delivery.
+//! serving L (the purchase lead time) months later, paid when ordered.
 struct Tranche {
   int64_t order_month = 1;
   int64_t servers = 0;    //!< servers added
@@ -260,6 +262,9 @@ struct OverTimePlan {
   //! The plan's total with replicas sized to meet the SLO at probability 0.9 and 0.99
   //! (empty: a model's GPU has no measured error).
   std::vector<std::pair<double, ScenarioCost>> confident_totals;
+  //! The plan as bought's total at probability q (0.1, 0.5, 0.9) with every period's demand
+  //! x a factor uniform on 0.8..1.2 (the demand level's range read as a distribution).
+  std::vector<std::pair<double, double>> demand_quantile_totals;
 };
 
 //! Replicas reserved: the term and the count in each whole term (empty: none).
@@ -301,7 +306,9 @@ Reservation best_reservation(const MixInputs& in, const DemandCurve::Series& dem
 //! One option's plan over the horizon: the replicas each period needs, everything rented,
 //! everything owned (servers for the horizon's peak) and the cheapest number of servers
 //! in between, bought at once or in tranches (best_schedule, with its best reservation),
-//! whichever costs less. model, candidate and gpu are left empty for the caller.
+//! or in tranches chosen together with a reservation of each term length (exact per term
+//! length up to 3 x 10^7 states: docs/buy.md "Purchases and reservations chosen
+//! together"), whichever costs less. model, candidate and gpu are left empty for the caller.
 ModelPlan plan_model(const MixInputs& in, const DemandCurve::Series& demand, const DemandOptions& d,
                      const SiteOptions& site);
 
@@ -322,7 +329,8 @@ ScenarioCost cost_under(const OverTimePlan& p, const Shift& s);
 //! Fills p.sensitivity, its range and p.confident_totals (docs/buy.md "Sensitivity"):
 //! rent and purchase prices x 0.75 and x 1.25, electricity x 0.5 and x 1.5, demand x 0.8
 //! and x 1.2, growth 0 and twice the planned (when it is not 0), servers 3 months late
-//! (when any are bought), and the time model's error (replicas at the max rate for 0.9).
+//! (when any are bought), and the time model's error (replicas at the max rate for 0.9);
+//! and p.demand_quantile_totals.
 void add_sensitivity(OverTimePlan& p);
 
 }  // namespace kvplan::size

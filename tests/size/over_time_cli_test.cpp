@@ -192,8 +192,8 @@ TEST_CASE("size --demand --site-kw: the servers bought fit the site's power, the
 }
 
 // Staged purchases in the JSON: the tranches add up to the servers and capex bought, and
-// the months show each tranche's servers serving and its capex paid from its serving
-// month (order month + the lead time).
+// the months show each tranche's servers serving from its serving month (order month + the
+// lead time) and its capex paid in its order month (an order is paid when placed).
 TEST_CASE("size --demand --format json: the purchases schedule agrees with the months") {
   const Run r = kvplan_test::run_kvplan(kSize + "--demand " + demand_file() +
                                         " --horizon-months 8 --growth-per-month 0.3 --purchase-lead-months 1 "
@@ -219,7 +219,7 @@ TEST_CASE("size --demand --format json: the purchases schedule agrees with the m
     for (const auto& t : purchases) {
       if (t.at("serving_from_month").get<int64_t>() <= month.at("month").get<int64_t>())
         serving += t.at("servers_added").get<int64_t>();
-      if (t.at("serving_from_month") == month.at("month")) paid += t.at("capex_usd").get<double>();
+      if (t.at("order_month") == month.at("month")) paid += t.at("capex_usd").get<double>();
     }
     CHECK(month.at("owned_servers") == serving);
     CHECK(month.at("capex_paid_usd").get<double>() == doctest::Approx(paid));

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <vector>
 
 #include "size/over_time.h"
 #include "size/size.h"
@@ -50,6 +52,19 @@ DemandOptions two_periods(int64_t months) {
   d.curve.hours = {0, 12};
   d.curve.models = {{"m", {10, 30}}};
   d.horizon_months = months;
+  return d;
+}
+
+// One period covering the whole day, 10 requests/s in month 1 growing 40 % a month over
+// three months (the staged-purchase cases below).
+DemandOptions growing_day() {
+  DemandOptions d;
+  d.curve.file = "flat.csv";
+  d.curve.period_h = 24;
+  d.curve.hours = {0};
+  d.curve.models = {{"m", {10}}};
+  d.horizon_months = 3;
+  d.growth_per_month = 0.4;
   return d;
 }
 
@@ -120,17 +135,23 @@ TEST_CASE("break-even: the first month whose cumulative cash is at most renting 
 
 // Lead time 1 of 2 months: month 1 rents everything ($2,920), month 2 is the owned
 // month above. S = 1: 2,920 + 2,563.66 = 5,483.66; S = 0: 5,840; S = 2: 5,845.64;
-// S = 3: 6,207.62. Capex is paid in month 2, on delivery.
-TEST_CASE("purchase lead time: everything rented until the servers arrive") {
+// S = 3: 6,207.62. The order is paid when placed: capex in month 1 with that month's rent
+// (12,000 + 2,920), month 2 pays the owned month's running costs and rent (103.66 + 1,460),
+// and the accrual starts at delivery (month 1 holds no amortization).
+TEST_CASE("purchase lead time: everything rented until the servers arrive, capex paid at order") {
   DemandOptions d = two_periods(2);
   d.purchase_lead_months = 1;
   const ModelPlan p = plan_model(inputs(), d.curve.models[0], d, site());
   CHECK(p.best.servers == 1);
   CHECK_FALSE(p.best.months[0].owned_serving);
   CHECK(p.best.months[0].rented_usd == doctest::Approx(2920.0));
-  CHECK(p.best.months[0].cash_usd == doctest::Approx(2920.0));
+  CHECK(p.best.months[0].capex_paid_usd == doctest::Approx(12000.0));
+  CHECK(p.best.months[0].cash_usd == doctest::Approx(12000 + 2920.0));
+  CHECK(p.best.months[0].cost_usd == doctest::Approx(2920.0));
   CHECK(p.best.months[1].owned_serving);
-  CHECK(p.best.months[1].cash_usd == doctest::Approx(12000 + 103.66 + 1460));
+  CHECK(p.best.months[1].capex_paid_usd == 0);
+  CHECK(p.best.months[1].cash_usd == doctest::Approx(103.66 + 1460));
+  CHECK(p.best.cash_usd == doctest::Approx(12000 + 2920 + 103.66 + 1460));
   CHECK(p.best.total_usd == doctest::Approx(5483.66));
   CHECK(p.all_owned->total_usd == doctest::Approx(6207.62));
 }
@@ -169,13 +190,7 @@ TEST_CASE("growth compounds by month: without purchase data everything is rented
 //   $6,230.05; [0, 1, 1] $6,587.32; nothing bought 1,460 + 2 x 2,920 = $7,300.
 // The second server pays from the month its replica is needed all month, not before.
 TEST_CASE("staged purchases: one server now and one when demand grows, worked by hand") {
-  DemandOptions d;
-  d.curve.file = "flat.csv";
-  d.curve.period_h = 24;
-  d.curve.hours = {0};
-  d.curve.models = {{"m", {10}}};
-  d.horizon_months = 3;
-  d.growth_per_month = 0.4;
+  const DemandOptions d = growing_day();
   const auto& demand = d.curve.models[0];
   CHECK(mix_cost(inputs(), demand, d.curve, d, site(), 1).total_usd == doctest::Approx(6230.98));
   CHECK(mix_cost(inputs(), demand, d.curve, d, site(), 2).total_usd == doctest::Approx(6583.6496));
@@ -192,7 +207,8 @@ TEST_CASE("staged purchases: one server now and one when demand grows, worked by
   CHECK(p.best.total_usd == doctest::Approx(5503.3496));
   CHECK(p.best.months[0].servers_owned == 1);
   CHECK(p.best.months[1].servers_owned == 2);
-  // Cash in month 2: the second server's $12,000 on delivery + energy 160.60 + 32.704, no rent.
+  // Cash in month 2: the second server's $12,000, ordered and (no lead time) serving that
+  // month, + energy 160.60 + 32.704, no rent.
   CHECK(p.best.months[1].capex_paid_usd == doctest::Approx(12000.0));
   CHECK(p.best.months[1].cash_usd == doctest::Approx(12000 + 160.60 + 32.704));
   CHECK(p.best.months[2].capex_paid_usd == 0);
@@ -244,6 +260,77 @@ TEST_CASE("staged purchases: the schedule found is the cheapest of all schedules
   walk(0, 0);
   CHECK(found.size() > 1);
   CHECK(found_usd == doctest::Approx(best_usd));
+}
+
+// Purchases and a reservation chosen together, by hand. The growing flat day of "staged
+// purchases" above (needs 1, 2, 2 replicas in months 1-3; a rented replica-month $1,460; one
+// owned server $1,103.66 a month: $1,000 + 80.30 idle + 23.36 busy at its full 10/s) and a
+// 3-month reservation at $1.20/GPU-h: $2,628 a replica for the term (3 x 730 x 1.20).
+// Chosen one after the other:
+//   the schedule without reservations is [1, 2, 2] ($5,503.3496, above) and then leaves no
+//   replica to reserve;
+//   each single purchase with its best reservation: none bought, both levels reserved
+//   (level 1 saves 2,190 h x $2 - 2,628 = $1,752, level 2 1,460 h x $2 - 2,628 = $292):
+//   2 x 2,628 = $5,256; one server now, level 2 reserved: 3 x 1,103.66 + 2,628 =
+//   $5,938.98; two servers $6,583.6496. The cheapest: $5,256, nothing bought.
+// Together: one replica reserved for the term covers month 1, and one server bought in
+// month 2 covers the rest: 2,628 + 2 x 1,103.66 = $4,835.32. Every other pair costs more:
+// reserving one level with no server 2,628 + 2 x 1,460 = $5,548, with a server from month 1
+// 2,628 + 3 x 1,103.66 = $5,938.98; reserving none the $5,503.3496 above; two levels
+// $5,256.
+TEST_CASE("reserved and staged purchases chosen together: reserve the base, buy when demand grows") {
+  const DemandOptions d = growing_day();
+  const auto& demand = d.curve.models[0];
+  MixInputs in = inputs();
+  in.reserved = {{3, 1.20}};
+  CHECK(mix_cost(in, demand, d.curve, d, site(), 0, Reservation{3, {2}}).total_usd == doctest::Approx(5256.0));
+  const ModelPlan p = plan_model(in, demand, d, site());
+  CHECK(p.all_rented.total_usd == doctest::Approx(5256.0));
+  REQUIRE(p.best.tranches.size() == 1);
+  CHECK(p.best.tranches[0].order_month == 2);
+  CHECK(p.best.tranches[0].servers == 1);
+  CHECK(p.best.reserved_term_months == 3);
+  CHECK(p.best.reserved_replicas == std::vector<int64_t>{1});
+  CHECK(p.best.total_usd == doctest::Approx(4835.32));
+  CHECK(p.best.months[0].rented_usd == doctest::Approx(876.0));  // the reserved replica: 730 x 1.20
+  CHECK(p.best.months[0].rented_gpu_hours == 0);
+  CHECK(p.best.months[1].servers_owned == 1);
+  CHECK(p.best.months[1].rented_gpu_hours == 0);
+}
+
+// The joint choice is exact: on a small case with a lead time, two periods and two terms,
+// no schedule of purchases with any reservation of 2-month terms costs less than the plan.
+TEST_CASE("reserved and staged purchases chosen together: no schedule and reservation costs less") {
+  DemandOptions d = two_periods(4);
+  d.growth_per_month = 0.3;
+  d.purchase_lead_months = 1;
+  const auto& demand = d.curve.models[0];
+  MixInputs in = inputs();
+  in.reserved = {{2, 1.50}};
+  // Month 4's peak: 30 x 1.3^3 = 65.9/s, 7 replicas.
+  const int64_t peak = 7;
+  const ModelPlan p = plan_model(in, demand, d, site());
+  double best_usd = std::numeric_limits<double>::infinity();
+  std::vector<int64_t> count(static_cast<size_t>(d.horizon_months), 0);  // month 1: 0 (lead time)
+  const std::function<void(size_t, int64_t)> walk = [&](size_t m, int64_t low) {
+    if (m == count.size()) {
+      std::vector<Tranche> t;
+      for (size_t k = 1; k < count.size(); ++k)
+        if (count[k] > count[k - 1]) t.push_back({static_cast<int64_t>(k), count[k] - count[k - 1], 0});
+      for (int64_t a = 0; a <= peak; ++a)
+        for (int64_t b = 0; b <= peak; ++b)
+          best_usd = std::min(best_usd, mix_cost(in, demand, d.curve, d, site(), t, Reservation{2, {a, b}}).total_usd);
+      return;
+    }
+    for (int64_t n = low; n <= (m == 0 ? 0 : peak); ++n) {
+      count[m] = n;
+      walk(m + 1, n);
+    }
+  };
+  walk(0, 0);
+  CHECK(p.best.total_usd == doctest::Approx(best_usd));
+  CHECK(p.best.reserved_term_months == 2);
+  CHECK_FALSE(p.best.tranches.empty());
 }
 
 TEST_CASE("an idle period needs no replica") {
@@ -358,6 +445,22 @@ TEST_CASE("sensitivity: the plan's total under each shifted assumption, worked b
 // 2,561.32 = 1,462.34; rent 2,928.66 - 2,198.66 = 730; purchase (x 0.75: 750 + 103.66 +
 // 1,460 = 2,313.66) 500; lead time 2,920 - 2,563.66 = 356.34; electricity (x 1.5: 2,615.49)
 // 103.66. No growth factor (none planned) and no time-model factor (no measured error).
+// Demand read as uniform on x 0.8..x 1.2: the quantiles 0.1, 0.5, 0.9 of the factor are
+// 0.84, 1.0 and 1.16. x 1.16: 11.6 and 34.8/s need 2 and 4 replicas, as at x 1.2: $4,023.66.
+// x 1.0: the plan, $2,563.66. x 0.84: 8.4 and 25.2/s need 1 and 3; the server serves 8.4/s
+// then 10/s: busy (0.84 + 1) x 365 x 0.8 = 537.28 h -> 214.912 kWh; energy (803 +
+// 214.912) x $0.10 = 101.7912; rent (0 + 2) x 730: 1,000 + 101.7912 + 1,460 = $2,561.7912.
+TEST_CASE("sensitivity: the demand range as a uniform distribution, the plan's total at its quantiles") {
+  OverTimePlan p = one_month_fleet(inputs());
+  add_sensitivity(p);
+  REQUIRE(p.demand_quantile_totals.size() == 3);
+  CHECK(p.demand_quantile_totals[0].first == doctest::Approx(0.1));
+  CHECK(p.demand_quantile_totals[0].second == doctest::Approx(2561.7912));
+  CHECK(p.demand_quantile_totals[1].second == doctest::Approx(2563.66));
+  CHECK(p.demand_quantile_totals[2].first == doctest::Approx(0.9));
+  CHECK(p.demand_quantile_totals[2].second == doctest::Approx(4023.66));
+}
+
 TEST_CASE("sensitivity: factors ranked by swing, the range one assumption at a time") {
   OverTimePlan p = one_month_fleet(inputs());
   add_sensitivity(p);
@@ -486,6 +589,30 @@ TEST_CASE("reserved and spot: the cheapest mix of owned, reserved, on demand and
 // $13,140), level 2 does not ($8,760). A month: $1,095 + 2 x 365 x $2 = $2,555.
 // An 18-month horizon holds one whole 12-month term: months 13-18 rent level 1 on
 // demand again ($2,920 a month): 12 x $2,555 + 6 x $2,920 = $48,180.
+// A reservation pays for a replica level when the share of hours the level is needed
+// exceeds the reserved / on-demand price ratio. Flat demand over 36 months, rented only:
+// two 12-hour periods need 1 and 2 replicas (10 and 20/s), on demand $2/GPU-h, one 36-month
+// term. Level 1 is needed all the time (1.0), level 2 half of it (0.5).
+//   $1.20 (ratio 0.6): level 1 only. A month: 730 x 1.20 + 365 x $2 = $1,606; 36 months
+//   $57,816 (both reserved: 36 x 2 x 876 = $63,072; none: 36 x 3 x 365 x 2 = $78,840).
+//   $0.90 (ratio 0.45 < 0.5): both levels: 36 x 2 x 730 x 0.90 = $47,304 (level 1 only:
+//   36 x (657 + 730) = $49,932).
+TEST_CASE("reserved: a level is reserved when its share of hours exceeds the price ratio") {
+  DemandOptions d = two_periods(36);
+  d.curve.models = {{"m", {10, 20}}};
+  MixInputs in = inputs();
+  in.server.reset();
+  in.reserved = {{36, 1.20}};
+  const ModelPlan a = plan_model(in, d.curve.models[0], d, site());
+  CHECK(a.best.reserved_term_months == 36);
+  CHECK(a.best.reserved_replicas == std::vector<int64_t>{1});
+  CHECK(a.best.total_usd == doctest::Approx(57816.0));
+  in.reserved = {{36, 0.90}};
+  const ModelPlan b = plan_model(in, d.curve.models[0], d, site());
+  CHECK(b.best.reserved_replicas == std::vector<int64_t>{2});
+  CHECK(b.best.total_usd == doctest::Approx(47304.0));
+}
+
 TEST_CASE("reserved: whole terms inside the horizon, the months after them rented") {
   const MixInputs in = with_card(false);
   const DemandOptions year = two_periods(12);
