@@ -186,6 +186,7 @@ int cmd_simulate(const Args& args) {
   r.options = with_engine_defaults(g, given);
   r.scale_out_note = scale_out_note(g, r.options);
   r.bandwidth_transfer = memory_bandwidth_transfer(r.options.calibration, g);
+  r.gemm_transfer = gemm_flops_transfer(r.options.calibration, g);
   r.workload = question_workload(
       vm, "simulate", vm.count("requests") ? parse_int_option(vm["requests"].as<std::string>(), "--requests") : 0);
   apply_random_options(vm, r.workload);

@@ -270,6 +270,11 @@ Calibration to_calibration(const CalibrationFile& c, const std::string& file) {
     out.gpu_interconnect_bytes_per_s = fitted.interconnect_bytes_per_s;
     out.gpu_memory_bandwidth_bytes_per_s = fitted.memory_bandwidth_bytes_per_s;
     out.gpu_measured_memory_bandwidth_bytes_per_s = fitted.measured_memory_bandwidth_bytes_per_s.value_or(0.0);
+    if (fitted.measured_gemm_flops_per_s) {
+      out.gpu_measured_gemm_flops_fraction =
+          *fitted.measured_gemm_flops_per_s / fitted.peak_flops.for_dtype(fitted.measured_gemm_dtype);
+      out.gpu_measured_gemm_dtype = fitted.measured_gemm_dtype;
+    }
   }
   return out;
 }

@@ -1521,27 +1521,57 @@ KvLinks parse_kv_links(const YAML::Node& n, const std::string& file) {
   return links;
 }
 
-// `measured: {hbm_bandwidth_bytes_per_s, source}`: a published microbenchmark's achievable
-// bandwidth, which cannot exceed the datasheet's; a figure without its source is refused.
+// `measured:` published microbenchmarks' achievable ceilings, each with its source:
+// `hbm_bandwidth_bytes_per_s` (+ `source`), at most the datasheet bandwidth, and
+// `gemm_flops_per_s` at `gemm_dtype` (+ `gemm_source`), at most that dtype's datasheet peak.
+// At least one is given; a figure without its source is refused.
 void parse_measured(const YAML::Node& n, const std::string& file, GpuSpec& g) {
-  if (!n.IsMap()) throw InputError(file, "measured", "a mapping {hbm_bandwidth_bytes_per_s, source}", "not a mapping");
+  const std::string keys = "hbm_bandwidth_bytes_per_s, source, gemm_flops_per_s, gemm_dtype, gemm_source";
+  if (!n.IsMap()) throw InputError(file, "measured", "a mapping {" + keys + "}", "not a mapping");
   for (const auto& kv : n) {
     const std::string k = kv.first.as<std::string>();
-    if (k != "hbm_bandwidth_bytes_per_s" && k != "source")
-      throw InputError(file, "measured." + k, "one of the keys hbm_bandwidth_bytes_per_s, source", "an unknown key");
+    if (k != "hbm_bandwidth_bytes_per_s" && k != "source" && k != "gemm_flops_per_s" && k != "gemm_dtype" && k != "gemm_source")
+      throw InputError(file, "measured." + k, "one of the keys " + keys, "an unknown key");
   }
-  const YAML::Node bw = n["hbm_bandwidth_bytes_per_s"];
-  const double d = bw.IsDefined() && bw.IsScalar() ? bw.as<double>(-1.0) : -1.0;
-  if (!(std::isfinite(d) && d > 0 && d <= g.memory_bandwidth_bytes_per_s))
-    throw InputError(file, "measured.hbm_bandwidth_bytes_per_s",
-                     "a positive number of bytes/s at most the datasheet memory_bandwidth_bytes_per_s (" +
-                         YAML::Node(g.memory_bandwidth_bytes_per_s).Scalar() + ")",
-                     !bw.IsDefined() ? "nothing" : bw.IsScalar() ? "'" + bw.Scalar() + "'" : "not a number");
-  const YAML::Node src = n["source"];
-  if (!src.IsDefined() || !src.IsScalar() || src.Scalar().empty())
-    throw InputError(file, "measured.source", "the measurement's source (who measured it, how, where published)", "nothing");
-  g.measured_memory_bandwidth_bytes_per_s = d;
-  g.measured_source = src.Scalar();
+  const auto figure = [&](const char* key, double bound, const std::string& expected) {
+    const YAML::Node v = n[key];
+    const double d = v.IsDefined() && v.IsScalar() ? v.as<double>(-1.0) : -1.0;
+    if (!(std::isfinite(d) && d > 0 && d <= bound))
+      throw InputError(file, std::string("measured.") + key, expected,
+                       !v.IsDefined() ? "nothing" : v.IsScalar() ? "'" + v.Scalar() + "'" : "not a number");
+    return d;
+  };
+  const auto source = [&](const char* key) {
+    const YAML::Node src = n[key];
+    if (!src.IsDefined() || !src.IsScalar() || src.Scalar().empty())
+      throw InputError(file, std::string("measured.") + key, "the measurement's source (who measured it, how, where published)",
+                       "nothing");
+    return src.Scalar();
+  };
+  if (!n["hbm_bandwidth_bytes_per_s"].IsDefined() && !n["gemm_flops_per_s"].IsDefined())
+    throw InputError(file, "measured.hbm_bandwidth_bytes_per_s", "a measured figure (hbm_bandwidth_bytes_per_s or gemm_flops_per_s)",
+                     "neither");
+  if (n["hbm_bandwidth_bytes_per_s"].IsDefined()) {
+    g.measured_memory_bandwidth_bytes_per_s =
+        figure("hbm_bandwidth_bytes_per_s", g.memory_bandwidth_bytes_per_s,
+               "a positive number of bytes/s at most the datasheet memory_bandwidth_bytes_per_s (" +
+                   YAML::Node(g.memory_bandwidth_bytes_per_s).Scalar() + ")");
+    g.measured_source = source("source");
+  }
+  if (n["gemm_flops_per_s"].IsDefined()) {
+    const YAML::Node dt = n["gemm_dtype"];
+    const std::optional<DType> d = dt.IsDefined() && dt.IsScalar() ? parse_dtype(dt.Scalar()) : std::nullopt;
+    if (!d || g.peak_flops.for_dtype(*d) <= 0)
+      throw InputError(file, "measured.gemm_dtype", "the dtype the GEMMs were timed at, one with a peak_flops rate (fp16, bf16, fp8, int8)",
+                       !dt.IsDefined() ? "nothing" : dt.IsScalar() ? "'" + dt.Scalar() + "'" : "not a dtype");
+    const double peak = g.peak_flops.for_dtype(*d);
+    g.measured_gemm_flops_per_s = figure(
+        "gemm_flops_per_s", peak, "a positive number of FLOP/s at most the datasheet peak_flops at gemm_dtype (" + YAML::Node(peak).Scalar() + ")");
+    g.measured_gemm_dtype = *d;
+    g.measured_gemm_source = source("gemm_source");
+  } else if (n["gemm_dtype"].IsDefined() || n["gemm_source"].IsDefined()) {
+    throw InputError(file, "measured.gemm_flops_per_s", "the measured GEMM FLOP/s that gemm_dtype / gemm_source describe", "nothing");
+  }
 }
 
 }  // namespace

@@ -313,6 +313,7 @@ Plan make_plan(const ModelConfig& model, const GpuSpec& g, const ServingOptions&
   const StepTimeModel st(m, g, o);
   p.scale_out_note = scale_out_note(g, o);
   p.bandwidth_transfer = memory_bandwidth_transfer(o.calibration, g);
+  p.gemm_transfer = gemm_flops_transfer(o.calibration, g);
   p.prefill_time = st.prefill(context_tokens);
   p.decode_time = o.kv_cache ? st.decode(batch, context_tokens)
                              : st.step(batch_tokens,

@@ -447,11 +447,17 @@ std::string scale_out_note(const GpuSpec& g, const ServingOptions& o);
 //! measured / datasheet), so the fitted efficiency is read as a share of what the fitted
 //! GPU can really stream. `measured` is false, and factor 1 (the datasheet fraction
 //! carried over as before), when either GPU has no measured ceiling or no GPU is named.
-struct BandwidthTransfer {
+struct CeilingTransfer {
   double factor = 1;
   bool measured = false;
 };
-BandwidthTransfer memory_bandwidth_transfer(const Calibration& c, const GpuSpec& g);
+CeilingTransfer memory_bandwidth_transfer(const Calibration& c, const GpuSpec& g);
+//! The same for the GEMM FLOP efficiency (a fraction of the fitted GPU's datasheet peak):
+//! factor = (g's measured GEMM FLOP/s / its peak) / (the fitted GPU's measured / peak), both
+//! measured at the same dtype (configs/gpus `measured.gemm_dtype`); factor 1 and `measured`
+//! false where either GPU lacks the figure or the dtypes differ. Prefill attention's FLOP
+//! efficiency is not transferred (no same-method attention figure: docs/calibration.md).
+CeilingTransfer gemm_flops_transfer(const Calibration& c, const GpuSpec& g);
 
 // ---------------------------------------------------------------- the plan
 struct Plan {
@@ -473,7 +479,8 @@ struct Plan {
   std::optional<SharedPrefixCapacity> shared_prefix;  // --shared-prefix-tokens
   std::string weight_format;           // "bf16", or the quantization in force ("fp8", "mxfp4", ...)
   std::string scale_out_note;          // which collectives leave the scale-up domain (scale_out_note)
-  BandwidthTransfer bandwidth_transfer;  // the calibration's memory-bound efficiencies on this GPU
+  CeilingTransfer bandwidth_transfer;  // the calibration's memory-bound efficiencies on this GPU
+  CeilingTransfer gemm_transfer;       // and its GEMM FLOP efficiency
   //! What paging bought: the longest request the engine admits (--max-model-len, else the
   //! derived maximum) and the requests the same pool holds when each reserves that many
   //! tokens up front, as engines allocated before PagedAttention (docs/speculative.md).

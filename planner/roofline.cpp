@@ -40,7 +40,8 @@
 // token counts, so small-M GEMMs pay their weight reads and large ones their FLOPs. On a
 // GPU other than the fitted one every BW x efficiency below is also x the ratio of the two
 // GPUs' measured memory-bandwidth fractions (memory_bandwidth_transfer; 1 where either is
-// unmeasured):
+// unmeasured), and peak x gemm_flops_efficiency x the ratio of their measured GEMM FLOP/s
+// fractions at one dtype (gemm_flops_transfer):
 //   GEMMs       = weights read (MoE: experts touched; the input embedding only for the
 //                 step's token rows, a gather, not the whole table)
 //                 / (BW x gemm_bandwidth_efficiency)
@@ -172,13 +173,21 @@ bool fp4_math(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o) {
 
 }  // namespace
 
-BandwidthTransfer memory_bandwidth_transfer(const Calibration& c, const GpuSpec& g) {
+CeilingTransfer memory_bandwidth_transfer(const Calibration& c, const GpuSpec& g) {
   if (c.gpu.empty() || c.gpu_measured_memory_bandwidth_bytes_per_s <= 0 || c.gpu_memory_bandwidth_bytes_per_s <= 0 ||
       !g.measured_memory_bandwidth_bytes_per_s)
     return {};
   const double fitted = c.gpu_measured_memory_bandwidth_bytes_per_s / c.gpu_memory_bandwidth_bytes_per_s;
   const double target = *g.measured_memory_bandwidth_bytes_per_s / g.memory_bandwidth_bytes_per_s;
   return {target / fitted, true};
+}
+
+CeilingTransfer gemm_flops_transfer(const Calibration& c, const GpuSpec& g) {
+  if (c.gpu.empty() || c.gpu_measured_gemm_flops_fraction <= 0 || !g.measured_gemm_flops_per_s ||
+      g.measured_gemm_dtype != c.gpu_measured_gemm_dtype)
+    return {};
+  const double peak = g.peak_flops.for_dtype(g.measured_gemm_dtype);  // > 0: parse_measured
+  return {*g.measured_gemm_flops_per_s / peak / c.gpu_measured_gemm_flops_fraction, true};
 }
 
 std::string scale_out_note(const GpuSpec& g, const ServingOptions& o) {
@@ -353,7 +362,7 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
   refined_ = c.gemm_flops_efficiency > 0 && c.gemm_bandwidth_efficiency > 0;
   custom_allreduce_ = refined_ && same_link;
   if (refined_) {
-    gemm_flops_per_s_ = peak_flops_per_gpu_ * c.gemm_flops_efficiency;
+    gemm_flops_per_s_ = peak_flops_per_gpu_ * c.gemm_flops_efficiency * gemm_flops_transfer(c, g).factor;
     gemm_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.gemm_bandwidth_efficiency * bw_transfer;
     attn_flops_per_s_ = peak_flops_per_gpu_ * prefill_eff_;
     elementwise_bytes_per_s_ = g.memory_bandwidth_bytes_per_s * c.elementwise_bandwidth_efficiency * bw_transfer;

@@ -346,6 +346,14 @@ struct GpuSpec {
   //! ratio of the two GPUs' measured fractions (memory_bandwidth_transfer, planner.h).
   std::optional<double> measured_memory_bandwidth_bytes_per_s;
   std::string measured_source;
+  //! Achievable dense GEMM FLOP/s as a published microbenchmark measured it at one dtype
+  //! (configs/gpus `measured.gemm_flops_per_s`, `gemm_dtype`: at most that dtype's
+  //! datasheet peak) and where it comes from; nullopt: not measured. A calibration's GEMM
+  //! FLOP efficiency transfers by the ratio of the two GPUs' measured fractions of peak at
+  //! the same dtype (gemm_flops_transfer, planner.h).
+  std::optional<double> measured_gemm_flops_per_s;
+  DType measured_gemm_dtype = DType::fp8;
+  std::string measured_gemm_source;
   //! GPUs one NVLink / xGMI domain joins at interconnect_bytes_per_s (8 on an HGX board,
   //! 72 in an NVL72 rack; 1: no GPU fabric); 0: not given. A collective over more GPUs
   //! crosses the scale-out link (kv_links rdma, else ethernet).
@@ -419,6 +427,10 @@ struct Calibration {
   //! measured): the memory-bound efficiencies transfer by the measured fractions' ratio.
   double gpu_memory_bandwidth_bytes_per_s = 0;
   double gpu_measured_memory_bandwidth_bytes_per_s = 0;
+  //! That GPU's measured GEMM FLOP/s over its datasheet peak at the measured dtype (0: not
+  //! measured): the GEMM FLOP efficiency transfers by the measured fractions' ratio.
+  double gpu_measured_gemm_flops_fraction = 0;
+  DType gpu_measured_gemm_dtype = DType::fp8;
   std::vector<AccuracyNote> accuracy;  // the file's measured error statements, if any
   std::vector<MeasuredError> held_out_errors;  // the runs behind them (planner/error_bars.h)
 

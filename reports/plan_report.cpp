@@ -407,7 +407,7 @@ std::string plan_detail(const PlanRow& r) {
                      seconds(t.overhead_s), t.lora_s > 0 ? ", LoRA kernels " + seconds(t.lora_s) : "", to_string(t.bound));
   };
   s += "Roofline latency";
-  s += " (calibration: " + calibration_label(r.options.calibration, r.gpu, p.bandwidth_transfer) + ")\n";
+  s += " (calibration: " + calibration_label(r.options.calibration, r.gpu, p.bandwidth_transfer, p.gemm_transfer) + ")\n";
   step("prefill", p.prefill_time);
   step("decode step", p.decode_time);
   if (!p.scale_out_note.empty()) s += "  note: " + p.scale_out_note + "\n";

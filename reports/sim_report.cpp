@@ -269,7 +269,9 @@ nlohmann::json sim_json(const SimReport& r) {
                       {"accuracy", c.accuracy_for(r.moe, r.gpu)},
                       {"unmeasured_on_gpu", c.accuracy_for(r.moe, r.gpu).empty()},
                       {"memory_bandwidth_transfer", r.bandwidth_transfer.measured ? nlohmann::json(r.bandwidth_transfer.factor)
-                                                                                  : nlohmann::json(nullptr)}};
+                                                                                  : nlohmann::json(nullptr)},
+                      {"gemm_flops_transfer",
+                       r.gemm_transfer.measured ? nlohmann::json(r.gemm_transfer.factor) : nlohmann::json(nullptr)}};
   j["scale_out_note"] = r.scale_out_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.scale_out_note);
   j["error_bars"] = error_bars_json(r);
   j["prefix_cache"] = {{"enabled", r.options.enable_prefix_caching.value_or(true)},
@@ -375,7 +377,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                                 count(r.max_num_batched_tokens),
                                 r.sim.preemption == sim::Preemption::swap ? "swap" : "recompute", r.sim.seed) +
                         batch_wait_note(r)},
-      {"calibration", calibration_label(r.options.calibration, r.gpu, r.bandwidth_transfer)},
+      {"calibration", calibration_label(r.options.calibration, r.gpu, r.bandwidth_transfer, r.gemm_transfer)},
       {"prefix cache", r.options.enable_prefix_caching.value_or(true)
                            ? fmt::format("on, {} prompt tokens served from it", count(s.cached_prompt_tokens))
                            : std::string("off")},
@@ -551,7 +553,7 @@ std::string sweep_text(const SimReport& r, TextFormat f) {
                         : fmt::format(" arriving at {} requests/s", number(r.workload.base_rate_per_s() * r.sim.rate_scale)),
       random_note(r.workload),
       r.sim.warmup_requests > 0 ? fmt::format(", the first {} to finish left out", count(r.sim.warmup_requests)) : "",
-      sim::to_string(r.sim.scheduler), calibration_label(r.options.calibration, r.gpu, r.bandwidth_transfer)) +
+      sim::to_string(r.sim.scheduler), calibration_label(r.options.calibration, r.gpu, r.bandwidth_transfer, r.gemm_transfer)) +
          render(t, TextFormat::table) +
          "Per concurrency N: at most N requests in flight, the next sent as one ends; latencies from the send. "
          "Median and p99 are nearest-rank. TTFT: send to first token; TPOT: (last - first token) / (output - 1); "

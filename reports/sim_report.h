@@ -49,7 +49,8 @@ struct SimReport {
   std::string scale_out_note;
   //! How the calibration's memory-bound efficiencies carry to this GPU (planner
   //! memory_bandwidth_transfer), for the calibration row.
-  BandwidthTransfer bandwidth_transfer;
+  CeilingTransfer bandwidth_transfer;
+  CeilingTransfer gemm_transfer;  //!< and the GEMM FLOP efficiency (planner gemm_flops_transfer)
   std::optional<cluster::MaxRate> max_rate;
   cluster::MaxRateRange max_rate_range;
   int64_t max_rate_requests = 0;

@@ -130,7 +130,8 @@ std::string number(double x) {
 
 std::string raw_number(double x) { return fmt::format("{:.9g}", x); }
 
-std::string calibration_label(const Calibration& c, const std::string& gpu, const BandwidthTransfer& bw) {
+std::string calibration_label(const Calibration& c, const std::string& gpu, const CeilingTransfer& bw,
+                              const CeilingTransfer& gemm) {
   if (c.file.empty() && !c.measured) return "none: datasheet roofline (80 % bandwidth, 70 %/50 % of peak FLOP/s)";
   std::string s = fmt::format("{} ({})", c.file.empty() ? std::string("measured") : c.file, c.device);
   if (!c.gpu.empty() && c.gpu != gpu)
@@ -138,6 +139,8 @@ std::string calibration_label(const Calibration& c, const std::string& gpu, cons
                      gpu,
                      bw.measured ? fmt::format("memory-bound ones x {:.3f} by measured memory bandwidth", bw.factor)
                                  : "memory-bound ones at the datasheet fraction (memory bandwidth not measured on both GPUs)");
+  if (!c.gpu.empty() && c.gpu != gpu && gemm.measured)
+    s += fmt::format("; GEMM FLOP efficiency x {:.3f} by measured GEMM FLOP/s", gemm.factor);
   return s;
 }
 

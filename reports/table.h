@@ -10,7 +10,7 @@
 #include "planner/units.h"
 
 namespace kvplan {
-struct BandwidthTransfer;  // planner/planner.h
+struct CeilingTransfer;  // planner/planner.h
 }  // namespace kvplan
 
 namespace kvplan::reports {
@@ -47,6 +47,7 @@ std::string number(double x);
 std::string raw_number(double x);
 //! Which time model a result used, for a run on catalog GPU `gpu`: the calibration file
 //! and the device it was measured on, and what carried over when that is another GPU.
-std::string calibration_label(const Calibration& c, const std::string& gpu, const BandwidthTransfer& bw);
+std::string calibration_label(const Calibration& c, const std::string& gpu, const CeilingTransfer& bw,
+                              const CeilingTransfer& gemm);
 
 }  // namespace kvplan::reports

@@ -576,3 +576,25 @@ TEST_CASE("measured HBM ceilings: the shipped profile transfers to A100 by the B
   // L40S has no measured ceiling (none found, docs/calibration.md): the datasheet fraction.
   CHECK_FALSE(memory_bandwidth_transfer(c, io::load_gpu("l40s")).measured);
 }
+
+TEST_CASE("measured GEMM ceilings: the shipped profile's GEMM FLOP efficiency transfers by the FP8 GEMM fractions") {
+  // Azure AI-benchmarking-guide FP8 GEMM, the best of each suite's shapes (configs/gpus
+  // `measured`): ND H100 v5 cuBLASLt 1,382.2 TFLOPS of the H100 SXM's 1,978.9 (0.6985),
+  // ND MI300X v5 hipBLASLt 1,159.54 of the MI300X's 2,614.9 (0.4434), ND H200 v5 1,333.2
+  // of 1,978.9 (0.6737). Factors 0.4434 / 0.6985 = 0.6349 and 0.6737 / 0.6985 = 0.9646;
+  // H100 itself 1; A100 and MI325X have no FP8 GEMM figure: not transferred.
+  const GpuSpec mi300x = io::load_gpu("mi300x"), h100 = io::load_gpu("h100-sxm"), h200 = io::load_gpu("h200");
+  REQUIRE(mi300x.measured_gemm_flops_per_s);
+  CHECK(*mi300x.measured_gemm_flops_per_s == 1159.54e12);
+  CHECK(mi300x.measured_gemm_dtype == DType::fp8);
+  CHECK(mi300x.measured_gemm_source.find("ND MI300X v5") != std::string::npos);
+  const Calibration c = io::load_calibration("h100-sxm-vllm");
+  CHECK(c.gpu_measured_gemm_flops_fraction == doctest::Approx(1382.2 / 1978.9).epsilon(1e-12));
+  CHECK(c.gpu_measured_gemm_dtype == DType::fp8);
+  CHECK(gemm_flops_transfer(c, mi300x).factor == doctest::Approx((1159.54 / 2614.9) / (1382.2 / 1978.9)).epsilon(1e-12));
+  CHECK(gemm_flops_transfer(c, mi300x).factor == doctest::Approx(0.6349).epsilon(1e-4));
+  CHECK(gemm_flops_transfer(c, h200).factor == doctest::Approx(0.9646).epsilon(1e-4));
+  CHECK(gemm_flops_transfer(c, h100).factor == 1.0);
+  CHECK_FALSE(gemm_flops_transfer(c, io::load_gpu("a100-80gb")).measured);
+  CHECK_FALSE(gemm_flops_transfer(c, io::load_gpu("mi325x")).measured);
+}

@@ -119,7 +119,7 @@ TEST_CASE("a profile fitted on another GPU streams at its efficiency x the targe
   o.calibration.gpu_measured_memory_bandwidth_bytes_per_s = 2.7e12;
   const double linear_s = (2.0 * (32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008) + 32000.0 * 4096)) / 5e14;
   const double fixed_s = linear_s + 524288000.0 / 7e14 + 323 * 2e-6 + 1.1e-3;
-  const BandwidthTransfer x = memory_bandwidth_transfer(o.calibration, g);
+  const CeilingTransfer x = memory_bandwidth_transfer(o.calibration, g);
   CHECK(x.measured);
   CHECK(x.factor == doctest::Approx(0.75 / 0.9).epsilon(1e-12));
   CHECK(StepTimeModel(m, g, o).decode(1, 1000).time_s ==
@@ -142,6 +142,46 @@ TEST_CASE("a profile fitted on another GPU streams at its efficiency x the targe
     o.calibration.gpu_memory_bandwidth_bytes_per_s = g.memory_bandwidth_bytes_per_s;
     o.calibration.gpu_measured_memory_bandwidth_bytes_per_s = 1.5e12;
     CHECK(memory_bandwidth_transfer(o.calibration, g).factor == 1.0);
+  }
+}
+
+TEST_CASE("a profile fitted on another GPU computes its GEMMs at its efficiency x the measured GEMM fractions' ratio") {
+  // The fitted GPU F reached 80 % of its FP8 peak in a measured GEMM; the target X
+  // (gpu_2tb, bf16 peak 1e15, given an FP8 peak of 2e15) reaches 0.8e15 = 40 %. Factor
+  // 0.4 / 0.8 = 0.5: the profile's 50 % of peak becomes 25 %, linear FLOPs at 2.5e14
+  // instead of 5e14 (the bf16 GEMMs take the FP8 ratio: one factor per GPU). A decode
+  // step of one sequence (linear + LM head 12,952,010,752 FLOPs, the first test) grows by
+  // 12,952,010,752 x (1 / 2.5e14 - 1 / 5e14) = 25.90 us and nothing else moves.
+  const ModelConfig m = llama2_7b_like();
+  GpuSpec g = gpu_2tb();
+  g.peak_flops.fp8 = 2e15;
+  g.measured_gemm_flops_per_s = 0.8e15;
+  g.measured_gemm_dtype = DType::fp8;
+  ServingOptions o = hand_calibration(1.0);
+  const double before_s = StepTimeModel(m, g, o).decode(1, 1000).time_s;
+  o.calibration.gpu = "f";
+  o.calibration.gpu_interconnect_bytes_per_s = g.interconnect_bytes_per_s;
+  o.calibration.gpu_measured_gemm_flops_fraction = 0.8;
+  o.calibration.gpu_measured_gemm_dtype = DType::fp8;
+  const CeilingTransfer x = gemm_flops_transfer(o.calibration, g);
+  CHECK(x.measured);
+  CHECK(x.factor == doctest::Approx(0.5).epsilon(1e-12));
+  const double linear_flops = 2.0 * (32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008) + 32000.0 * 4096);
+  CHECK(StepTimeModel(m, g, o).decode(1, 1000).time_s - before_s ==
+        doctest::Approx(linear_flops / 2.5e14 - linear_flops / 5e14).epsilon(1e-9));
+  SUBCASE("measured at different dtypes: no transfer, the datasheet fraction") {
+    g.measured_gemm_dtype = DType::bf16;
+    CHECK_FALSE(gemm_flops_transfer(o.calibration, g).measured);
+    CHECK(StepTimeModel(m, g, o).decode(1, 1000).time_s == doctest::Approx(before_s).epsilon(1e-12));
+  }
+  SUBCASE("the target not measured: factor 1") {
+    g.measured_gemm_flops_per_s.reset();
+    CHECK(gemm_flops_transfer(o.calibration, g).factor == 1.0);
+    CHECK_FALSE(gemm_flops_transfer(o.calibration, g).measured);
+  }
+  SUBCASE("the fitted GPU not measured: factor 1") {
+    o.calibration.gpu_measured_gemm_flops_fraction = 0;
+    CHECK_FALSE(gemm_flops_transfer(o.calibration, g).measured);
   }
 }
 
