@@ -18,18 +18,11 @@ using kvplan::sim::test::decode_sum;
 using kvplan::sim::test::h100;
 using kvplan::sim::test::poisson;
 using kvplan::sim::test::with;
+// The one-KV-head Llama-3.1-8B (tests/fixtures.h): TP 8 copies its head on all 8 GPUs, so
+// DCP 8 is a layout vLLM accepts; 16,384 B per token per GPU.
+using kvplan::test::llama31_8b_mqa;
 
 namespace {
-
-// Llama-3.1-8B's shapes with one KV head (multi-query attention): TP 8 copies the head on
-// all 8 GPUs, so DCP 8 is a layout vLLM accepts (dcp divides tp / num_kv_heads = 8). Per
-// token and GPU: 32 layers x 2 (K, V) x 128 x 2 B = 16,384 B.
-ModelConfig mqa_8b() {
-  ModelConfig m = kvplan::test::llama31_8b();
-  m.name = "llama-3.1-8b-mqa";
-  m.num_kv_heads = 1;
-  return m;
-}
 
 ServingOptions tp8(int64_t dcp) {
   ServingOptions o;
@@ -42,7 +35,7 @@ ServingOptions tp8(int64_t dcp) {
 }  // namespace
 
 TEST_CASE("DCP 8 in the simulator: the same blocks per GPU hold 8x the tokens, so 8x the long requests run") {
-  const ModelConfig m = mqa_8b();
+  const ModelConfig m = llama31_8b_mqa();
   const Simulator one(m, h100(), tp8(1)), eight(m, h100(), tp8(8));
   // DCP adds no weights and no GPU: the same memory, the same pages of 16 slots per GPU;
   // the scheduler's block is 16 x 8 = 128 tokens, one page on each GPU of the group.
@@ -73,7 +66,7 @@ TEST_CASE("DCP 8 in the simulator: the same blocks per GPU hold 8x the tokens, s
 TEST_CASE("DCP 8 in the simulator: one request's TPOT includes the merge of every decode step") {
   // A 1,000-token prompt and 101 output tokens alone: 100 decode steps at contexts
   // 1,001..1,100 (mean 1,050.5), one decode token each.
-  const ModelConfig m = mqa_8b();
+  const ModelConfig m = llama31_8b_mqa();
   const StepTimeModel s1(m, h100(), tp8(1)), s8(m, h100(), tp8(8));
   // The merge per step, per attention layer: 32 query heads / TP 8 = 4 local, x 8 = 32
   // gathered; per token 32 x ((128 query + 128 value) x 2 B + 4 B LSE) = 16,512 B; a ring
