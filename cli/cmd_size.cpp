@@ -80,7 +80,8 @@ int cmd_size(const Args& args) {
                          "--kv-cache-dtype auto,fp8,int4,int2 (int4/int2 with --kv-quant kvquant: what-ifs, searched\n"
                          "only with --what-if; docs/engines.md lists what each engine runs); --pp 1.\n"
                          "Engine limits are searched when given as lists, e.g. --max-num-seqs 256,1024\n"
-                         "--max-num-batched-tokens 2048,8192 --scheduler continuous,chunked.\n";
+                         "--max-num-batched-tokens 2048,8192 --scheduler continuous,chunked.\n"
+                         "--dcp auto adds every decode context parallel size vLLM runs at each TP (docs/long-context.md).\n";
     return 0;
   }
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");
@@ -91,7 +92,15 @@ int cmd_size(const Args& args) {
   for (const auto& name : split_list(vm["model"].as<std::string>(), "--model")) space.models.push_back(io::load_model(name));
   const auto gpu_names = vm.count("gpus") ? split_list(vm["gpus"].as<std::string>(), "--gpus") : io::catalog("gpus");
   for (const auto& name : gpu_names) space.gpus.push_back(io::load_gpu(name));
-  space.base = expand_serving_options(vm);
+  // `--dcp auto`: every size the engine runs at each searched TP (size::SearchSpace).
+  space.dcp_auto = vm.count("decode-context-parallel-size") && vm["decode-context-parallel-size"].as<std::string>() == "auto";
+  if (space.dcp_auto) {
+    po::variables_map fixed = vm;
+    fixed.erase("decode-context-parallel-size");
+    space.base = expand_serving_options(fixed);
+  } else {
+    space.base = expand_serving_options(vm);
+  }
   // Speculation helps at low batch and hurts when steps are compute-bound
   // (docs/speculative.md), so by default each candidate is searched both ways.
   if (vm.count("speculation")) {

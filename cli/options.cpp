@@ -191,7 +191,7 @@ void add_serving_options(po::options_description& desc) {
       ("enable-expert-parallel", po::bool_switch(), "vLLM's flag: --ep = --tp x --dp")
       ("data-parallel-size,dp", s(), "MoE: data-parallel attention ranks of --tp GPUs each, sharing the MoE layers (list ok)")
       ("num-redundant-experts", s(), "MoE with --ep: EPLB's extra expert slots per layer (0)")
-      ("decode-context-parallel-size,dcp", s(), "vLLM DCP: shard each request's KV by position over groups of N of the --tp GPUs (a divisor of tp, and of tp / KV heads for GQA; 1 = off; list ok; docs/long-context.md)")
+      ("decode-context-parallel-size,dcp", s(), "vLLM DCP: shard each request's KV by position over groups of N of the --tp GPUs (a divisor of tp, and of tp / KV heads for GQA; 1 = off; list ok; size: auto = every size vLLM runs; docs/long-context.md)")
       ("prefill-context-parallel-size", s(), "vLLM PCP: only 1 (prefill context parallelism is not modelled; docs/long-context.md)")
       ("enable-lora", po::bool_switch(), "serve LoRA adapters: vLLM's slots leave the KV pool, its LoRA kernels join each step (docs/lora.md)")
       ("max-loras", s(), "with --enable-lora: adapter slots on the GPU, the most distinct adapters in a batch (1; list ok)")
@@ -358,6 +358,10 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   expand("data-parallel-size", [](ServingOptions& o, const std::string& v) { o.dp = parse_int_option(v, "--data-parallel-size"); });
   expand("expert-parallel-size", [](ServingOptions& o, const std::string& v) { o.ep = parse_int_option(v, "--expert-parallel-size"); });
   expand("decode-context-parallel-size", [](ServingOptions& o, const std::string& v) {
+    // `auto` is a search over sizes: cmd_size takes it before the options are expanded.
+    if (v == "auto")
+      throw InputError(kWhere, "--decode-context-parallel-size", "an integer >= 1 (auto: alone, with kvplan size)",
+                       "'auto'");
     o.dcp = parse_int_option(v, "--decode-context-parallel-size");
   });
   if (vm.count("prefill-context-parallel-size")) {

@@ -147,6 +147,22 @@ void validate_dcp(const ModelConfig& m, const ServingOptions& o, const std::stri
 
 }  // namespace
 
+std::vector<int64_t> dcp_sizes(const ModelConfig& m, const ServingOptions& o) {
+  std::vector<int64_t> out{1};
+  for (int64_t d = 2; d <= o.tp; ++d) {
+    if (o.tp % d != 0) continue;
+    ServingOptions c = o;
+    c.dcp = d;
+    try {
+      validate(m, c, "dcp_sizes");
+      out.push_back(d);
+    } catch (const InputError&) {
+      // A size the engine refuses for this model and layout is not one it runs.
+    }
+  }
+  return out;
+}
+
 void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
   require(o.tp >= 1, where, "--tensor-parallel-size", "an integer >= 1", str(o.tp));
   require(o.pp >= 1, where, "--pipeline-parallel-size", "an integer >= 1", str(o.pp));

@@ -26,6 +26,10 @@ namespace kvplan {
 //! Throws InputError when options cannot apply to the model (TP not dividing heads, ...).
 //! `where` names the option source for the message (e.g. "command line").
 void validate(const ModelConfig& m, const ServingOptions& o, const std::string& where);
+//! The decode context parallel sizes (--dcp) the engine runs for `m` with options `o`:
+//! 1, then each divisor of o.tp that validate() accepts (its --dcp rules,
+//! docs/long-context.md), ascending.
+std::vector<int64_t> dcp_sizes(const ModelConfig& m, const ServingOptions& o);
 
 //! The longest context the model serves, derived the way vLLM derives max_model_len
 //! (vllm/config.py _get_and_verify_max_len, v0.10.0): max_position_embeddings, scaled by

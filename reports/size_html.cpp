@@ -49,8 +49,8 @@ std::string short_label(const Deployment& o, size_t rank) {
   const auto& so = o.candidate.options;
   const std::string weights =
       so.quantization == WeightQuant::none ? weight_label(o) : std::string(to_string(so.quantization));
-  return fmt::format("#{} {} {} TP{}{} {}/{}", rank, o.model, o.gpu, so.tp, so.pp > 1 ? fmt::format("xPP{}", so.pp) : "",
-                     weights, kv_dtype_label(o));
+  return fmt::format("#{} {} {} TP{}{}{} {}/{}", rank, o.model, o.gpu, so.tp, so.dcp > 1 ? fmt::format("xDCP{}", so.dcp) : "",
+                     so.pp > 1 ? fmt::format("xPP{}", so.pp) : "", weights, kv_dtype_label(o));
 }
 
 
@@ -92,10 +92,12 @@ std::string html_recommendations(const SizeResult& r) {
     const auto& so = o.candidate.options;
     h += "<div class=\"rec\"><h3>Recommendation for " + escape(o.model) + "</h3>";
     h += fmt::format("<p class=\"big\">{} × {} — {}</p>", o.gpus_total, escape(o.gpu), escape(costs(o)));
-    h += fmt::format("<p>{} replica{} of tensor-parallel {}{}; weights {}, KV cache {}; scheduler {}, max-num-seqs {}. "
+    h += fmt::format("<p>{} replica{} of tensor-parallel {}{}{}; weights {}, KV cache {}; scheduler {}, max-num-seqs {}. "
                      "One replica sustains {} within the SLO ({}: {}). At its share of the load ({:.2f} requests/s) "
                      "the simulated p99 TTFT is {} and p99 TPOT {}.</p>",
-                     o.replicas, o.replicas == 1 ? "" : "s", so.tp, so.pp > 1 ? fmt::format(" × pipeline {}", so.pp) : "",
+                     o.replicas, o.replicas == 1 ? "" : "s", so.tp,
+                     so.dcp > 1 ? fmt::format(" with decode context parallel {}", so.dcp) : "",
+                     so.pp > 1 ? fmt::format(" × pipeline {}", so.pp) : "",
                      escape(weight_label(o)), escape(kv_label(o)), escape(std::string(sim::to_string(o.candidate.scheduler))),
                      so.max_num_seqs, escape(max_rate(o, rec).substr(4)), escape(binding(o, rec)),
                      escape(o.eval.binding_detail), o.operating.arrival_rate_per_s, escape(seconds(o.operating.ttft_p99_s)),
@@ -147,7 +149,8 @@ std::string html_option_tables(const SizeResult& r) {
       const auto& so = o.candidate.options;
       h += shown == 1 ? "<tr class=\"best\">" : "<tr>";
       h += td(std::to_string(i + 1), true) + td(o.gpu) + td(std::to_string(o.gpus_total), true) +
-           td(std::to_string(so.tp), true) + td(std::to_string(so.pp), true) + td(std::to_string(o.replicas), true) +
+           td(so.dcp > 1 ? fmt::format("{} DCP {}", so.tp, so.dcp) : std::to_string(so.tp), true) +
+           td(std::to_string(so.pp), true) + td(std::to_string(o.replicas), true) +
            td(weight_label(o)) + td(kv_label(o)) + td(engine_label(o)) +
            td(fmt::format("{:.2f}/s", o.eval.max_rate_per_s), true) +
            td(money(o.cost_per_hour_usd), true) + td(money_small(o.cost_per_million_output_tokens_usd), true) +

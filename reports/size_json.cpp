@@ -32,6 +32,7 @@ std::string option_label(const Deployment& o) {
   const auto& so = o.candidate.options;
   std::string gpus = o.replicas > 0 ? fmt::format("{} x {}", o.gpus_total, o.gpu) : o.gpu;
   std::string shape = fmt::format("TP {}", so.tp);
+  if (so.dcp > 1) shape += fmt::format(", DCP {}", so.dcp);
   if (so.dp > 1) shape += fmt::format(" x DP {}", so.dp);
   if (so.ep > 1) shape += fmt::format(", EP {}", so.ep);
   if (so.pp > 1) shape += fmt::format(" x PP {}", so.pp);
@@ -88,6 +89,7 @@ nlohmann::json size_json(const SizeResult& r) {
                         {"gpus", o.gpus_total},
                         {"tp", so.tp},
                         {"pp", so.pp},
+                        {"dcp", so.dcp},
                         {"replicas", o.replicas},
                         {"kv_dtype", kv_dtype_label(o)},
                         {"kv_quant", std::string(to_string(so.kv_quant))},

@@ -34,7 +34,8 @@ Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
     const auto& so = o.candidate.options;
     const bool ok = o.meets_slo;
     t.rows.push_back({std::to_string(i + 1), o.model, o.gpu, ok ? std::to_string(o.gpus_total) : "",
-                      std::to_string(so.tp), std::to_string(so.pp), ok ? std::to_string(o.replicas) : "",
+                      so.dcp > 1 ? fmt::format("{} DCP {}", so.tp, so.dcp) : std::to_string(so.tp), std::to_string(so.pp),
+                      ok ? std::to_string(o.replicas) : "",
                       weight_label(o), kv_label(o), engine_label(o),
                       o.pruned ? "" : fmt::format("{:.2f}/s", o.eval.max_rate_per_s),
                       ok ? money(o.cost_per_hour_usd) : "", ok ? money(o.cost_per_million_output_tokens_usd) : "",
@@ -48,7 +49,7 @@ Table size_table(const SizeResult& r, size_t max_rows, bool include_pruned) {
 
 Table size_table_raw(const SizeResult& r) {
   Table t;
-  t.header = {"rank", "model", "gpu", "gpus", "tp", "pp", "replicas", "weight_dtype", "kv_dtype", "kv_quant",
+  t.header = {"rank", "model", "gpu", "gpus", "tp", "pp", "dcp", "replicas", "weight_dtype", "kv_dtype", "kv_quant",
               "scheduler", "max_num_seqs", "max_rate_per_s", "meets_slo", "cost_per_hour_usd",
               "cost_per_million_output_tokens_usd", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s", "binding", "pareto",
               "changes_quality", "pruned", "cost_per_million_input_tokens_usd", "cost_per_request_usd", "what_if"};
@@ -59,7 +60,7 @@ Table size_table_raw(const SizeResult& r) {
     const auto& so = o.candidate.options;
     const bool ok = o.meets_slo;
     t.rows.push_back({std::to_string(++rank), o.model, o.gpu, std::to_string(o.gpus_total), std::to_string(so.tp),
-                      std::to_string(so.pp), std::to_string(o.replicas), weight_label(o), kv_dtype_label(o),
+                      std::to_string(so.pp), std::to_string(so.dcp), std::to_string(o.replicas), weight_label(o), kv_dtype_label(o),
                       std::string(to_string(so.kv_quant)), std::string(sim::to_string(o.candidate.scheduler)),
                       std::to_string(so.max_num_seqs), o.pruned ? "" : fmt::format("{:.6g}", o.eval.max_rate_per_s),
                       ok ? "true" : "false", num(o.cost_per_hour_usd), num(o.cost_per_million_output_tokens_usd),

@@ -62,26 +62,31 @@ std::vector<Candidate> enumerate(const SearchSpace& space) {
           for (const auto& pp : pps)
             for (const auto& wq : weights)
               for (const auto& kv : kvs) {
-                std::vector<sim::Scheduler> seen;  // `auto` and an explicit name may resolve alike
-                for (const auto s : schedulers) {
-                  Candidate c;
-                  c.index = static_cast<int64_t>(out.size());
-                  c.model = static_cast<int64_t>(mi);
-                  c.gpu = static_cast<int64_t>(gi);
-                  c.base = static_cast<int64_t>(bi);
-                  c.options = space.base[bi];
-                  if (tp) c.options.tp = *tp;
-                  if (pp) c.options.pp = *pp;
-                  if (wq) c.options.quantization = *wq;
-                  if (kv) {
-                    c.options.kv_cache_dtype = kv->dtype;
-                    c.options.kv_quant = kv->quant;
+                ServingOptions o = space.base[bi];
+                if (tp) o.tp = *tp;
+                if (pp) o.pp = *pp;
+                if (wq) o.quantization = *wq;
+                if (kv) {
+                  o.kv_cache_dtype = kv->dtype;
+                  o.kv_quant = kv->quant;
+                }
+                const std::vector<int64_t> dcps = space.dcp_auto ? dcp_sizes(space.models[mi], o) : std::vector{o.dcp};
+                for (const int64_t dcp : dcps) {
+                  std::vector<sim::Scheduler> seen;  // `auto` and an explicit name may resolve alike
+                  for (const auto s : schedulers) {
+                    Candidate c;
+                    c.index = static_cast<int64_t>(out.size());
+                    c.model = static_cast<int64_t>(mi);
+                    c.gpu = static_cast<int64_t>(gi);
+                    c.base = static_cast<int64_t>(bi);
+                    c.options = o;
+                    c.options.dcp = dcp;
+                    // `auto`: the scheduler of this candidate's engine release (sim.h).
+                    c.scheduler = sim::resolve_scheduler(s, space.models[mi], space.gpus[gi], c.options).scheduler;
+                    if (std::find(seen.begin(), seen.end(), c.scheduler) != seen.end()) continue;
+                    seen.push_back(c.scheduler);
+                    out.push_back(std::move(c));
                   }
-                  // `auto`: the scheduler of this candidate's engine release (sim.h).
-                  c.scheduler = sim::resolve_scheduler(s, space.models[mi], space.gpus[gi], c.options).scheduler;
-                  if (std::find(seen.begin(), seen.end(), c.scheduler) != seen.end()) continue;
-                  seen.push_back(c.scheduler);
-                  out.push_back(std::move(c));
                 }
               }
   return out;

@@ -44,12 +44,17 @@ struct KvOption {
 
 //! What the search enumerates. Each base serving option (CLI lists already expanded) is
 //! crossed with every override list that is not empty; an empty list keeps the base's
-//! value. Order of enumeration: model, GPU, base option, TP, PP, weights, KV, scheduler.
+//! value. Order of enumeration: model, GPU, base option, TP, PP, weights, KV, DCP,
+//! scheduler.
 struct SearchSpace {
   std::vector<ModelConfig> models;
   std::vector<GpuSpec> gpus;
   std::vector<ServingOptions> base{ServingOptions{}};
   std::vector<int64_t> tp;                 //!< e.g. {1, 2, 4, 8}
+  //! Also every decode context parallel size the engine runs at each candidate's TP
+  //! (dcp_sizes: vLLM's, for MLA models and for GQA models whose TP copies KV heads);
+  //! false: the base's --dcp only.
+  bool dcp_auto = false;
   std::vector<int64_t> pp;                 //!< e.g. {1}
   std::vector<WeightQuant> weights;        //!< e.g. {none, fp8, awq}
   std::vector<KvOption> kv;                //!< e.g. default_kv_options()

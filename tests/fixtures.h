@@ -37,6 +37,17 @@ inline ModelConfig llama31_8b() {
   return m;
 }
 
+//! Llama-3.1-8B's shapes with one KV head (multi-query attention), a constructed model:
+//! TP 8 copies the head on all 8 GPUs, so decode context parallelism may shard it over 2,
+//! 4 or 8 of them (divisors of tp / num_kv_heads). Per token and GPU: 32 layers x 2 (K, V)
+//! x 128 x 2 B = 16,384 B.
+inline ModelConfig llama31_8b_mqa() {
+  ModelConfig m = llama31_8b();
+  m.name = "llama-3.1-8b-mqa";
+  m.num_kv_heads = 1;
+  return m;
+}
+
 //! H100 SXM5 80 GB (configs/gpus/h100-sxm.yaml): memory as CUDA reports it (vLLM 0.19
 //! logs total_memory 79.19 GiB), NVIDIA H100 datasheet dense peaks and bandwidth, NVLink 4
 //! at 450 GB/s per direction (docs/gpus.md), on an 8-GPU HGX board whose GPUs each have a

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "io/config_io.h"
 #include "planner/planner.h"
@@ -144,4 +145,24 @@ TEST_CASE("--decode-context-parallel-size refused where vLLM does not run it") {
   mla_first.engine_version = "0.10";
   CHECK_NOTHROW(validate(ds, mla_first, "command line"));
   CHECK_NOTHROW(validate(qwen, tp_dcp(8, 2, Engine::vllm), "command line"));
+}
+
+TEST_CASE("dcp_sizes: the sizes vLLM runs, the ones --dcp accepts") {
+  const ModelConfig ds = io::load_model("deepseek-v3");
+  const ModelConfig qwen = io::load_model("qwen3-235b-a22b");
+  const ModelConfig llama = io::load_model("llama-3.1-70b");
+  // MLA: the latent is one head, so every divisor of the TP.
+  CHECK(dcp_sizes(ds, tp_dcp(8, 1, Engine::vllm)) == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(dcp_sizes(ds, tp_dcp(1, 1, Engine::vllm)) == std::vector<int64_t>{1});
+  // GQA: the divisors of tp / num_key_value_heads (Qwen3 at TP 8: 8 / 4 = 2; Llama-3.1-70B: 1),
+  // from vLLM 0.12 (MLA from 0.10); SGLang's releases modelled run none.
+  CHECK(dcp_sizes(qwen, tp_dcp(8, 1, Engine::vllm)) == std::vector<int64_t>{1, 2});
+  CHECK(dcp_sizes(llama, tp_dcp(8, 1, Engine::vllm)) == std::vector<int64_t>{1});
+  ServingOptions gqa_early = tp_dcp(8, 1, Engine::vllm);
+  gqa_early.engine_version = "0.11";
+  CHECK(dcp_sizes(qwen, gqa_early) == std::vector<int64_t>{1});
+  ServingOptions mla_first = tp_dcp(8, 1, Engine::vllm);
+  mla_first.engine_version = "0.10";
+  CHECK(dcp_sizes(ds, mla_first) == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(dcp_sizes(ds, tp_dcp(8, 1, Engine::sglang)) == std::vector<int64_t>{1});
 }

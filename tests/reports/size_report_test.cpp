@@ -121,8 +121,9 @@ TEST_CASE("the CSV lists every option, pruned ones included, as raw numbers with
   const std::string csv = reports::render(reports::size_table_raw(result()), reports::TextFormat::csv);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);  // header + 3
   CHECK(csv.find("cost_per_hour_usd,cost_per_million_output_tokens_usd,ttft_p99_s") != std::string::npos);
-  // Rank 1: 2 x l40s, 2 replicas, $2.66/h, $1.33 per M tokens, TTFT 0.4 s, TPOT 0.05 s, e2e 12 s.
-  CHECK(csv.find("1,llama-3-8b,l40s,2,1,1,2,int4 awq,bf16,raw,continuous,256,6,true,2.66,1.33,0.4,0.05,12,") !=
+  // Rank 1: 2 x l40s (TP 1, PP 1, DCP 1), 2 replicas, $2.66/h, $1.33 per M tokens, TTFT 0.4 s,
+  // TPOT 0.05 s, e2e 12 s.
+  CHECK(csv.find("1,llama-3-8b,l40s,2,1,1,1,2,int4 awq,bf16,raw,continuous,256,6,true,2.66,1.33,0.4,0.05,12,") !=
         std::string::npos);
   CHECK(csv.find("memory: weights 16.1 GB per GPU exceed the usable 15.0 GB") != std::string::npos);
 }

@@ -497,3 +497,66 @@ TEST_CASE("a model whose requests are rejected gets no recommendation, and the r
                   "max_model_len") != std::string::npos);
   CHECK(text.find("Recommended for") == std::string::npos);
 }
+
+TEST_CASE("--dcp auto: a workload whose requests fit only with the KV sharded is served at TP 8 DCP 8") {
+  // The one-KV-head Llama-3.1-8B (tests/fixtures.h): 16,384 B per token per GPU at TP 8,
+  // which DCP may shard over 2, 4 or 8 of the GPUs.
+  const ModelConfig m = test::llama31_8b_mqa();
+  GpuSpec g = test::h100();
+  g.price_per_hour_usd = 2.0;
+  ServingOptions o;
+  o.tp = 8;
+  // A KV pool of 1 GB per GPU: the memory the weights, activations and reserve take, + 1e9 B.
+  const MemoryBudget full = memory_budget(m, g, o);
+  o.gpu_memory_utilization =
+      static_cast<double>(full.weights_bytes + full.activation_bytes + full.reserve_bytes + 1'000'000'000) /
+      static_cast<double>(g.memory_bytes);
+  const int64_t blocks = memory_budget(m, g, o).kv_budget_bytes / (16 * 16384);
+  // ~1e9 / 262,144 B = ~3,814 pages per GPU: ~61,000 tokens at DCP 1, ~122,000 at DCP 2,
+  // ~244,000 at DCP 4, ~488,000 at DCP 8. Requests of 100,000 + 50 tokens fit at DCP 2 (1
+  // at a time), 4 (2) and 8 (4), never at DCP 1.
+  REQUIRE(blocks * 16 < 100050);
+  REQUIRE(blocks * 32 / 100050 == 1);
+  REQUIRE(blocks * 128 / 100050 == 4);
+  Workload w = size_test::fixed_lengths(200);
+  w.prompt_tokens.value = 100000;
+  w.arrival.rate_per_s = 3;
+  w.slo = {10.0, 0.1};
+  size::SearchSpace s;
+  s.models = {m};
+  s.gpus = {g};
+  s.base = {o};
+  s.dcp_auto = true;
+  const auto c = size::enumerate(s);
+  REQUIRE(c.size() == 4);
+  for (size_t i = 0; i < c.size(); ++i) CHECK(c[i].options.dcp == std::vector<int64_t>{1, 2, 4, 8}[i]);
+  size::SizeOptions opt;
+  opt.threads = 1;
+  opt.evaluator = size::planner_evaluate;
+  const auto r = size::run_search(s, w, opt);
+  REQUIRE(r.options.size() == 4);
+  // DCP 1 holds no request of the p99 context; DCP 8 holds the most and ranks first.
+  const auto at = [&r](int64_t dcp) {
+    return *std::find_if(r.options.begin(), r.options.end(),
+                         [dcp](const Deployment& d) { return d.candidate.options.dcp == dcp; });
+  };
+  REQUIRE(at(1).pruned.has_value());
+  CHECK(at(1).pruned->find("holds no request of the p99 context") != std::string::npos);
+  CHECK(at(8).plan.capacity.max_concurrent_requests == 4);
+  CHECK(at(2).plan.capacity.max_concurrent_requests == 1);
+  // The pool binds (the planner's rate: the requests it holds over a request's time in
+  // the engine, the step about the same: 2 GB of weights per GPU outweigh the KV reads
+  // and the merge), so the rate one replica sustains goes as 1 : 2 : 4 and 3 requests/s
+  // need 4x, 2x and 1x the replicas of DCP 8: same GPUs per replica, DCP 8 costs least.
+  CHECK(at(4).eval.max_rate_per_s == doctest::Approx(2 * at(2).eval.max_rate_per_s).epsilon(0.01));
+  CHECK(at(8).eval.max_rate_per_s == doctest::Approx(4 * at(2).eval.max_rate_per_s).epsilon(0.01));
+  // A request is in the engine about 1 s (the 100,000-token prefill, then 49 steps of
+  // ~2 ms), so DCP 2 (one at a time) sustains under 1/s and needs 4 replicas for 3/s;
+  // DCP 8 (four at a time) about 4x that, one replica.
+  CHECK(at(2).replicas == 4);
+  CHECK(at(8).replicas == 1);
+  REQUIRE(r.options.front().meets_slo);
+  CHECK(r.options.front().candidate.options.dcp == 8);
+  CHECK(reports::option_label(r.options.front()).find("of TP 8, DCP 8)") != std::string::npos);
+  CHECK(reports::size_json(r)["options"][0]["dcp"] == 8);
+}
