@@ -196,9 +196,8 @@ def command(kvplan, run, calibration, help_text, tmp):
     cmd = [kvplan, "simulate", "--model", os.path.join(ROOT, run["model"]), "--gpu", run["gpu"],
            "--tp", run["tp"], "--format", "json", "--calibration", calibration or "none"]
     if load_shape(run) == "closed":
-        for flag, needed in (("--max-concurrency", True), ("--warmup-requests", int(run["warmup_requests"] or 0) > 0)):
-            if needed and not has_flag(help_text, flag):
-                return None, f"needs {flag} (not in `kvplan simulate --help`)"
+        if not has_flag(help_text, "--max-concurrency"):
+            return None, "needs --max-concurrency (not in `kvplan simulate --help`)"
         ratio, conv = float(run["range_ratio"]), run["length_convention"]
         ilen, iratio = as_vllm_random(*length_range(int(run["input_len"]), ratio, conv))
         olen, oratio = as_vllm_random(*output_range(run)[0])
@@ -215,8 +214,15 @@ def command(kvplan, run, calibration, help_text, tmp):
         cmd += ["--max-concurrency", run["max_concurrency"], "--rate", "inf", "--requests", run["num_prompts"],
                 "--random-input-len", str(ilen), "--random-output-len", str(olen),
                 "--random-range-ratio", f"{iratio:.6f}", "--random-prefix-len", run["prefix_len"] or "0"]
-        if int(run["warmup_requests"] or 0):
-            cmd += ["--warmup-requests", run["warmup_requests"]]
+        # The client's warm-up is a phase of its own: InferenceX's benchmark_serving.py
+        # (`benchmark`, `--num-warmups`) awaits every warm-up request (asyncio.gather)
+        # before the timed run, which then starts with max_concurrency requests at once
+        # and measures that ramp-up. kvplan's --warmup-requests drops the first finished
+        # requests of one continuous loop instead (docs/workloads.md "Warm-up"), which
+        # removes the ramp-up the client measured. With prefix caching off the drained
+        # warm-up leaves nothing behind, so the replay sends none.
+        if int(run["warmup_requests"] or 0) and run["prefix_caching"] != "off":
+            return None, "warm-up requests with prefix caching on (their cached prompt is not replayed)"
         if conv != "vllm":
             notes.append(f"lengths {conv} r={ratio} as vllm {ilen}/{olen} r={iratio:.3f}")
     else:
