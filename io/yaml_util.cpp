@@ -89,7 +89,7 @@ class JsonToYaml : public nlohmann::json_sax<nlohmann::json> {
   }
 };
 
-// JSON (a config.json) through nlohmann, whose lexer reads a large file tens of times
+// JSON (a config.json) through nlohmann, whose lexer reads a large file much
 // faster than yaml-cpp's regex scanner (bench/RESULTS.md, issue 23); nullopt when the text
 // is not a strict JSON object, which yaml-cpp then reads (YAML, Python's NaN/Infinity) or
 // reports with its line and column.
