@@ -1,5 +1,7 @@
 #include "io/yaml_util.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <sstream>
 
@@ -39,9 +41,70 @@ YAML::Node child(const YAML::Node& n, const std::string& key) {
   return v;
 }
 
+// Builds, from nlohmann's SAX events, the node yaml-cpp builds from the same text:
+// scalars hold their text (numbers as nlohmann writes them back, which round-trips), maps
+// keep file order and, as yaml-cpp's own reading, every key (lookups find the first).
+// Not nlohmann's DOM: ordered_json inserts by linear search (quadratic on a 22k-key map);
+// not Node::operator[] either, which also searches first: force_insert and push_back.
+class JsonToYaml : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  YAML::Node root;
+
+  bool null() override { return add(YAML::Node(YAML::NodeType::Null)); }
+  bool boolean(bool b) override { return add(YAML::Node(b ? "true" : "false")); }
+  bool number_integer(number_integer_t v) override { return add(YAML::Node(std::to_string(v))); }
+  bool number_unsigned(number_unsigned_t v) override { return add(YAML::Node(std::to_string(v))); }
+  bool number_float(number_float_t v, const string_t&) override { return add(YAML::Node(nlohmann::json(v).dump())); }
+  bool string(string_t& v) override { return add(YAML::Node(v)); }
+  bool binary(binary_t&) override { return false; }  // never produced by the JSON lexer
+  bool start_object(std::size_t) override { return open(YAML::NodeType::Map); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(YAML::NodeType::Sequence); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  std::vector<YAML::Node> open_;
+  std::string key_;
+
+  bool add(const YAML::Node& v) {
+    if (open_.empty()) root = v;
+    else if (open_.back().IsMap()) open_.back().force_insert(key_, v);
+    else open_.back().push_back(v);
+    return true;
+  }
+  bool open(YAML::NodeType::value t) {
+    const YAML::Node n(t);
+    add(n);
+    open_.push_back(n);
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+};
+
+// JSON (a config.json) through nlohmann, whose lexer reads a large file much
+// faster than yaml-cpp's regex scanner (bench/RESULTS.md, issue 23); nullopt when the text
+// is not a strict JSON object, which yaml-cpp then reads (YAML, Python's NaN/Infinity) or
+// reports with its line and column.
+std::optional<YAML::Node> parse_json_object(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return std::nullopt;
+  JsonToYaml sax;
+  if (!nlohmann::json::sax_parse(text, &sax)) return std::nullopt;
+  return sax.root;
+}
+
 }  // namespace
 
 YAML::Node parse_yaml_mapping(const std::string& text, const std::string& file) {
+  if (auto json = parse_json_object(text)) return *json;
   YAML::Node root;
   try {
     root = YAML::Load(text);

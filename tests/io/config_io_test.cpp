@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "io/config_io.h"
+#include "io/yaml_util.h"
 #include "planner/planner.h"
 #include "tests/fixtures.h"
 
@@ -185,6 +186,40 @@ TEST_CASE("malformed YAML, an empty file and a scalar document are refused") {
   CHECK(error_of("hidden_size: [1, 2\n").find("m.yaml: expected valid YAML or JSON, got a syntax error at line") == 0);
   CHECK(error_of("") == "m.yaml: expected a mapping of keys to values, got an empty file");
   CHECK(error_of("42") == "m.yaml: expected a mapping of keys to values, got '42'");
+}
+
+TEST_CASE("JSON read through nlohmann gives the tree yaml-cpp gives the same text") {
+  // Each document is read twice: as written (a JSON object, nlohmann's path) and with a
+  // leading "# c\n" comment, which only YAML allows, so yaml-cpp reads that copy.
+  const char* docs[] = {
+      R"({"b": 1e-06, "a": [1, 2.5, -3], "n": null, "t": true, "s": "x y", "m": {"k": {"q": "FP8"}}})",
+      R"({"big": 18446744073709551615, "f": 4096.0, "e": 1.5E3, "empty": {}, "list": []})",
+  };
+  for (const char* d : docs) {
+    const YAML::Node j = io::parse_yaml_mapping(d, "m.json");
+    const YAML::Node y = io::parse_yaml_mapping(std::string("# c\n") + d, "m.json");
+    // Scalars the same text, or the same number (nlohmann writes 1.5E3 back as 1500.0).
+    for (const auto& kv : y) {
+      const std::string k = kv.first.as<std::string>();
+      CAPTURE(k);
+      CHECK(j[k].Type() == kv.second.Type());
+      if (kv.second.IsScalar() && j[k].Scalar() != kv.second.Scalar())
+        CHECK(io::opt_num(j, k, "m.json", -1e300).value_or(-7) == io::opt_num(y, k, "m.json", -1e300).value_or(-7));
+    }
+    CHECK(j.size() == y.size());
+  }
+  const YAML::Node j = io::parse_yaml_mapping(docs[0], "m.json");
+  // File order kept (the reader iterates some maps, e.g. config_groups, in order).
+  CHECK(j.begin()->first.as<std::string>() == "b");
+  CHECK(j["a"].size() == 3);
+  CHECK(j["a"][2].as<std::string>() == "-3");
+  CHECK(j["m"]["k"]["q"].as<std::string>() == "FP8");
+  CHECK(io::opt_bool(j, "t", "m.json") == true);
+  CHECK(!io::opt_str(j, "n", "m.json"));
+  // Python's json.dump writes NaN, which strict JSON lacks: yaml-cpp still reads the file.
+  CHECK(io::parse_yaml_mapping(R"({"x": NaN, "y": 2})", "m.json")["y"].as<std::string>() == "2");
+  // A JSON syntax error is still reported by yaml-cpp with its line and column.
+  CHECK(error_of("{\"a\": 1,\n\"b\": [}").find("m.yaml: expected valid YAML or JSON, got a syntax error at line 2") == 0);
 }
 
 TEST_CASE("Gemma-2's layer_types make alternate layers slide") {

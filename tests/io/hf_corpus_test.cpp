@@ -163,12 +163,41 @@ TEST_CASE("the corpus: each file has its source and expected entry, at least 150
     if (const io::ModelFamily* fam = io::find_family(type)) read_as.insert(fam->model_type);
   }
   // Families whose verbatim config.json is not in the corpus yet: the list may only shrink.
-  const std::set<std::string> without_file = {"qwen2_moe", "gemma", "gemma2", "gemma3_text", "granite", "opt", "phi3",
+  const std::set<std::string> without_file = {"qwen2_moe", "gemma", "gemma2", "gemma3_text", "granite", "opt",
                                               "falcon", "jamba"};
   std::set<std::string> missing;
   for (const io::ModelFamily& fam : io::model_registry())
     if (fam.kind == io::RowKind::family && !read_as.contains(fam.model_type)) missing.insert(fam.model_type);
   CHECK(missing == without_file);
+}
+
+TEST_CASE("the corpus: at least 60 entries released in 2025-2026, each with the basis of its month") {
+  // RELEASES: `file YYYY-MM on|after basis`; "after" months are lower bounds (a derivative
+  // or a later version of a dated model). Every model was in the corpus by 2026-12, so a
+  // month in 2025 or later, bound or not, places the release in 2025-2026.
+  std::ifstream in(kDir / "RELEASES");
+  REQUIRE(in);
+  std::set<std::string> seen;
+  int64_t in_2025_2026 = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    CAPTURE(line);
+    std::istringstream fields(line);
+    std::string file, month, how, basis;
+    fields >> file >> month >> how;
+    std::getline(fields, basis);
+    CHECK(std::filesystem::exists(kDir / file));
+    CHECK(seen.insert(file).second);
+    REQUIRE(month.size() == 7);
+    CHECK(month[4] == '-');
+    const int year = std::stoi(month.substr(0, 4)), mon = std::stoi(month.substr(5));
+    CHECK((mon >= 1 && mon <= 12));
+    CHECK(year <= 2026);
+    CHECK((how == "on" || how == "after"));
+    CHECK(basis.size() > 10);  // a source named, not only a date
+    if (year >= 2025) ++in_2025_2026;
+  }
+  CHECK(in_2025_2026 >= 60);  // issue 23
 }
 
 TEST_CASE("LFM2: short-conv layers hold a state of conv_L_cache - 1 inputs, the MLP width follows Lfm2MLP") {
