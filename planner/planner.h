@@ -208,6 +208,9 @@ struct HostKvTier {
 //! runs with (HiCache's ratio is of it). Throws InputError when HiCache's host pool would
 //! not exceed the GPU pool (SGLang refuses to start).
 std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o, int64_t pool_blocks_per_gpu);
+//! The flag that sized the host KV tier, for messages: --kv-offloading-size, --hicache-size
+//! or --hicache-ratio.
+std::string host_kv_tier_flag(const ServingOptions& o);
 
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);
