@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace kvplan::sim {
 
@@ -66,9 +67,22 @@ void HostTier::store(uint64_t key) {
     lru_.splice(lru_.end(), lru_, it->second);
     return;
   }
+  ++stored_;
+  if (used_ == capacity_ && lru_.front().key != 0 && lru_.front().blocks == 1) {
+    // Full, and the least recently used entry is one block: it is the one evicted, so its
+    // list and map nodes take the new key (no allocation per store; the same order).
+    const auto front = lru_.begin();
+    if (below_) below_->store(front->key);
+    auto node = map_.extract(front->key);
+    node.key() = key;
+    map_.insert(std::move(node));
+    front->key = key;
+    lru_.splice(lru_.end(), lru_, front);
+    ++evicted_;
+    return;
+  }
   map_.emplace(key, lru_.insert(lru_.end(), Run{key, 1}));
   ++used_;
-  ++stored_;
   make_room();
 }
 
