@@ -101,6 +101,8 @@ int cmd_simulate(const Args& args) {
       ("swap", po::bool_switch(), "preempt by swapping KV blocks to host memory (default: recompute)")
       ("host-link-gb-per-s", po::value<std::string>()->default_value("25"),
        "host link bandwidth for --swap, GB/s (1e9 B/s; PCIe 4.0 x16 ~ 25)")
+      ("disk-gb-per-s", po::value<std::string>()->default_value("6.9"),
+       "with --kv-disk-size: one GPU's NVMe read bandwidth, GB/s (a PCIe Gen4 datacenter SSD's sequential read, 6.9)")
       ("rate", po::value<std::string>(),
        "arrival rate in requests/s (default: the workload's; a trace is time-scaled); inf: every request at once")
       ("max-concurrency", po::value<std::string>(),

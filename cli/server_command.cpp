@@ -494,7 +494,7 @@ constexpr auto kSglangFlags = std::to_array<Flag>({
     Flag{"hicache-write-policy", "", Kind::map, "hicache-write-policy", ""},
     Flag{"hicache-io-backend", "", Kind::note, "", "how HiCache copies (kvplan prices a load as bytes over the host link)"},
     Flag{"hicache-mem-layout", "", Kind::note, "", "how HiCache copies (kvplan prices a load as bytes over the host link)"},
-    Flag{"hicache-storage-backend", "", Kind::refuse, "", "a storage tier below HiCache's host pool is not modelled yet"},
+    Flag{"hicache-storage-backend", "", Kind::refuse, "", "the file backend has no capacity flag to read: give --kv-disk-size for a disk tier below the host pool (docs/kv-tiers.md)"},
     Flag{"hicache-storage-prefetch-policy", "", Kind::note, "", "a setting of --hicache-storage-backend, which kvplan refuses; alone it does nothing"},
     Flag{"hicache-storage-backend-extra-config", "", Kind::note, "", "a setting of --hicache-storage-backend, which kvplan refuses; alone it does nothing"},
     Flag{"enable-lmcache", "", Kind::refuse_flag, "", "an LMCache KV tier is not modelled yet"},

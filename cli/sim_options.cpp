@@ -41,6 +41,8 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
   if (vm["swap"].as<bool>()) so.preemption = sim::Preemption::swap;
   so.host_link_bytes_per_s =
       kBytesPerGB * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
+  so.disk_bytes_per_s =
+      kBytesPerGB * parse_num_option(vm["disk-gb-per-s"].as<std::string>(), "--disk-gb-per-s", 1e-3, 1e6);
   if (w.arrivals_at_one_instant() && (vm.count("rate") || vm["find-max-rate"].as<bool>()))
     throw InputError(w.trace_file, "arrival_s",
                      "arrivals spread over time (--rate and --find-max-rate scale the trace's arrival rate)",

@@ -32,6 +32,9 @@ ServerSpec parse_server(const std::string& text, const std::string& file) {
   if (s.server_rack_units > 64)
     throw InputError(file, "server_rack_units", "at most 64 (U)", std::to_string(s.server_rack_units));
   s.tp_across_servers = opt_bool(n, "tp_across_servers", file).value_or(false);
+  // Required: a host KV tier is checked against it, and a guess would pass a tier the
+  // server cannot hold.
+  s.host_memory_bytes = req_int(n, "host_memory_bytes", file, 1);
   // Required: a liquid-cooled server read as air-cooled would be planned into a site
   // that cannot take its heat away.
   const std::string cooling = req_str(n, "cooling", file);

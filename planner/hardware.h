@@ -21,6 +21,7 @@ struct ServerSpec {
   int64_t server_rack_units = 0;       // height in U
   bool tp_across_servers = false;      // the GPU fabric (e.g. NVLink Switch) spans servers
   bool liquid_cooled = false;          // needs liquid cooling (cooling: liquid), e.g. an NVL72 rack
+  int64_t host_memory_bytes = 0;       // the server's CPU DRAM (a host KV tier lives in it)
   std::string file;                    // where it was read from, for messages
 };
 

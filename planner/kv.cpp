@@ -378,12 +378,20 @@ std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOption
   }
   t.blocks = t.block_bytes_per_gpu > 0 ? t.bytes_per_gpu / t.block_bytes_per_gpu : 0;
   t.tokens = detail::checked_mul(t.blocks, o.block_size, "host KV tier");
+  t.disk_bytes_per_gpu = o.kv_disk_bytes / (o.tp * o.pp);
+  t.disk_blocks = t.block_bytes_per_gpu > 0 ? t.disk_bytes_per_gpu / t.block_bytes_per_gpu : 0;
+  t.disk_tokens = detail::checked_mul(t.disk_blocks, o.block_size, "disk KV tier");
   if (o.hicache && t.blocks <= pool_blocks_per_gpu)
-    throw InputError("command line", o.hicache->size_bytes_per_gpu > 0 ? "--hicache-size" : "--hicache-ratio",
+    throw InputError("command line", host_kv_tier_flag(o),
                      "a host pool larger than the GPU pool (" + std::to_string(pool_blocks_per_gpu * o.block_size) +
                          " tokens per GPU; SGLang asserts it)",
                      std::to_string(t.tokens) + " tokens per GPU");
   return t;
+}
+
+std::string host_kv_tier_flag(const ServingOptions& o) {
+  if (!o.hicache) return "--kv-offloading-size";
+  return o.hicache->size_bytes_per_gpu > 0 ? "--hicache-size" : "--hicache-ratio";
 }
 
 int64_t kv_block_tokens(const ServingOptions& o) { return detail::checked_mul(o.block_size, o.dcp, "KV block"); }

@@ -27,6 +27,11 @@ std::string str(int64_t v) { return std::to_string(v); }
 // by prefix, so prefix caching must be on; a recurrent state is not paged in blocks, so
 // hybrid models are left out. TensorRT-LLM's host cache is not modelled.
 void validate_kv_offloading(const ModelConfig& m, const ServingOptions& o, const std::string& where) {
+  require(o.kv_disk_bytes >= 0, where, "--kv-disk-size", "a size in GiB >= 0", str(o.kv_disk_bytes));
+  // The disk tier takes what the host tier evicts (vLLM's secondary tiers, LMCache's
+  // local disk beside local_cpu, HiCache's storage below its host pool).
+  require(o.kv_disk_bytes == 0 || o.kv_offloading_bytes > 0 || o.hicache, where, "--kv-disk-size",
+          "a host tier above it (--kv-offloading-size or --enable-hierarchical-cache)", "a disk tier alone");
   if (o.kv_offloading_bytes == 0 && !o.hicache) return;
   const std::string flag = o.hicache ? "--enable-hierarchical-cache" : "--kv-offloading-size";
   require(!(o.hicache && o.kv_offloading_bytes != 0), where, "--kv-offloading-size",

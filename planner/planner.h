@@ -207,11 +207,19 @@ struct HostKvTier {
   int64_t blocks = 0;          //!< floor(bytes_per_gpu / block_bytes_per_gpu)
   int64_t tokens = 0;          //!< blocks x block_size: prefix tokens the tier holds
   std::string sized_by;        //!< the flags, as given: "--kv-offloading-size 64 GiB", "--hicache-ratio 2"
+  //! The disk tier below it (--kv-disk-size; 0 when off): bytes per GPU = size / (tp x pp),
+  //! cut into the same blocks.
+  int64_t disk_bytes_per_gpu = 0;
+  int64_t disk_blocks = 0;
+  int64_t disk_tokens = 0;
 };
 //! Empty when neither tier is asked for. `pool_blocks_per_gpu`: the GPU pool the engine
 //! runs with (HiCache's ratio is of it). Throws InputError when HiCache's host pool would
 //! not exceed the GPU pool (SGLang refuses to start).
 std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOptions& o, int64_t pool_blocks_per_gpu);
+//! The flag that sized the host KV tier, for messages: --kv-offloading-size, --hicache-size
+//! or --hicache-ratio.
+std::string host_kv_tier_flag(const ServingOptions& o);
 
 //! How the engine (o.engine) splits one GPU's memory. See engine.cpp for each engine.
 MemoryBudget memory_budget(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o);

@@ -539,6 +539,10 @@ struct ServingOptions {
     bool operator==(const HiCache& b) const { return ratio == b.ratio && size_bytes_per_gpu == b.size_bytes_per_gpu; }
   };
   std::optional<HiCache> hicache;
+  //! A local-disk (NVMe) KV tier below the host tier (--kv-disk-size GiB, in bytes): the
+  //! engine's over its tp x pp ranks, as --kv-offloading-size; blocks the host tier evicts
+  //! demote to it (docs/kv-tiers.md "The disk tier"). 0 = off.
+  int64_t kv_disk_bytes = 0;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <filesystem>
 #include <set>
 
+#include "planner/units.h"
 #include "reports/html.h"
 
 namespace kvplan::reports {
@@ -132,6 +134,16 @@ std::vector<std::string> buy_assumptions(const BuyResult& b) {
   a.push_back("Renting: the same GPUs (replicas x TP x PP) at the GPU catalog's price per GPU-hour, around the clock "
               "(730 h a month). Break-even is the first month where cumulative buy cost (capex + opex so far) is "
               "at most the cumulative rent.");
+  const auto tier = std::max_element(b.options.begin(), b.options.end(), [](const BuyFigures& x, const BuyFigures& y) {
+    return x.host_kv_bytes_per_server < y.host_kv_bytes_per_server;
+  });
+  if (tier != b.options.end() && tier->host_kv_bytes_per_server > 0)
+    a.push_back(fmt::format(
+        "Host KV tier: at most {:.0f} GiB of a server's DRAM ({}: {:.0f} GiB, host_memory_bytes), which the server "
+        "price already includes: no DRAM is bought. A tier beyond a GPU's share of the DRAM is refused.",
+        to_gib(static_cast<double>(tier->host_kv_bytes_per_server)),
+        std::filesystem::path(tier->server.file).filename().string(),
+        to_gib(static_cast<double>(tier->server.host_memory_bytes))));
   a.push_back("GPU and server prices are indicative (list or street prices from public pages, dated in "
               "configs/servers/*.yaml), not quotes: replace them with your own.");
   return a;
@@ -172,6 +184,8 @@ nlohmann::json buy_json(const SizeResult& r, const BuyResult& b) {
                         {"gpu_board_power_w", f.server.gpu_board_power_w},
                         {"gpu_idle_power_w", f.server.gpu_idle_power_w},
                         {"server_power_w", f.server.server_power_w},
+                        {"host_memory_bytes", f.server.host_memory_bytes},
+                        {"host_kv_bytes_per_server", f.host_kv_bytes_per_server},
                         {"infeasible", f.infeasible ? nlohmann::json(*f.infeasible) : nlohmann::json(nullptr)},
                         {"gpus_used", l.gpus_used},
                         {"gpus_bought", l.gpus_bought},

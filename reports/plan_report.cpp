@@ -138,7 +138,13 @@ std::string host_tier_text(const Plan& p, const ServingOptions& o) {
       pool_tokens > 0 ? fmt::format(" ({:.1f}× the GPU pool's {})", static_cast<double>(t.blocks) /
                                                                         static_cast<double>(p.capacity.num_blocks),
                                     count(pool_tokens))
-                      : "");
+                      : "") +
+         (t.disk_blocks > 0
+              ? fmt::format("Disk KV tier (--kv-disk-size {:g} GiB): {} per GPU = {} blocks = {} prefix tokens below "
+                            "the host tier; a hit reads its blocks from the disk, then over the host link\n",
+                            static_cast<double>(o.kv_disk_bytes) / kBytesPerGiB, gib(t.disk_bytes_per_gpu),
+                            count(t.disk_blocks), count(t.disk_tokens))
+              : std::string());
 }
 
 nlohmann::json host_tier_json(const Plan& p, const ServingOptions& o) {
@@ -149,7 +155,12 @@ nlohmann::json host_tier_json(const Plan& p, const ServingOptions& o) {
           {"bytes_per_gpu", t.bytes_per_gpu},
           {"block_bytes_per_gpu", t.block_bytes_per_gpu},
           {"blocks", t.blocks},
-          {"tokens", t.tokens}};
+          {"tokens", t.tokens},
+          {"disk", t.disk_blocks > 0 ? nlohmann::json{{"kv_disk_bytes", o.kv_disk_bytes},
+                                                      {"bytes_per_gpu", t.disk_bytes_per_gpu},
+                                                      {"blocks", t.disk_blocks},
+                                                      {"tokens", t.disk_tokens}}
+                                     : nlohmann::json(nullptr)}};
 }
 }  // namespace
 

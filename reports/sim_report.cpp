@@ -290,6 +290,19 @@ nlohmann::json sim_json(const SimReport& r) {
                          {"stored_blocks", h.stored_blocks},
                          {"evicted_blocks", h.evicted_blocks},
                          {"host_link_bytes_per_s", r.sim.host_link_bytes_per_s}};
+    const sim::SimResult::DiskTier& d = s.disk_tier;
+    j["host_kv_tier"]["gpu_hit_tokens"] = s.cached_prompt_tokens - h.hit_tokens - d.hit_tokens;
+    j["host_kv_tier"]["disk"] =
+        d.capacity_blocks > 0 ? nlohmann::json{{"bytes_per_gpu", r.host_tier->disk_bytes_per_gpu},
+                                               {"capacity_blocks", d.capacity_blocks},
+                                               {"capacity_tokens", d.capacity_blocks * s.block_size},
+                                               {"hit_tokens", d.hit_tokens},
+                                               {"loads", d.loads},
+                                               {"load_s", d.load_s},
+                                               {"demoted_blocks", d.stored_blocks},
+                                               {"evicted_blocks", d.evicted_blocks},
+                                               {"disk_bytes_per_s", r.sim.disk_bytes_per_s}}
+                              : nlohmann::json(nullptr);
   }
   if (r.options.lora) {
     // Additive, with --enable-lora only (docs/formats.md "JSON contract", docs/lora.md).
@@ -435,9 +448,20 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                      "host tier {} ({} loads at {} GB/s, {} on the steps' critical path); {} blocks written through, "
                      "{} evicted",
                      gib(r.host_tier->bytes_per_gpu), r.host_tier->sized_by, count(h.capacity_blocks), count(h.capacity_blocks * s.block_size),
-                     share(s.cached_prompt_tokens - h.hit_tokens), share(h.hit_tokens), count(h.loads),
+                     share(s.cached_prompt_tokens - h.hit_tokens - s.disk_tier.hit_tokens), share(h.hit_tokens), count(h.loads),
                      number(r.sim.host_link_bytes_per_s / 1e9), seconds(h.load_s), count(h.stored_blocks),
                      count(h.evicted_blocks))});
+    if (const sim::SimResult::DiskTier& d = s.disk_tier; d.capacity_blocks > 0)
+      main_rows.insert(
+          std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "host KV tier"; }) + 1,
+          {"disk KV tier",
+           fmt::format("{} per GPU ({} blocks = {} tokens per engine); prompt tokens from the disk {} ({} loads at {} "
+                       "GB/s, {} on the steps' critical path before the host link); {} blocks written to it as the "
+                       "host tier evicted them, {} evicted",
+                       gib(r.host_tier->disk_bytes_per_gpu), count(d.capacity_blocks),
+                       count(d.capacity_blocks * s.block_size), share(d.hit_tokens), count(d.loads),
+                       number(r.sim.disk_bytes_per_s / 1e9), seconds(d.load_s), count(d.stored_blocks),
+                       count(d.evicted_blocks))});
   }
   if (r.options.lora) {
     // After "KV pool": the slots are what the pool lost.

@@ -58,6 +58,13 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
     host_.emplace(tier->blocks * sim.opts.dp);  // each DP rank is an engine with its own tier
     tally_.counts.host_tier.capacity_blocks = tier->blocks * sim.opts.dp;
     host_block_load_s_ = static_cast<double>(tier->block_bytes_per_gpu) / opt.host_link_bytes_per_s;
+    if (tier->disk_blocks > 0) {
+      if (!(opt.disk_bytes_per_s > 0))
+        throw InputError("simulate", "disk_bytes_per_s", "a positive number (the disk KV tier loads from it)");
+      host_->add_below(tier->disk_blocks * sim.opts.dp);
+      tally_.counts.disk_tier.capacity_blocks = tier->disk_blocks * sim.opts.dp;
+      disk_block_load_s_ = static_cast<double>(tier->block_bytes_per_gpu) / opt.disk_bytes_per_s;
+    }
   }
   if (opt.preemption == Preemption::swap && (opt_.scheduler == Scheduler::sglang || opt_.scheduler == Scheduler::trtllm))
     throw InputError("command line", "--swap",
@@ -457,7 +464,7 @@ int64_t Engine::lookup(EngineRequest& r) {
   const int64_t hit = cache_.hits(r.content, max_blocks, block_size);
   // vLLM asks the connector for the blocks past the GPU cache's hit
   // (get_num_new_matched_tokens after get_computed_blocks).
-  r.host_hit_blocks = host_ ? host_->hits(r.content, hit, max_blocks, block_size) : 0;
+  r.host_hit_blocks = host_ ? host_->hits(r.content, hit, max_blocks, block_size, &r.disk_hit_blocks) : 0;
   r.cached = (hit + r.host_hit_blocks) * block_size;
   return r.cached;
 }
@@ -471,15 +478,32 @@ void Engine::ref_hits(EngineRequest& r) {
   if (!host_) return;
   r.host_stored = hit;  // the GPU's hits are not stored again; the loaded ones are there
   if (r.host_hit_blocks == 0) return;
-  for (int64_t i = hit - r.host_hit_blocks; i < hit; ++i) host_->store(PrefixCache::key(r.content, i, table_.block_size()));
+  const int64_t first = hit - r.host_hit_blocks;
+  if (r.disk_hit_blocks > 0) {
+    // The host tier's blocks are touched before the disk's are promoted into it, so that a
+    // promotion never demotes a block this request is loading.
+    for (int64_t i = first; i < hit; ++i)
+      if (const uint64_t k = PrefixCache::key(r.content, i, table_.block_size()); host_->contains(k)) host_->store(k);
+  }
+  for (int64_t i = first; i < hit; ++i) host_->store(PrefixCache::key(r.content, i, table_.block_size()));
   // The blocks cross the host link into the blocks just allocated before the request's
-  // chunk can run: charged to the step that schedules it, as a swap-in is.
-  const double load_s = static_cast<double>(r.host_hit_blocks) * host_block_load_s_;
-  swap_s_ += load_s;
+  // chunk can run: charged to the step that schedules it, as a swap-in is. Blocks from the
+  // disk are read into host memory first (LMCache's local disk and HiCache's storage
+  // backends load through a host buffer), then cross the same link; the store above
+  // promoted them to the host tier.
+  const double host_s = static_cast<double>(r.host_hit_blocks) * host_block_load_s_;
+  const double disk_s = static_cast<double>(r.disk_hit_blocks) * disk_block_load_s_;
+  swap_s_ += host_s + disk_s;
   SimResult::HostTier& t = tally_.counts.host_tier;
-  t.hit_tokens += r.host_hit_blocks * table_.block_size();
+  t.hit_tokens += (r.host_hit_blocks - r.disk_hit_blocks) * table_.block_size();
   t.loads += 1;
-  t.load_s += load_s;
+  t.load_s += host_s;
+  if (r.disk_hit_blocks > 0) {
+    SimResult::DiskTier& d = tally_.counts.disk_tier;
+    d.hit_tokens += r.disk_hit_blocks * table_.block_size();
+    d.loads += 1;
+    d.load_s += disk_s;
+  }
 }
 
 void Engine::store_to_host(EngineRequest& r, int64_t full) {
@@ -499,6 +523,10 @@ void Engine::store_to_host(EngineRequest& r, int64_t full) {
     r.host_stored = full;
   }
   tally_.counts.host_tier.evicted_blocks = host_->evicted();
+  if (const HostTier* disk = host_->below()) {
+    tally_.counts.disk_tier.stored_blocks = disk->stored();
+    tally_.counts.disk_tier.evicted_blocks = disk->evicted();
+  }
 }
 
 void Engine::register_blocks(EngineRequest& r) {

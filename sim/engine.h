@@ -88,7 +88,8 @@ struct EngineRequest {
   int64_t preloaded = 0;   // prompt tokens whose KV arrived from another instance
   PromptContent content;   // for the prefix cache
   int64_t cache_blocks = 0;  // leading prompt blocks it holds a reference on in the cache
-  int64_t host_hit_blocks = 0;  // of its lookup's hit, the blocks from the host tier
+  int64_t host_hit_blocks = 0;  // of its lookup's hit, the blocks from the host tier (disk included)
+  int64_t disk_hit_blocks = 0;  // of those, the blocks found on the disk tier only
   int64_t host_stored = 0;      // leading blocks written to the host tier or found there
   double first_token_s = 0;
   double chunk_s = 0;      // stream interval > 1: when its last streamed chunk reached the client
@@ -351,6 +352,7 @@ class Engine {
   PrefixCache cache_;
   std::optional<HostTier> host_;  // --kv-offloading-size
   double host_block_load_s_ = 0;  // one block's bytes per GPU over the host link
+  double disk_block_load_s_ = 0;  // one block's bytes per GPU read from the disk
 
   std::vector<EngineRequest> requests_;
   std::vector<int32_t> free_slots_;

@@ -116,6 +116,12 @@ void RunTally::add(const RunTally& o) {
   r.host_tier.stored_blocks += x.host_tier.stored_blocks;
   r.host_tier.evicted_blocks += x.host_tier.evicted_blocks;
   r.host_tier.load_s += x.host_tier.load_s;
+  r.disk_tier.capacity_blocks += x.disk_tier.capacity_blocks;
+  r.disk_tier.hit_tokens += x.disk_tier.hit_tokens;
+  r.disk_tier.loads += x.disk_tier.loads;
+  r.disk_tier.stored_blocks += x.disk_tier.stored_blocks;
+  r.disk_tier.evicted_blocks += x.disk_tier.evicted_blocks;
+  r.disk_tier.load_s += x.disk_tier.load_s;
   adapters_time += o.adapters_time;
   warmup_end_s = std::max(warmup_end_s, o.warmup_end_s);
   ttft_s.insert(ttft_s.end(), o.ttft_s.begin(), o.ttft_s.end());

@@ -129,6 +129,14 @@ struct SimResult {
     int64_t capacity_blocks = 0, hit_tokens = 0, loads = 0, stored_blocks = 0, evicted_blocks = 0;
     double load_s = 0;
   } host_tier;
+  //! The disk tier below it (--kv-disk-size): prompt tokens loaded from it (not in
+  //! host_tier.hit_tokens), the admissions that read any and the reads' time on the
+  //! critical path (the host link's share is in host_tier.load_s), blocks written to it
+  //! (the host tier's evictions not already on the disk) and blocks it evicted.
+  struct DiskTier {
+    int64_t capacity_blocks = 0, hit_tokens = 0, loads = 0, stored_blocks = 0, evicted_blocks = 0;
+    double load_s = 0;
+  } disk_tier;
   // the simulation itself
   int64_t steps = 0;
   int64_t events = 0;      // arrivals + steps + per-request events processed

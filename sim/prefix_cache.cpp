@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace kvplan::sim {
 
@@ -43,13 +44,20 @@ void PrefixCache::evict(int64_t free_blocks) {
   }
 }
 
-int64_t HostTier::hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size) const {
-  int64_t n = from;
+int64_t HostTier::hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size,
+                       int64_t* from_below) const {
+  int64_t n = from, below = 0;
   while (n < max_blocks) {
     const uint64_t k = PrefixCache::key(c, n, block_size);
-    if (k == 0 || !map_.contains(k)) break;
+    if (k == 0) break;
+    if (!map_.contains(k)) {
+      // LRU evicts a prompt's first blocks first, so its head may be below and its tail here.
+      if (!below_ || !below_->map_.contains(k)) break;
+      ++below;
+    }
     ++n;
   }
+  if (from_below) *from_below = below;
   return n - from;
 }
 
@@ -57,6 +65,20 @@ void HostTier::store(uint64_t key) {
   if (capacity_ <= 0) return;
   if (const auto it = map_.find(key); it != map_.end()) {
     lru_.splice(lru_.end(), lru_, it->second);
+    return;
+  }
+  ++stored_;
+  if (used_ == capacity_ && lru_.front().key != 0 && lru_.front().blocks == 1) {
+    // Full, and the least recently used entry is one block: it is the one evicted, so its
+    // list and map nodes take the new key (no allocation per store; the same order).
+    const auto front = lru_.begin();
+    if (below_) below_->store(front->key);
+    auto node = map_.extract(front->key);
+    node.key() = key;
+    map_.insert(std::move(node));
+    front->key = key;
+    lru_.splice(lru_.end(), lru_, front);
+    ++evicted_;
     return;
   }
   map_.emplace(key, lru_.insert(lru_.end(), Run{key, 1}));
@@ -69,6 +91,7 @@ void HostTier::store_anonymous(int64_t blocks) {
   if (!lru_.empty() && lru_.back().key == 0) lru_.back().blocks += blocks;
   else lru_.push_back(Run{0, blocks});
   used_ += blocks;
+  stored_ += blocks;
   make_room();
 }
 
@@ -78,6 +101,10 @@ void HostTier::make_room() {
     const int64_t out = std::min(front.blocks, used_ - capacity_);
     used_ -= out;
     evicted_ += out;
+    if (below_) {
+      if (front.key != 0) below_->store(front.key);
+      else below_->store_anonymous(out);
+    }
     if ((front.blocks -= out) > 0) continue;
     if (front.key != 0) map_.erase(front.key);
     lru_.pop_front();

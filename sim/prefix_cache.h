@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <unordered_map>
 
 namespace kvplan::sim {
@@ -54,17 +55,26 @@ class PrefixCache {
 //! and the least recently used blocks are evicted when a store needs the room. Blocks no
 //! later prompt can hit (a unique prompt's, generated tokens') are stored as well and take
 //! room like any other; they are kept as counted runs, so a request costs O(1) for them.
+//! A tier below it (the disk, --kv-disk-size) takes the blocks it evicts, least recently
+//! used first, and evicts its own the same way; a lookup finds each block in either tier.
 class HostTier {
  public:
   explicit HostTier(int64_t capacity_blocks) : capacity_(capacity_blocks) {}
-  //! Consecutive blocks of the prompt in the tier from block `from` (below `max_blocks`).
-  int64_t hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size) const;
+  //! Blocks the host tier evicts demote to a tier of `capacity_blocks` below it.
+  void add_below(int64_t capacity_blocks) { below_ = std::make_unique<HostTier>(capacity_blocks); }
+  const HostTier* below() const { return below_.get(); }
+  //! Consecutive blocks of the prompt in this tier or the one below from block `from`
+  //! (below `max_blocks`); `from_below` gets how many of them were found only below.
+  int64_t hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size,
+               int64_t* from_below = nullptr) const;
   //! Stores block `key` (nonzero), or marks it most recently used when it is there.
   void store(uint64_t key);
   void store_anonymous(int64_t blocks);
   int64_t capacity() const { return capacity_; }
+  bool contains(uint64_t key) const { return map_.contains(key); }
   int64_t used() const { return used_; }
   int64_t evicted() const { return evicted_; }
+  int64_t stored() const { return stored_; }  //!< blocks written (a touch is not a write)
 
  private:
   void make_room();
@@ -72,9 +82,10 @@ class HostTier {
     uint64_t key = 0;     // 0: `blocks` blocks nothing can hit
     int64_t blocks = 1;
   };
-  int64_t capacity_ = 0, used_ = 0, evicted_ = 0;
+  int64_t capacity_ = 0, used_ = 0, evicted_ = 0, stored_ = 0;
   std::list<Run> lru_;  // least recently used first
   std::unordered_map<uint64_t, std::list<Run>::iterator> map_;
+  std::unique_ptr<HostTier> below_;
 };
 
 }  // namespace kvplan::sim

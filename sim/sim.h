@@ -181,6 +181,10 @@ struct SimOptions {
   std::optional<int64_t> num_blocks; //!< overrides the planner's pool size (what-ifs, tests)
   //! Host link for swapping (PCIe 4.0 x16 ~ 25 GB/s achieved; Gen5 ~ 50 GB/s).
   double host_link_bytes_per_s = 25e9;
+  //! One GPU's share of the NVMe read bandwidth, for the disk KV tier (--disk-gb-per-s):
+  //! 6.9 GB/s, a PCIe Gen4 datacenter SSD's sequential read (Samsung PM9A3 datasheet), one
+  //! drive per GPU as in a DGX H100 (8 x 3.84 TB NVMe U.2 data drives, its datasheet).
+  double disk_bytes_per_s = 6.9e9;
   //! Recounts blocks and contexts from every running request after each step and
   //! throws std::logic_error on a mismatch: O(batch) per step, for tests.
   bool check_invariants = false;

@@ -1,5 +1,6 @@
 #include "size/tco.h"
 
+#include "planner/units.h"
 #include "size/size.h"
 
 #include <fmt/format.h>
@@ -114,6 +115,24 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   const ServerLayout& l = b.layout;
   b.busy_fraction = std::clamp(in.busy_fraction, 0.0, 1.0);
 
+  // The host KV tier lives in the server's DRAM. Each engine's share is its GPUs' share of
+  // the server (an engine of tp x pp GPUs on an 8-GPU server gets tp x pp / 8 of it), and
+  // the tier's bytes per engine are its bytes per GPU x tp x pp, so the test is per GPU.
+  if (in.host_kv_bytes_per_gpu > 0) {
+    const int64_t share_bytes = s.host_memory_bytes / s.gpus_per_server;
+    if (in.host_kv_bytes_per_gpu > share_bytes)
+      throw InputError(
+          "command line", in.host_kv_flag,
+          fmt::format("a host KV tier of at most {:.2f} GiB per GPU: {} (key host_memory_bytes) has {:.2f} GiB of "
+                      "DRAM for {} GPUs",
+                      static_cast<double>(share_bytes) / kBytesPerGiB, s.file,
+                      static_cast<double>(s.host_memory_bytes) / kBytesPerGiB, s.gpus_per_server),
+          fmt::format("{:.2f} GiB per GPU (TP {} x PP {}: {:.2f} GiB per engine)",
+                      static_cast<double>(in.host_kv_bytes_per_gpu) / kBytesPerGiB, in.tp, in.pp,
+                      static_cast<double>(in.host_kv_bytes_per_gpu * in.tp * in.pp) / kBytesPerGiB));
+    b.host_kv_bytes_per_server = in.host_kv_bytes_per_gpu * ceil_div(l.gpus_used, l.servers);
+  }
+
   // Power. A busy GPU is counted at its board power (an upper bound: memory-bound
   // decode draws less), an idle one at its idle power; the host at its full figure.
   const int64_t gpus_per_server_installed = ceil_div(l.gpus_bought, l.servers);
@@ -204,6 +223,10 @@ BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& serv
     in.output_mean_tokens = r.shape.output_mean_tokens;
     if (o.cost_per_hour_usd && o.gpus_total > 0)
       in.price_per_gpu_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.gpus_total);
+    if (o.plan_valid && o.plan.host_tier) {
+      in.host_kv_bytes_per_gpu = o.plan.host_tier->bytes_per_gpu;
+      in.host_kv_flag = host_kv_tier_flag(o.candidate.options);
+    }
     BuyFigures b = buy_figures(in, *it, site);
     b.candidate = o.candidate.index;
     b.busy_fraction_simulated = o.operating.busy_fraction > 0;

@@ -127,6 +127,10 @@ struct BuyInputs {
   double rate_per_s = 0;                 //!< the workload's rate (all replicas)
   double prompt_mean_tokens = 0, output_mean_tokens = 0;
   std::optional<double> price_per_gpu_hour_usd;  //!< the GPU catalog's rent price
+  //! The host KV tier's DRAM per GPU (0: none) and the flag that sized it, for the message
+  //! when the server's DRAM cannot hold it.
+  int64_t host_kv_bytes_per_gpu = 0;
+  std::string host_kv_flag;
 };
 
 //! Every figure of one option bought; units in the names, as in the JSON and CSV.
@@ -155,7 +159,12 @@ struct BuyFigures {
   double usd_per_million_input_tokens = 0;   //!< TCO over input tokens alone
   double usd_per_million_output_tokens = 0;  //!< TCO over output tokens alone
   double usd_per_million_tokens = 0;         //!< TCO over input + output tokens
+  //! DRAM the host KV tier takes on one server: its bytes per GPU x the GPUs serving there
+  //! (0: no tier). The server's own DRAM is server.host_memory_bytes; none is bought.
+  int64_t host_kv_bytes_per_server = 0;
 };
+//! Throws InputError (naming in.host_kv_flag) when the host KV tier exceeds the GPU's
+//! share of the server's DRAM.
 BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptions& site);
 
 struct BuyResult {

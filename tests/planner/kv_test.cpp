@@ -162,6 +162,26 @@ TEST_CASE("the host KV tier: --kv-offloading-size GiB split over the tp x pp ran
   CHECK_THROWS_AS(validate(m, tiny, "test"), InputError);
 }
 
+TEST_CASE("the disk KV tier: --kv-disk-size GiB for the engine, split over tp x pp, in the host tier's blocks") {
+  // 512 GiB on TP 2: 256 GiB = 274,877,906,944 bytes per GPU, in Llama-3-8B's 1 MiB blocks
+  // at TP 2 (test above): 262,144 blocks = 4,194,304 tokens below the host tier's 524,288.
+  const ModelConfig m = io::load_model("llama-3-8b");
+  ServingOptions o;
+  o.tp = 2;
+  o.kv_offloading_bytes = int64_t{64} << 30;
+  o.kv_disk_bytes = int64_t{512} << 30;
+  const auto t = host_kv_tier(m, o, 0);
+  REQUIRE(t.has_value());
+  CHECK(t->disk_bytes_per_gpu == 274877906944);
+  CHECK(t->disk_blocks == 262144);
+  CHECK(t->disk_tokens == 4194304);
+  CHECK_NOTHROW(validate(m, o, "test"));
+  // Every engine stages disk blocks through host memory: a disk alone is refused.
+  ServingOptions alone;
+  alone.kv_disk_bytes = o.kv_disk_bytes;
+  CHECK_THROWS_AS(validate(m, alone, "test"), InputError);
+}
+
 TEST_CASE("SGLang's HiCache: --hicache-ratio GPU pools, or --hicache-size GB per GPU, and larger than the pool") {
   // memory_pool_host.py: size = hicache_size x 1e9 / bytes per token when given, else
   // ratio x the device pool. Llama-3-8B at TP 1: 2 MiB per 16-token block, so 100 GB is

@@ -170,3 +170,66 @@ TEST_CASE("SGLang's HiCache serves the same evicted prefix from its host pool un
   const Simulator small(llama3_8b(), h100(), o);
   CHECK_THROWS_AS((void)small.run(kvplan::sim::test::alternating(2, 3), so), InputError);
 }
+
+TEST_CASE("the disk tier takes what the host tier evicts and a lookup finds a prompt's head below and its tail above") {
+  // Host tier of 4 blocks over a disk of 8: storing blocks 0..5 evicts 0 and 1 (the least
+  // recently used) to the disk, so the prompt's 6 blocks are found, 2 of them below.
+  const PromptContent a{0, 7, 0};
+  HostTier t(4);
+  t.add_below(8);
+  for (int64_t i = 0; i < 6; ++i) t.store(PrefixCache::key(a, i, 16));
+  int64_t below = -1;
+  CHECK(t.hits(a, 0, 10, 16, &below) == 6);
+  CHECK(below == 2);
+  CHECK(t.evicted() == 2);
+  REQUIRE(t.below() != nullptr);
+  CHECK(t.below()->stored() == 2);
+  CHECK(t.below()->evicted() == 0);
+  // Without the disk the same stores leave a run that starts with a miss.
+  HostTier alone(4);
+  for (int64_t i = 0; i < 6; ++i) alone.store(PrefixCache::key(a, i, 16));
+  CHECK(alone.hits(a, 0, 10, 16) == 0);
+}
+
+TEST_CASE("a rotation larger than the host tier but not than host + disk is served from the disk") {
+  // Three prompts A, B, C of 200 tokens (12 full blocks each, 36 in all) in rotation,
+  // twice, on a 20-block GPU pool. Write-through stores A0..11, B0..11, C0..11; a host tier
+  // of 24 blocks evicts A's 12 to the disk. The second A finds nothing on the GPU (B and C
+  // took the pool) and its 12 blocks on the disk: promoted to the host tier, they evict B's
+  // 12 to the disk, whose B is then found there, and so C: 3 x 192 = 576 prompt tokens
+  // from the disk, none from the host tier. Each load reads 12 x 2 MiB from the disk and
+  // sends it over the host link: 12 x 2,097,152 / 6.9e9 = 3.647 ms on the disk, 12 x
+  // 2,097,152 / 25e9 = 1.007 ms on the link.
+  const ModelConfig m = llama3_8b();
+  const Workload w = kvplan::sim::test::alternating(3, 6);
+  ServingOptions o = offloading(24);
+  const SimResult host_only = Simulator(m, h100(), o).run(w, small_pool());
+  CHECK(host_only.cached_prompt_tokens == 0);  // LRU under a rotation larger than the tier
+  o.kv_disk_bytes = 12 * kBlockBytes;
+  const SimResult r = Simulator(m, h100(), o).run(w, small_pool());
+  CHECK(r.disk_tier.capacity_blocks == 12);
+  CHECK(r.cached_prompt_tokens == 576);
+  CHECK(r.disk_tier.hit_tokens == 576);
+  CHECK(r.host_tier.hit_tokens == 0);
+  CHECK(r.disk_tier.loads == 3);
+  const double disk_s = 12.0 * static_cast<double>(kBlockBytes) / 6.9e9;
+  const double link_s = 12.0 * static_cast<double>(kBlockBytes) / 25e9;
+  CHECK(r.disk_tier.load_s == doctest::Approx(3 * disk_s).epsilon(1e-12));
+  CHECK(r.host_tier.load_s == doctest::Approx(3 * link_s).epsilon(1e-12));
+  // On a pool that holds the whole rotation the second A hits the same 192 tokens on the
+  // GPU: its first token comes the disk read and the link transfer sooner.
+  const std::vector<double> gpu = ttfts(Simulator(m, h100(), ServingOptions{}), w, kvplan::sim::test::with(Scheduler::chunked));
+  const std::vector<double> disk = ttfts(Simulator(m, h100(), o), w, small_pool());
+  REQUIRE(disk.size() == 6);
+  CHECK(disk[3] - gpu[3] == doctest::Approx(disk_s + link_s).epsilon(1e-9));
+  // One block less of disk (11) loses A0 before A comes back: the run starts with a miss
+  // and the rotation is recomputed every time, as without a disk.
+  o.kv_disk_bytes = 11 * kBlockBytes;
+  CHECK(Simulator(m, h100(), o).run(w, small_pool()).cached_prompt_tokens == 0);
+}
+
+TEST_CASE("a disk tier needs a host tier above it") {
+  ServingOptions o;
+  o.kv_disk_bytes = 64 * kBlockBytes;
+  CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), o), InputError);
+}

@@ -86,7 +86,7 @@ TEST_CASE("size --buy --servers: the user's purchase file replaces the catalog's
     std::ofstream f(path);
     f << "gpu: l40s\nserver_form: quoted 4-GPU server\ngpu_price_usd: 7000\ngpu_board_power_w: 350\n"
          "gpu_idle_power_w: 30\ngpus_per_server: 4\nserver_price_usd: 12000\nserver_power_w: 900\n"
-         "server_rack_units: 2\ncooling: air\n";
+         "server_rack_units: 2\ncooling: air\nhost_memory_bytes: 549755813888\n";
   }
   const Run r = kvplan(kSize + "--buy --format json --servers " + path.string());
   std::filesystem::remove(path);

@@ -57,11 +57,12 @@ std::vector<std::filesystem::path> yaml_files(const std::filesystem::path& dir) 
 
 }  // namespace
 
-TEST_CASE("configs/servers: every price and power figure has a source and a date") {
+TEST_CASE("configs/servers: every price, power and DRAM figure has a source and a date") {
   const auto files = yaml_files(kConfigs / "servers");
   REQUIRE(files.size() >= 10);
   for (const auto& f : files)
-    for (const char* key : {"gpu_price_usd", "server_price_usd", "gpu_board_power_w", "gpu_idle_power_w", "server_power_w"}) {
+    for (const char* key : {"gpu_price_usd", "server_price_usd", "gpu_board_power_w", "gpu_idle_power_w", "server_power_w",
+                            "host_memory_bytes"}) {
       INFO(f.filename().string() << " " << std::string(key));
       CHECK(check_line(f, key) == "");
     }

@@ -346,7 +346,8 @@ TEST_CASE("every purchase catalog file parses, names a catalog GPU and matches i
 TEST_CASE("a purchase file with a missing or negative figure is an InputError naming the key") {
   const std::string good =
       "gpu: x\nserver_form: s\ngpu_price_usd: 1000\ngpu_board_power_w: 300\ngpu_idle_power_w: 30\n"
-      "gpus_per_server: 4\nserver_price_usd: 5000\nserver_power_w: 800\nserver_rack_units: 2\ncooling: air\n";
+      "gpus_per_server: 4\nserver_price_usd: 5000\nserver_power_w: 800\nserver_rack_units: 2\ncooling: air\n"
+      "host_memory_bytes: 549755813888\n";
   CHECK(io::parse_server(good, "x.yaml").gpus_per_server == 4);
   CHECK_FALSE(io::parse_server(good, "x.yaml").liquid_cooled);
   const auto message = [](const std::string& text) {
@@ -421,4 +422,34 @@ TEST_CASE("the Buy section renders every figure with its unit, a chart, and sits
       reports::with_section("<html><body><h2>Options</h2><h2>Assumptions</h2></body></html>", section);
   CHECK(page.find("Bill of materials") < page.find("<h2>Assumptions</h2>"));
   CHECK(page.find("<h2>Options</h2>") < page.find("Bill of materials"));
+}
+
+TEST_CASE("a host KV tier takes the server's DRAM: refused beyond a GPU's share, stated per server") {
+  // The DGX H100's 2 TiB (h100-sxm.yaml) over 8 GPUs: 2,199,023,255,552 / 8 = 274,877,906,944
+  // bytes = 256 GiB per GPU. --kv-offloading-size 512 GiB on one engine of TP 2 is 256 GiB
+  // per GPU: it fits; 3 replicas use 6 GPUs of one server, so the tier takes 6 x 256 GiB =
+  // 1536 GiB of its 2048 GiB.
+  ServerSpec s = hgx();
+  s.host_memory_bytes = 2199023255552;
+  s.file = "h100-sxm.yaml";
+  BuyInputs in;
+  in.replicas = 3;
+  in.tp = 2;
+  in.host_kv_bytes_per_gpu = 274877906944;
+  in.host_kv_flag = "--kv-offloading-size";
+  const BuyFigures fits = buy_figures(in, s, SiteOptions{});
+  CHECK(fits.host_kv_bytes_per_server == 6 * 274877906944);
+  // The same 512 GiB on TP 1 is 512 GiB per GPU, twice the share: refused, naming the flag,
+  // the file, its key and both figures.
+  in.tp = 1;
+  in.host_kv_bytes_per_gpu = 2 * 274877906944;
+  try {
+    (void)buy_figures(in, s, SiteOptions{});
+    FAIL("a tier of twice the DRAM share was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "command line: key '--kv-offloading-size': expected a host KV tier of at most 256.00 GiB per GPU: "
+          "h100-sxm.yaml (key host_memory_bytes) has 2048.00 GiB of DRAM for 8 GPUs, got 512.00 GiB per GPU "
+          "(TP 1 x PP 1: 512.00 GiB per engine)");
+  }
 }
