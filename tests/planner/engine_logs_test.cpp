@@ -251,7 +251,7 @@ TEST_CASE("engine logs: SGLang's EAGLE draft sits outside the target's pool, its
   // 2 B = 8,192 B of K per token, 107,641 x 8,192 = 0.821 GiB.
   const SpecMemory d = spec_memory(eagle.model, with_engine_defaults(eagle.gpu, eagle.options));
   CHECK(d.layers == 1);
-  const double k_gib = static_cast<double>(int64_t{107641} * d.kv_bytes_per_token_per_gpu / 2) / 1073741824.0;
+  const double k_gib = static_cast<double>(int64_t{107641} * d.kv_bytes_per_token_per_gpu) / 2 / 1073741824.0;  // K: half
   CHECK(std::round(k_gib * 100) / 100 == doctest::Approx(0.82));
 }
 
