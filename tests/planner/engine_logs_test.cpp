@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "planner/engine_common.h"
 #include "planner/engine_detail.h"
 #include "planner/planner.h"
+#include "planner/speculative.h"
 
 using namespace kvplan;
 
@@ -100,6 +102,21 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
     }
     if (e["max_num_batched_tokens"]) o.max_num_batched_tokens = e["max_num_batched_tokens"].as<int64_t>();
     o.gpu_memory_utilization = e["gpu_memory_utilization"].as<double>();
+    // Speculative decoding as the log's flags set it: the method, the draft tokens per step
+    // and, for EAGLE heads and draft models, the draft (a fixture or a catalog model).
+    if (const YAML::Node sp = e["speculative"]) {
+      SpecDecode spec;
+      const auto method = kSpecMethodNames.parse(sp["method"].as<std::string>());
+      REQUIRE_MESSAGE(method.has_value(), s.id << ": speculative.method is one kvplan knows");
+      spec.method = *method;
+      spec.num_speculative_tokens = sp["num_speculative_tokens"].as<int64_t>();
+      spec.acceptance_length = sp["acceptance_length"].as<double>();
+      if (sp["draft"]) {
+        spec.draft_name = sp["draft"].as<std::string>();
+        spec.draft = load_fixture_or_catalog(spec.draft_name);
+      }
+      o.spec = std::make_shared<const SpecDecode>(spec);
+    }
     s.logged_tokens = e["logged_tokens"].as<int64_t>();
     out.push_back(s);
   }
@@ -214,6 +231,28 @@ TEST_CASE("engine logs: a release's own accounting, not the latest, explains its
   CHECK(std::fabs(static_cast<double>(predicted_tokens(v17)) / 297152.0 - 1) <= 0.02);
   v16.options.engine_version = "0.17";
   CHECK(std::fabs(static_cast<double>(predicted_tokens(v16)) / 274848.0 - 1) > 0.02);
+}
+
+TEST_CASE("engine logs: SGLang's EAGLE draft sits outside the target's pool, its KV as the draft pool printed") {
+  const std::vector<LoggedStartup> all = load_startups("sglang.yaml");
+  const auto it = std::find_if(all.begin(), all.end(), [](const LoggedStartup& s) { return s.id == "docs-llama-2-7b-eagle"; });
+  REQUIRE(it != all.end());
+  const LoggedStartup& eagle = *it;
+  REQUIRE(eagle.options.spec);
+  // SGLang 0.4 sizes the target's pool (profile_max_num_token) before the draft worker
+  // loads: the target logged the same 87,056 tokens it would without the draft, and so
+  // does kvplan.
+  LoggedStartup plain = eagle;
+  plain.options.spec.reset();
+  CHECK(predicted_tokens(eagle) == predicted_tokens(plain));
+  // The draft's pool (model_runner.py at 0.4.3, draft_runner_cache_size): the target's
+  // 87,056 tokens + max_running_requests 4,097 x speculative_num_steps 5 + 100 = 107,641
+  // tokens; the log prints "K size: 0.82 GB" (GiB) for it: one layer of 32 heads x 128 x
+  // 2 B = 8,192 B of K per token, 107,641 x 8,192 = 0.821 GiB.
+  const SpecMemory d = spec_memory(eagle.model, with_engine_defaults(eagle.gpu, eagle.options));
+  CHECK(d.layers == 1);
+  const double k_gib = static_cast<double>(int64_t{107641} * d.kv_bytes_per_token_per_gpu) / 2 / 1073741824.0;  // K: half
+  CHECK(std::round(k_gib * 100) / 100 == doctest::Approx(0.82));
 }
 
 TEST_CASE("engine logs: start-up lines as each release prints them") {
