@@ -140,7 +140,7 @@ std::vector<std::string> buy_assumptions(const BuyResult& b) {
   if (tier != b.options.end() && tier->host_kv_bytes_per_server > 0)
     a.push_back(fmt::format(
         "Host KV tier: at most {:.0f} GiB of a server's DRAM ({}: {:.0f} GiB, host_memory_bytes), which the server "
-        "price already includes: no DRAM is bought. A tier beyond a GPU's share of the DRAM is refused.",
+        "price already includes: no DRAM is bought. An option whose tier is beyond a GPU's share of the DRAM cannot be bought (listed with the reason).",
         to_gib(static_cast<double>(tier->host_kv_bytes_per_server)),
         std::filesystem::path(tier->server.file).filename().string(),
         to_gib(static_cast<double>(tier->server.host_memory_bytes))));

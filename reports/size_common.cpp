@@ -126,7 +126,7 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
         return o.candidate.options.kv_offloading_bytes > 0 || o.candidate.options.hicache.has_value();
       }))
     a.push_back("Host KV tier: its host memory comes out of the server's own DRAM (host_memory_bytes in the server "
-                "file; with --buy a tier beyond a GPU's share of it is refused) and is not priced; its loads run over "
+                "file; with --buy an option whose tier is beyond a GPU's share of it cannot be bought) and is not priced; its loads run over "
                 "a 25 GB/s host link per GPU, PCIe 4.0 x16 as achieved (docs/kv-tiers.md).");
   if (std::any_of(r.options.begin(), r.options.end(),
                   [](const size::Deployment& o) { return o.candidate.options.kv_disk_bytes > 0; }))

@@ -118,18 +118,20 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   // The host KV tier lives in the server's DRAM. Each engine's share is its GPUs' share of
   // the server (an engine of tp x pp GPUs on an 8-GPU server gets tp x pp / 8 of it), and
   // the tier's bytes per engine are its bytes per GPU x tp x pp, so the test is per GPU.
+  // A tier beyond the share makes this option unbuyable, as a rack limit does; the search's
+  // other layouts (a larger TP spreads the same tier over more GPUs) are still ranked.
   if (in.host_kv_bytes_per_gpu > 0) {
     const int64_t share_bytes = s.host_memory_bytes / s.gpus_per_server;
-    if (in.host_kv_bytes_per_gpu > share_bytes)
-      throw InputError(
-          "command line", in.host_kv_flag,
-          fmt::format("a host KV tier of at most {:.2f} GiB per GPU: {} (key host_memory_bytes) has {:.2f} GiB of "
-                      "DRAM for {} GPUs",
-                      static_cast<double>(share_bytes) / kBytesPerGiB, s.file,
-                      static_cast<double>(s.host_memory_bytes) / kBytesPerGiB, s.gpus_per_server),
-          fmt::format("{:.2f} GiB per GPU (TP {} x PP {}: {:.2f} GiB per engine)",
-                      static_cast<double>(in.host_kv_bytes_per_gpu) / kBytesPerGiB, in.tp, in.pp,
-                      static_cast<double>(in.host_kv_bytes_per_gpu * in.tp * in.pp) / kBytesPerGiB));
+    if (in.host_kv_bytes_per_gpu > share_bytes) {
+      b.infeasible = fmt::format(
+          "{} {:.2f} GiB per GPU (TP {} x PP {}: {:.2f} GiB per engine) is more than a GPU's share of the "
+          "server's DRAM, {:.2f} GiB ({}: host_memory_bytes {:.2f} GiB for {} GPUs)",
+          in.host_kv_flag, static_cast<double>(in.host_kv_bytes_per_gpu) / kBytesPerGiB, in.tp, in.pp,
+          static_cast<double>(in.host_kv_bytes_per_gpu * in.tp * in.pp) / kBytesPerGiB,
+          static_cast<double>(share_bytes) / kBytesPerGiB, s.file,
+          static_cast<double>(s.host_memory_bytes) / kBytesPerGiB, s.gpus_per_server);
+      return b;
+    }
     b.host_kv_bytes_per_server = in.host_kv_bytes_per_gpu * ceil_div(l.gpus_used, l.servers);
   }
 

@@ -130,3 +130,27 @@ TEST_CASE("size --buy --cooling air: a liquid-cooled NVL72 rack cannot be placed
           std::string::npos);
   }
 }
+
+TEST_CASE("size --buy: a host KV tier beyond a GPU's share of DRAM makes that option unbuyable, not the search") {
+  // configs/servers/h100-sxm.yaml: 2 TiB over 8 GPUs = 256 GiB per GPU. --kv-offloading-size
+  // 512 GiB is 512 GiB per GPU at TP 1 (twice the share: cannot be bought) and 256 GiB per
+  // GPU at TP 2 (exactly the share: bought).
+  const Run r = kvplan(
+      "size --model llama-3-8b --workload chat --gpus h100-sxm --tp 1,2 --evaluator planner --buy "
+      "--kv-offloading-size 512 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  int unbuyable = 0, bought = 0;
+  for (const auto& o : j.at("buy").at("options")) {
+    if (o.at("infeasible").is_null()) {
+      ++bought;
+      CHECK(o.at("host_kv_bytes_per_server").get<int64_t>() > 0);
+    } else {
+      ++unbuyable;
+      CHECK(o.at("infeasible").get<std::string>().find("more than a GPU's share of the server's DRAM, 256.00 GiB") !=
+            std::string::npos);
+    }
+  }
+  CHECK(unbuyable >= 1);
+  CHECK(bought >= 1);
+}

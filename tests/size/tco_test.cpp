@@ -424,7 +424,7 @@ TEST_CASE("the Buy section renders every figure with its unit, a chart, and sits
   CHECK(page.find("<h2>Options</h2>") < page.find("Bill of materials"));
 }
 
-TEST_CASE("a host KV tier takes the server's DRAM: refused beyond a GPU's share, stated per server") {
+TEST_CASE("a host KV tier takes the server's DRAM: unbuyable beyond a GPU's share, stated per server") {
   // The DGX H100's 2 TiB (h100-sxm.yaml) over 8 GPUs: 2,199,023,255,552 / 8 = 274,877,906,944
   // bytes = 256 GiB per GPU. --kv-offloading-size 512 GiB on one engine of TP 2 is 256 GiB
   // per GPU: it fits; 3 replicas use 6 GPUs of one server, so the tier takes 6 x 256 GiB =
@@ -438,18 +438,17 @@ TEST_CASE("a host KV tier takes the server's DRAM: refused beyond a GPU's share,
   in.host_kv_bytes_per_gpu = 274877906944;
   in.host_kv_flag = "--kv-offloading-size";
   const BuyFigures fits = buy_figures(in, s, SiteOptions{});
+  CHECK_FALSE(fits.infeasible);
   CHECK(fits.host_kv_bytes_per_server == 6 * 274877906944);
-  // The same 512 GiB on TP 1 is 512 GiB per GPU, twice the share: refused, naming the flag,
-  // the file, its key and both figures.
+  // The same 512 GiB on TP 1 is 512 GiB per GPU, twice the share: this option cannot be
+  // bought (the others of a search still rank), naming the flag, the file, its key and
+  // both figures.
   in.tp = 1;
   in.host_kv_bytes_per_gpu = 2 * 274877906944;
-  try {
-    (void)buy_figures(in, s, SiteOptions{});
-    FAIL("a tier of twice the DRAM share was accepted");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()) ==
-          "command line: key '--kv-offloading-size': expected a host KV tier of at most 256.00 GiB per GPU: "
-          "h100-sxm.yaml (key host_memory_bytes) has 2048.00 GiB of DRAM for 8 GPUs, got 512.00 GiB per GPU "
-          "(TP 1 x PP 1: 512.00 GiB per engine)");
-  }
+  const BuyFigures over = buy_figures(in, s, SiteOptions{});
+  REQUIRE(over.infeasible);
+  CHECK(*over.infeasible ==
+        "--kv-offloading-size 512.00 GiB per GPU (TP 1 x PP 1: 512.00 GiB per engine) is more than a GPU's share "
+        "of the server's DRAM, 256.00 GiB (h100-sxm.yaml: host_memory_bytes 2048.00 GiB for 8 GPUs)");
+  CHECK(over.capex_usd == 0.0);
 }
