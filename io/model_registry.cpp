@@ -235,10 +235,12 @@ constexpr ModelFamily kRegistry[] = {
    .keys = "moe_num_experts, moe_k, moe_num_shared_experts, moe_intermediate_size, moe_layer_start_index, moe_layer_end_index, moe_layer_interval (1); use_bias false",
    .defaults = kErnieMoeDefaults, .aliases = kErnieMoeAliases, .fixed = kNoBias,
    .source = "models/ernie4_5_moe/configuration_ernie4_5_moe.py; vllm/model_executor/models/ernie45_moe.py"},
-  // Ling / Ring 2.0 (BailingMoeV2ForCausalLM; vllm-project/vllm@3a04cf8f
-  // models/bailing_moe.py): fused query_key_value and dense projections, per-head q/k
-  // RMSNorms with use_qk_norm, a dense MLP in the first first_k_dense_replace layers, then
-  // routed experts and num_shared_experts shared ones of moe_shared_expert_intermediate_size.
+  // Ling / Ring (BailingMoeForCausalLM and 2.0's BailingMoeV2ForCausalLM, one model_type;
+  // vllm-project/vllm@3a04cf8f models/bailing_moe.py reads both): fused query_key_value and
+  // dense projections, per-head q/k RMSNorms with use_qk_norm, a dense MLP in the first
+  // first_k_dense_replace layers, then routed experts and num_shared_experts shared ones of
+  // moe_shared_expert_intermediate_size (moe_intermediate_size without it); norm_head
+  // normalizes the LM head's weights, no size.
   {.model_type = "bailing_moe", .kind = RowKind::family, .architecture = "BailingMoeV2ForCausalLM",
    .qk_norm = QkNorm::by_use_qk_norm,
    .keys = "num_experts, num_shared_experts, moe_intermediate_size, moe_shared_expert_intermediate_size, first_k_dense_replace, use_qk_norm; use_bias, use_qkv_bias false, use_rmsnorm true",
