@@ -230,9 +230,9 @@ constexpr ModelFamily kRegistry[] = {
   // (no biases with use_bias false), a dense MLP before moe_layer_start_index and after
   // moe_layer_end_index, else routed experts with moe_num_shared_experts shared ones of
   // moe_intermediate_size (one MLP of their summed width); the router's per-expert score bias
-  // (moe_use_aux_free, 64 values a layer) is not counted.
+  // (e_score_correction_bias, moe_num_experts values a layer) is not counted.
   {.model_type = "ernie4_5_moe", .kind = RowKind::family, .architecture = "Ernie4_5_MoeForCausalLM", .tie_default = true,
-   .keys = "moe_num_experts, moe_k, moe_num_shared_experts, moe_intermediate_size, moe_layer_start_index, moe_layer_end_index, moe_layer_interval (1); use_bias false",
+   .keys = "moe_num_experts, moe_k, moe_num_shared_experts, moe_intermediate_size, moe_layer_start_index, moe_layer_end_index, moe_layer_interval; use_bias false",
    .defaults = kErnieMoeDefaults, .aliases = kErnieMoeAliases, .fixed = kNoBias,
    .source = "models/ernie4_5_moe/configuration_ernie4_5_moe.py; vllm/model_executor/models/ernie45_moe.py"},
   // Ling / Ring (BailingMoeForCausalLM and 2.0's BailingMoeV2ForCausalLM, one model_type;
