@@ -193,7 +193,7 @@ constexpr const char* kGeometryKeys[] = {
   "num_local_experts", "n_routed_experts", "num_experts", "rotary_dim", "partial_rotary_factor",
   "block_configs", "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "enable_moe_block",
   "top_k_experts", "hidden_size_per_layer_input", "conv_L_cache", "conv_dim", "block_ff_dim",
-  "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "full_attn_idxs",
+  "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "full_attn_idxs", "moe_layer_end_index",
 };
 
 // Keys whose mere presence does not change geometry for the values below.
@@ -1163,6 +1163,13 @@ void read_compressed_sparse(Reader& r, ModelConfig& m) {
 ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   const YAML::Node& n = r.n;
   const std::string& file = r.file;
+  if (fam)
+    for (const FixedKey& f : fam->fixed) {
+      r.use({f.key});
+      if (has(n, f.key) && (!n[f.key].IsScalar() || n[f.key].Scalar() != f.value))
+        throw InputError(file, f.key, std::string(f.value) + " (the layer kvplan counts for " + fam->model_type + ")",
+                         n[f.key].IsScalar() ? "'" + n[f.key].Scalar() + "'" : "a non-scalar");
+    }
   m.hidden_size = r.req("hidden_size");
   m.num_layers = r.req("num_hidden_layers");
   // Per-layer tables (sliding windows) and loops are O(layers); published models have at
@@ -1280,13 +1287,27 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
     const YAML::Node only = n["mlp_only_layers"];
     r.use({"mlp_only_layers", "moe_layer_freq"});
     if (m.shared_expert_intermediate_size > 0) m.shared_expert_gate = true;
+    // Shared experts of their own width (BailingMoE): the same matrices as one MLP of their
+    // summed width, with no sigmoid gate.
+    if (fam && *fam->shared_expert_width_key != '\0' && m.num_shared_experts > 0)
+      if (const auto w = r.i(fam->shared_expert_width_key)) {
+        m.shared_expert_intermediate_size = detail::checked_add(
+            m.shared_expert_intermediate_size, detail::checked_mul(m.num_shared_experts, *w, file.c_str()), file.c_str());
+        m.num_shared_experts = 0;
+      }
     if (step != 1 || (only.IsDefined() && only.IsSequence() && only.size() > 0)) {
       for (int64_t l = 0; l < m.num_layers; ++l) {
-        bool dense = (l + 1) % step != 0;
+        bool dense = (l + 1) % step != 0 || l < m.first_dense_layers;
         if (only.IsDefined() && only.IsSequence())
           for (const auto& x : only) dense = dense || x.as<int64_t>() == l;
         m.layer_ffn.push_back(dense ? Ffn::dense : Ffn::moe);
       }
+    }
+    // The last MoE layer (ERNIE-4.5's moe_layer_end_index; -1 = the last layer): dense after it.
+    if (const auto end = r.i("moe_layer_end_index", -1); end && *end != -1 && *end < m.num_layers - 1) {
+      if (m.layer_ffn.empty())
+        for (int64_t l = 0; l < m.num_layers; ++l) m.layer_ffn.push_back(l < m.first_dense_layers ? Ffn::dense : Ffn::moe);
+      for (int64_t l = *end + 1; l < m.num_layers; ++l) m.layer_ffn[static_cast<size_t>(l)] = Ffn::dense;
     }
     if (all_sparse) m.layer_ffn.clear();
     if (has(n, "moe_layer_freq") && n["moe_layer_freq"].IsScalar() && n["moe_layer_freq"].Scalar() != "1" &&
@@ -1384,6 +1405,18 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     const std::string what = (m.architecture.empty() ? std::string() : "'" + m.architecture + "' ") +
                              (m.model_type.empty() ? std::string() : "(model_type '" + m.model_type + "')");
     note = standard_decoder_note(lm, file, what);
+  }
+  if (fam && !fam->aliases.empty()) {
+    // The family's own spelling of a common key, read under the common name.
+    YAML::Node renamed = YAML::Clone(lm);
+    for (const KeyAlias& a : fam->aliases) {
+      if (!has(renamed, a.key)) continue;
+      if (has(renamed, a.means))
+        throw InputError(file, a.key, std::string("either ") + a.key + " or " + a.means + " (the same setting)", "both");
+      renamed[a.means] = YAML::Clone(renamed[a.key]);
+      renamed.remove(a.key);
+    }
+    lm.reset(renamed);
   }
   Reader r{lm, lm_file, fam, {}};
   m = parse_lm(r, fam, m);

@@ -27,6 +27,23 @@ constexpr FamilyDefault kSmolLM3Defaults[] = {
 // read in io/config_io.cpp with the same defaults).
 constexpr FamilyDefault kLfm2Defaults[] = {{"conv_L_cache", 3}, {"block_multiple_of", 256}};
 
+// Ernie4_5_MoeConfig (transformers v4.57 models/ernie4_5_moe/configuration_ernie4_5_moe.py):
+// its MoE keys under their own names (attribute_map: num_experts = moe_num_experts,
+// num_experts_per_tok = moe_k) and defaults; moe_layer_end_index -1 = the last layer.
+constexpr KeyAlias kErnieMoeAliases[] = {
+  {"moe_num_experts", "n_routed_experts"}, {"moe_k", "num_experts_per_tok"},
+  {"moe_num_shared_experts", "n_shared_experts"}, {"moe_layer_start_index", "first_k_dense_replace"},
+  {"moe_layer_interval", "decoder_sparse_step"},
+};
+constexpr FamilyDefault kErnieMoeDefaults[] = {
+  {"n_routed_experts", 64}, {"num_experts_per_tok", 6}, {"n_shared_experts", 2}, {"first_k_dense_replace", 1},
+};
+constexpr FixedKey kNoBias[] = {{"use_bias", "false"}};
+// BailingMoE (vllm-project/vllm@3a04cf8f models/bailing_moe.py): num_shared_experts shared
+// experts; q/k norms are RMSNorms with use_rmsnorm (LayerNorms with biases otherwise).
+constexpr KeyAlias kBailingAliases[] = {{"num_shared_experts", "n_shared_experts"}};
+constexpr FixedKey kBailingFixed[] = {{"use_bias", "false"}, {"use_qkv_bias", "false"}, {"use_rmsnorm", "true"}};
+
 constexpr const char* kHf = "transformers v4.57 ";
 
 // clang-format off
@@ -209,6 +226,26 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "mimo", .kind = RowKind::family, .architecture = "MiMoForCausalLM", .qkv_bias_default = true,
    .o_bias_never = true, .sliding = Sliding::qwen,
    .keys = "Qwen2's; num_nextn_predict_layers (MTP, not counted)", .source = "vllm/model_executor/models/mimo.py"},
+  // ERNIE-4.5 MoE (vllm-project/vllm@0028a751 models/ernie45_moe.py): Llama's attention
+  // (no biases with use_bias false), a dense MLP before moe_layer_start_index and after
+  // moe_layer_end_index, else routed experts with moe_num_shared_experts shared ones of
+  // moe_intermediate_size (one MLP of their summed width); the router's per-expert score bias
+  // (e_score_correction_bias, moe_num_experts values a layer) is not counted.
+  {.model_type = "ernie4_5_moe", .kind = RowKind::family, .architecture = "Ernie4_5_MoeForCausalLM", .tie_default = true,
+   .keys = "moe_num_experts, moe_k, moe_num_shared_experts, moe_intermediate_size, moe_layer_start_index, moe_layer_end_index, moe_layer_interval; use_bias false",
+   .defaults = kErnieMoeDefaults, .aliases = kErnieMoeAliases, .fixed = kNoBias,
+   .source = "models/ernie4_5_moe/configuration_ernie4_5_moe.py; vllm/model_executor/models/ernie45_moe.py"},
+  // Ling / Ring (BailingMoeForCausalLM and 2.0's BailingMoeV2ForCausalLM, one model_type;
+  // vllm-project/vllm@3a04cf8f models/bailing_moe.py reads both): fused query_key_value and
+  // dense projections, per-head q/k RMSNorms with use_qk_norm, a dense MLP in the first
+  // first_k_dense_replace layers, then routed experts and num_shared_experts shared ones of
+  // moe_shared_expert_intermediate_size (moe_intermediate_size without it); norm_head
+  // normalizes the LM head's weights, no size.
+  {.model_type = "bailing_moe", .kind = RowKind::family, .architecture = "BailingMoeV2ForCausalLM",
+   .qk_norm = QkNorm::by_use_qk_norm,
+   .keys = "num_experts, num_shared_experts, moe_intermediate_size, moe_shared_expert_intermediate_size, first_k_dense_replace, use_qk_norm; use_bias, use_qkv_bias false, use_rmsnorm true",
+   .aliases = kBailingAliases, .fixed = kBailingFixed, .shared_expert_width_key = "moe_shared_expert_intermediate_size",
+   .source = "vllm/model_executor/models/bailing_moe.py"},
   // ---------------------------------------------------------------- multimodal wrappers
   // The language model sits under text_key; top_level: the Hub's own config.json may hold
   // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as

@@ -54,6 +54,20 @@ struct FamilyDefault {
   int64_t value;
 };
 
+//! A key a family spells its own way, read as the common key of the same meaning
+//! (ERNIE-4.5's moe_num_experts is n_routed_experts); a file holding both is refused.
+struct KeyAlias {
+  const char* key;
+  const char* means;
+};
+
+//! A key read only at the value kvplan counts (use_bias false: no biases); a file that sets
+//! it otherwise is refused naming the key.
+struct FixedKey {
+  const char* key;
+  const char* value;
+};
+
 //! One registry row. A family row says how its config is read; a wrapper row where its
 //! text model sits; an alias row which family a nested text model_type is read as.
 struct ModelFamily {
@@ -86,6 +100,11 @@ struct ModelFamily {
   AudioTower audio = AudioTower::none;                  //!< wrapper: its audio tower
   const char* keys = "";          //!< the keys it reads beyond the common ones (docs)
   std::span<const FamilyDefault> defaults = {};
+  std::span<const KeyAlias> aliases = {};
+  std::span<const FixedKey> fixed = {};
+  //! The key of each shared expert's width where it need not be moe_intermediate_size
+  //! (BailingMoE: n_shared_experts experts of moe_shared_expert_intermediate_size, one MLP).
+  const char* shared_expert_width_key = "";
   const char* source = "";        //!< where the reading and the defaults come from
 };
 

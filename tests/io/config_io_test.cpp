@@ -344,10 +344,9 @@ TEST_CASE("an unregistered family with a standard decoder's keys only is read as
 
 TEST_CASE("an unregistered family with a key outside the vocabulary exits 2 naming it, never a number") {
   const std::string e = error_of(std::string(kMinimal) +
-                                 "model_type: ernie4_5_moe\narchitectures: [Ernie4_5_MoeForCausalLM]\nmoe_num_experts: 64\n");
-  CHECK(e.find("key 'moe_num_experts'") != std::string::npos);
-  CHECK(e.find("'Ernie4_5_MoeForCausalLM' (model_type 'ernie4_5_moe'), with keys kvplan cannot place: moe_num_experts") !=
-        std::string::npos);
+                                 "model_type: olmoe\narchitectures: [OlmoeForCausalLM]\nnum_experts: 64\n");
+  CHECK(e.find("key 'num_experts'") != std::string::npos);
+  CHECK(e.find("'OlmoeForCausalLM' (model_type 'olmoe'), with keys kvplan cannot place: num_experts") != std::string::npos);
   CHECK(e.find("a supported architecture") != std::string::npos);
   // A sliding window without layer_types: which layers slide is the family's code.
   CHECK(error_of(std::string(kMinimal) + "model_type: newfam\nsliding_window: 4096\n").find("key 'sliding_window'") !=
@@ -632,4 +631,43 @@ TEST_CASE("measured GEMM ceilings: the shipped profile's GEMM FLOP efficiency tr
   CHECK(gemm_flops_transfer(c, h100).factor == 1.0);
   CHECK_FALSE(gemm_flops_transfer(c, io::load_gpu("a100-80gb")).measured);
   CHECK_FALSE(gemm_flops_transfer(c, io::load_gpu("mi325x")).measured);
+}
+
+TEST_CASE("ERNIE-4.5 MoE: its MoE keys under their own names, MoE from the start index to the end index") {
+  // vLLM Ernie4_5_MoeDecoderLayer: layer l is MoE when (l + 1) % moe_layer_interval == 0 and
+  // moe_layer_start_index <= l <= moe_layer_end_index; a dense MLP of intermediate_size else.
+  const std::string base = R"({"model_type": "ernie4_5_moe", "hidden_size": 64, "num_hidden_layers": 6,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 100,
+    "moe_num_experts": 8, "moe_k": 2, "moe_num_shared_experts": 2, "moe_intermediate_size": 32,
+    "moe_layer_start_index": 1, "moe_layer_end_index": 4)";
+  const ModelConfig m = io::parse_model(base + "}", "config.json");
+  CHECK(m.num_experts == 8);
+  CHECK(m.experts_per_token == 2);
+  CHECK(m.num_shared_experts == 2);
+  CHECK(m.tie_word_embeddings);  // Ernie4_5_MoeConfig's default
+  const std::vector<Ffn> want = {Ffn::dense, Ffn::moe, Ffn::moe, Ffn::moe, Ffn::moe, Ffn::dense};
+  for (int64_t l = 0; l < 6; ++l) CHECK(m.ffn(l) == want[static_cast<size_t>(l)]);
+  // Every second layer from the start index: layers 1 and 3 (l + 1 even), layer 5 past the end.
+  const ModelConfig every2 = io::parse_model(base + R"(, "moe_layer_interval": 2})", "config.json");
+  const std::vector<Ffn> want2 = {Ffn::dense, Ffn::moe, Ffn::dense, Ffn::moe, Ffn::dense, Ffn::dense};
+  for (int64_t l = 0; l < 6; ++l) CHECK(every2.ffn(l) == want2[static_cast<size_t>(l)]);
+}
+
+TEST_CASE("BailingMoE: shared experts of moe_shared_expert_intermediate_size, no shared-expert gate") {
+  // vLLM BailingMoE: num_shared_experts x moe_shared_expert_intermediate_size in one MLP.
+  const ModelConfig m = io::parse_model(R"({"model_type": "bailing_moe", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256, "vocab_size": 100,
+    "num_experts": 8, "num_experts_per_tok": 2, "num_shared_experts": 2, "moe_intermediate_size": 32,
+    "moe_shared_expert_intermediate_size": 48, "first_k_dense_replace": 1, "use_qk_norm": true})",
+                                        "config.json");
+  CHECK(m.shared_expert_intermediate_size == 96);  // 2 x 48
+  CHECK(m.num_shared_experts == 0);
+  CHECK_FALSE(m.shared_expert_gate);
+  CHECK(m.qk_norm);
+  CHECK(m.ffn(0) == Ffn::dense);
+  CHECK(m.ffn(1) == Ffn::moe);
+  CHECK_THROWS_AS(io::parse_model(R"({"model_type": "bailing_moe", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 100, "use_qkv_bias": true})",
+                                  "config.json"),
+                  InputError);
 }
