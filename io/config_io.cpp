@@ -266,6 +266,7 @@ struct Reader {
   const YAML::Node& n;
   const std::string& file;
   const Family* family;  // for the configuration class's defaults; nullptr for a standard decoder
+  bool nested;           // a wrapper's text config: the family's nested_defaults apply too
   std::vector<std::string> used;
   void use(std::initializer_list<const char*> keys) {
     for (const char* k : keys) used.emplace_back(k);
@@ -273,12 +274,12 @@ struct Reader {
   std::optional<int64_t> i(const char* key, int64_t min = 1) {
     used.emplace_back(key);
     if (const auto v = opt_int(n, key, file, min)) return v;
-    return has(n, key) ? std::nullopt : family_default(family, key);
+    return has(n, key) ? std::nullopt : family_default(family, key, nested);
   }
   int64_t req(const char* key, int64_t min = 1) {
     used.emplace_back(key);
     if (!has(n, key))
-      if (const auto d = family_default(family, key)) return *d;
+      if (const auto d = family_default(family, key, nested)) return *d;
     return req_int(n, key, file, min);
   }
   std::optional<bool> b(const char* key) {
@@ -717,6 +718,11 @@ int64_t tower_params(const YAML::Node& root, const YAML::Node& v, const std::str
     const bool bias = opt_bool(root, "projector_bias", file).value_or(true);
     p += (opt_bool(root, "projector_use_layernorm", file).value_or(true) ? 2 * in : 0) + in * mid + mid * out +
          (bias ? mid + out : 0);
+  } else if (projector == VisionProjector::llava_mlp) {
+    const YAML::Node fl = root["vision_feature_layer"];
+    const int64_t in = d * (fl.IsDefined() && fl.IsSequence() ? static_cast<int64_t>(fl.size()) : 1);
+    const bool bias = opt_bool(root, "multimodal_projector_bias", file).value_or(true);
+    p += in * out + out * out + (bias ? 2 * out : 0);
   } else if (merge) {
     const int64_t in = d * *merge * *merge;
     p += in * in + in + in * out + out + 2 * d;
@@ -1361,6 +1367,7 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
   // The language model: the root, or a wrapper's nested text config.
   YAML::Node lm = root;
   const std::string& lm_file = file;
+  bool nested_lm = false;
   if (const Family* w = find_wrapper(m.model_type)) {
     // A missing key yields an invalid node, which reset() would throw on: check first.
     const YAML::Node nested = root[w->text_key];
@@ -1370,6 +1377,7 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     } else {
       if (!nested_ok) throw InputError(file, w->text_key, "the language model's config (a mapping)", "nothing");
       lm.reset(nested);
+      nested_lm = true;
       m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
       if (!find_family(m.model_type))
         throw InputError(file, std::string(w->text_key) + ".model_type",
@@ -1385,7 +1393,7 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
                              (m.model_type.empty() ? std::string() : "(model_type '" + m.model_type + "')");
     note = standard_decoder_note(lm, file, what);
   }
-  Reader r{lm, lm_file, fam, {}};
+  Reader r{lm, lm_file, fam, nested_lm, {}};
   m = parse_lm(r, fam, m);
   m.reading_note = note;
 

@@ -15,6 +15,14 @@ constexpr FamilyDefault kGemma3Defaults[] = {
   {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
 };
 constexpr FamilyDefault kLlama4Defaults[] = {{"attention_chunk_size", 8192}};
+// LlamaConfig (huggingface/transformers v4.57 src/transformers/models/llama/configuration_llama.py;
+// num_key_value_heads None means num_attention_heads, read so already): llava-hf/llava-1.5-7b-hf's
+// text_config names only vocab_size and max_position_embeddings, LlavaConfig building the rest
+// from these.
+constexpr FamilyDefault kLlamaNestedDefaults[] = {
+  {"vocab_size", 32000}, {"hidden_size", 4096}, {"intermediate_size", 11008}, {"num_hidden_layers", 32},
+  {"num_attention_heads", 32}, {"max_position_embeddings", 2048},
+};
 // SmolLM3Config (huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419:
 // src/transformers/models/smollm3/configuration_smollm3.py).
 constexpr FamilyDefault kSmolLM3Defaults[] = {
@@ -33,7 +41,8 @@ constexpr const char* kHf = "transformers v4.57 ";
 constexpr ModelFamily kRegistry[] = {
   // ---------------------------------------------------------------- families
   {.model_type = "llama", .kind = RowKind::family, .architecture = "LlamaForCausalLM",
-   .keys = "attention_bias (q/k/v/o biases)", .source = "models/llama/configuration_llama.py"},
+   .keys = "attention_bias (q/k/v/o biases)", .nested_defaults = kLlamaNestedDefaults,
+   .source = "models/llama/configuration_llama.py"},
   {.model_type = "mistral", .kind = RowKind::family, .architecture = "MistralForCausalLM",
    .keys = "sliding_window (every layer)", .source = "models/mistral/configuration_mistral.py"},
   {.model_type = "mixtral", .kind = RowKind::family, .architecture = "MixtralForCausalLM",
@@ -217,7 +226,11 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "gemma3", .kind = RowKind::wrapper, .architecture = "Gemma3ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "gemma4", .kind = RowKind::wrapper, .architecture = "Gemma4ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "mistral3", .kind = RowKind::wrapper, .architecture = "Mistral3ForConditionalGeneration", .text_key = "text_config"},
-  {.model_type = "llava", .kind = RowKind::wrapper, .architecture = "LlavaForConditionalGeneration", .text_key = "text_config"},
+  // LLaVA (LlavaMultiModalProjector, transformers models/llava/modeling_llava.py): linear_1
+  // from the vision width (times the number of vision_feature_layer entries) to the text
+  // width, GELU, linear_2 text to text, biases by multimodal_projector_bias (default true).
+  {.model_type = "llava", .kind = RowKind::wrapper, .architecture = "LlavaForConditionalGeneration", .text_key = "text_config",
+   .projector = VisionProjector::llava_mlp},
   {.model_type = "qwen2_5_vl", .kind = RowKind::wrapper, .architecture = "Qwen2_5_VLForConditionalGeneration", .text_key = "text_config",
    .top_level = true},
   {.model_type = "qwen2_vl", .kind = RowKind::wrapper, .architecture = "Qwen2VLForConditionalGeneration", .text_key = "text_config",
@@ -326,10 +339,13 @@ const ModelFamily* find_wrapper(std::string_view model_type) {
   return nullptr;
 }
 
-std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key) {
+std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key, bool nested) {
   if (!family) return std::nullopt;
   for (const FamilyDefault& d : family->defaults)
     if (key == d.key) return d.value;
+  if (nested)
+    for (const FamilyDefault& d : family->nested_defaults)
+      if (key == d.key) return d.value;
   return std::nullopt;
 }
 
@@ -350,6 +366,10 @@ std::string registry_markdown() {
       std::string defaults = f.tie_default ? "tie_word_embeddings = true" : "";
       for (const FamilyDefault& d : f.defaults)
         defaults += (defaults.empty() ? "" : ", ") + std::string(d.key) + " = " + std::to_string(d.value);
+      std::string nested;
+      for (const FamilyDefault& d : f.nested_defaults)
+        nested += (nested.empty() ? "" : ", ") + std::string(d.key) + " = " + std::to_string(d.value);
+      if (!nested.empty()) defaults += (defaults.empty() ? "" : "; ") + std::string("in a wrapper's text config: ") + nested;
       const std::string src = std::string(f.source).rfind("models/", 0) == 0 ? kHf + std::string(f.source) : f.source;
       row += "family | " + std::string(f.architecture) + " | " + plan_name(f.plan) + " | " + attention_name(f) + " | " +
              cell(f.keys) + " | " + (defaults.empty() ? "-" : defaults) + " | " + src + " |";
@@ -357,6 +377,8 @@ std::string registry_markdown() {
       const std::string towers = f.audio == AudioTower::whisper ? "audio_config (Whisper encoder + two-matrix projector)"
                                  : f.projector == VisionProjector::pixel_unshuffle_mlp
                                      ? "vision_config (tower; pixel unshuffle by downsample_factor into a two-layer projector)"
+                                 : f.projector == VisionProjector::llava_mlp
+                                     ? "vision_config (tower; two-layer projector to the text width)"
                                  : f.projector == VisionProjector::mllama
                                      ? "vision_config (tiled encoder, gated global layers; max_num_tiles x ((image_size / patch_size)^2 + 1) image tokens per request)"
                                      : "vision_config (tower)";
