@@ -271,12 +271,22 @@ struct Reader {
   void use(std::initializer_list<const char*> keys) {
     for (const char* k : keys) used.emplace_back(k);
   }
-  std::optional<int64_t> i(const char* key, int64_t min = 1) {
+  // The name the file uses for `key`: the key, or the family's attribute_map alias when
+  // only that is present.
+  const char* name(const char* key) {
+    if (family && !has(n, key))
+      for (const KeyAlias& a : family->attribute_map)
+        if (std::string_view(key) == a.key && has(n, a.alias)) return a.alias;
+    return key;
+  }
+  std::optional<int64_t> i(const char* wanted, int64_t min = 1) {
+    const char* key = name(wanted);
     used.emplace_back(key);
     if (const auto v = opt_int(n, key, file, min)) return v;
     return has(n, key) ? std::nullopt : family_default(family, key, nested);
   }
-  int64_t req(const char* key, int64_t min = 1) {
+  int64_t req(const char* wanted, int64_t min = 1) {
+    const char* key = name(wanted);
     used.emplace_back(key);
     if (!has(n, key))
       if (const auto d = family_default(family, key, nested)) return *d;
@@ -1186,17 +1196,22 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   const std::string width_key = fam ? fam->intermediate_key : "intermediate_size";
   if (!width_key.empty()) m.intermediate_size = all_sparse && !has(n, width_key) ? 0 : r.req(width_key.c_str());
   m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
+  // vLLM's RWConfig for Falcon's first model_types: n_head_kv defaults to 1 and the new
+  // decoder is forced at hidden_size 8192 ("Hack for falcon-40b").
+  const bool rw_config = m.model_type == "RefinedWeb" || m.model_type == "RefinedWebModel";
+  const bool falcon_nda = fam && fam->attention == Attention::falcon &&
+                          (opt_bool(n, "new_decoder_architecture", file).value_or(false) ||
+                           (rw_config && m.hidden_size == 8192));
   if (fam && fam->attention == Attention::falcon) {
     // HF FalconConfig: multi_query (default true) = one K/V head unless
-    // new_decoder_architecture, which uses num_kv_heads.
+    // new_decoder_architecture, which uses num_kv_heads (RWConfig: n_head_kv).
     r.use({"multi_query", "new_decoder_architecture", "parallel_attn", "num_kv_heads", "n_head_kv"});
-    const bool nda = opt_bool(n, "new_decoder_architecture", file).value_or(false);
-    if (nda) {
-      m.num_kv_heads = opt_int(n, "num_kv_heads", file).value_or(m.num_heads);
-      m.norms_per_layer = 2;
+    if (falcon_nda) {
+      m.num_kv_heads = opt_int(n, "num_kv_heads", file).value_or(opt_int(n, "n_head_kv", file).value_or(rw_config ? 1 : m.num_heads));
     } else if (opt_bool(n, "multi_query", file).value_or(true)) {
       m.num_kv_heads = 1;
     }
+    m.intermediate_size = r.i("ffn_hidden_size").value_or(4 * m.hidden_size);
   }
   if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0)
     throw InputError(file, "num_key_value_heads",
@@ -1266,7 +1281,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   if (fam && fam->attention == Attention::falcon) {
     m.linear_bias = opt_bool(n, "bias", file).value_or(false);
     m.qkv_bias = m.o_bias = m.linear_bias;
-    m.norms_per_layer = opt_bool(n, "new_decoder_architecture", file).value_or(false) ? 2 : 1;
+    m.norms_per_layer = falcon_nda ? 2 : 1;
   }
 
   m.num_experts = r.i("num_local_experts", 0).value_or(r.i("n_routed_experts", 0).value_or(r.i("num_experts", 0).value_or(0)));

@@ -35,6 +35,10 @@ constexpr FamilyDefault kSmolLM3Defaults[] = {
 // read in io/config_io.cpp with the same defaults).
 constexpr FamilyDefault kLfm2Defaults[] = {{"conv_L_cache", 3}, {"block_multiple_of", 256}};
 
+// vLLM's RWConfig (vllm-project/vllm@a0aaf7fd vllm/transformers_utils/configs/falcon.py), which
+// reads model_type RefinedWeb / RefinedWebModel (Falcon as first published): its attribute_map.
+constexpr KeyAlias kRWConfigKeys[] = {{"num_hidden_layers", "n_layer"}, {"num_attention_heads", "n_head"}};
+
 constexpr const char* kHf = "transformers v4.57 ";
 
 // clang-format off
@@ -158,10 +162,15 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "gpt_oss", .kind = RowKind::family, .architecture = "GptOssForCausalLM", .o_bias_with_qkv = true,
    .keys = "layer_types (alternating sliding), attention_bias, num_local_experts, experts_per_token",
    .source = "models/gpt_oss/configuration_gpt_oss.py"},
+  // Falcon: the MLP is ffn_hidden_size wide (FalconConfig: 4 x hidden_size when absent;
+  // FalconConfig has no intermediate_size). The first published configs (RWForCausalLM,
+  // model_type RefinedWeb / RefinedWebModel, aliases below) are read as vLLM's RWConfig
+  // reads them: n_layer, n_head, n_head_kv (default 1), new decoder at hidden_size 8192.
   {.model_type = "falcon", .kind = RowKind::family, .architecture = "FalconForCausalLM", .attention = Attention::falcon,
-   .tie_default = true, .norms = 1, .ungated = true,
-   .keys = "multi_query (default true: one K/V head), new_decoder_architecture (num_kv_heads, two norms), parallel_attn, bias",
-   .source = "models/falcon/configuration_falcon.py"},
+   .tie_default = true, .norms = 1, .ungated = true, .intermediate_key = "",
+   .keys = "multi_query (default true: one K/V head), new_decoder_architecture (num_kv_heads, two norms), parallel_attn, bias, ffn_hidden_size (default 4 x hidden_size); RefinedWeb: n_layer, n_head, n_head_kv (default 1), new decoder at hidden_size 8192",
+   .attribute_map = kRWConfigKeys,
+   .source = "models/falcon/configuration_falcon.py; vllm@a0aaf7fd vllm/transformers_utils/configs/falcon.py (RWConfig)"},
   {.model_type = "jamba", .kind = RowKind::family, .architecture = "JambaForCausalLM", .plan = LayerPlan::jamba,
    .keys = "attn_layer_period/offset (8/4), expert_layer_period/offset (2/1), mamba_d_state (16), mamba_d_conv (4), mamba_expand (2), mamba_dt_rank (ceil(hidden/16))",
    .source = "models/jamba/configuration_jamba.py"},
@@ -261,6 +270,9 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "qwen3_vl_text", .kind = RowKind::alias, .architecture = "qwen3"},
   {.model_type = "qwen3_vl_moe_text", .kind = RowKind::alias, .architecture = "qwen3_moe"},
   {.model_type = "ministral", .kind = RowKind::alias, .architecture = "mistral"},
+  // Falcon's first published model_types (vLLM _CONFIG_REGISTRY: RWConfig for both).
+  {.model_type = "RefinedWeb", .kind = RowKind::alias, .architecture = "falcon"},
+  {.model_type = "RefinedWebModel", .kind = RowKind::alias, .architecture = "falcon"},
   // Ministral 3 / Devstral Small 2 (transformers v5 Ministral3Config): Mistral's layers;
   // YaRN with llama_4_scaling_beta scales attention, no size.
   {.model_type = "ministral3", .kind = RowKind::alias, .architecture = "mistral"},

@@ -54,6 +54,12 @@ struct FamilyDefault {
   int64_t value;
 };
 
+//! A name the configuration class also accepts for a key (its attribute_map).
+struct KeyAlias {
+  const char* key;
+  const char* alias;
+};
+
 //! One registry row. A family row says how its config is read; a wrapper row where its
 //! text model sits; an alias row which family a nested text model_type is read as.
 struct ModelFamily {
@@ -90,6 +96,7 @@ struct ModelFamily {
   //! class builds it from the family's configuration class, so a checkpoint may leave the
   //! geometry to that class (llava-hf/llava-1.5-7b-hf); a top-level config must state it.
   std::span<const FamilyDefault> nested_defaults = {};
+  std::span<const KeyAlias> attribute_map = {};  //!< read where the key itself is absent
   const char* source = "";        //!< where the reading and the defaults come from
 };
 

@@ -163,7 +163,7 @@ TEST_CASE("the corpus: each file has its source and expected entry, at least 150
     if (const io::ModelFamily* fam = io::find_family(type)) read_as.insert(fam->model_type);
   }
   // Families whose verbatim config.json is not in the corpus yet: the list may only shrink.
-  const std::set<std::string> without_file = {"qwen2_moe", "gemma", "granite", "falcon", "jamba"};
+  const std::set<std::string> without_file = {"qwen2_moe", "gemma", "granite", "jamba"};
   std::set<std::string> missing;
   for (const io::ModelFamily& fam : io::model_registry())
     if (fam.kind == io::RowKind::family && !read_as.contains(fam.model_type)) missing.insert(fam.model_type);
@@ -376,4 +376,31 @@ TEST_CASE("LLaVA-1.5: a llama text_config takes LlamaConfig's defaults, the proj
   REQUIRE(b != std::string::npos);
   top = "{" + top.substr(b + 16, e - b - 16) + "}";
   CHECK(error_of(top).find("key 'hidden_size'") != std::string::npos);
+}
+
+TEST_CASE("Falcon as first published (RefinedWeb): read as vLLM's RWConfig reads it") {
+  const ModelConfig m = io::load_model((kDir / "tiiuae--falcon-40b.json").string());
+  // n_layer 60, n_head 128, n_head_kv 8; hidden_size 8192 forces the new decoder: K/V heads
+  // from n_head_kv and two LayerNorms a layer; the MLP 4 x 8192 (no ffn_hidden_size).
+  CHECK(m.num_layers == 60);
+  CHECK(m.num_heads == 128);
+  CHECK(m.num_kv_heads == 8);
+  CHECK(m.norms_per_layer == 2);
+  CHECK(m.intermediate_size == 32768);
+  CHECK(m.tie_word_embeddings);
+  // Falcon-7B's first config (RefinedWebModel, hidden 4544, 71 heads, no n_head_kv):
+  // multi_query, one K/V head, one LayerNorm a layer.
+  std::string seven = corpus_text("tiiuae--falcon-40b.json");
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    REQUIRE(seven.find(from) != std::string::npos);
+    seven.replace(seven.find(from), from.size(), to);
+  };
+  replace("\"RefinedWeb\"", "\"RefinedWebModel\"");
+  replace("\"hidden_size\": 8192", "\"hidden_size\": 4544");
+  replace("\"n_head\": 128", "\"n_head\": 71");
+  replace("\"n_head_kv\": 8,\n", "\"multi_query\": true,\n");
+  const ModelConfig s = io::parse_model(seven, "config.json");
+  CHECK(s.num_kv_heads == 1);
+  CHECK(s.norms_per_layer == 1);
+  CHECK(s.intermediate_size == 4 * 4544);
 }
