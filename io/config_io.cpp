@@ -266,6 +266,7 @@ struct Reader {
   const YAML::Node& n;
   const std::string& file;
   const Family* family;  // for the configuration class's defaults; nullptr for a standard decoder
+  bool nested;           // a wrapper's text config: the family's nested_defaults apply too
   std::vector<std::string> used;
   void use(std::initializer_list<const char*> keys) {
     for (const char* k : keys) used.emplace_back(k);
@@ -273,12 +274,12 @@ struct Reader {
   std::optional<int64_t> i(const char* key, int64_t min = 1) {
     used.emplace_back(key);
     if (const auto v = opt_int(n, key, file, min)) return v;
-    return has(n, key) ? std::nullopt : family_default(family, key);
+    return has(n, key) ? std::nullopt : family_default(family, key, nested);
   }
   int64_t req(const char* key, int64_t min = 1) {
     used.emplace_back(key);
     if (!has(n, key))
-      if (const auto d = family_default(family, key)) return *d;
+      if (const auto d = family_default(family, key, nested)) return *d;
     return req_int(n, key, file, min);
   }
   std::optional<bool> b(const char* key) {
@@ -717,6 +718,11 @@ int64_t tower_params(const YAML::Node& root, const YAML::Node& v, const std::str
     const bool bias = opt_bool(root, "projector_bias", file).value_or(true);
     p += (opt_bool(root, "projector_use_layernorm", file).value_or(true) ? 2 * in : 0) + in * mid + mid * out +
          (bias ? mid + out : 0);
+  } else if (projector == VisionProjector::llava_mlp) {
+    const YAML::Node fl = root["vision_feature_layer"];
+    const int64_t in = d * (fl.IsDefined() && fl.IsSequence() ? static_cast<int64_t>(fl.size()) : 1);
+    const bool bias = opt_bool(root, "multimodal_projector_bias", file).value_or(true);
+    p += in * out + out * out + (bias ? 2 * out : 0);
   } else if (merge) {
     const int64_t in = d * *merge * *merge;
     p += in * in + in + in * out + out + 2 * d;
@@ -1187,17 +1193,22 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   const std::string width_key = fam ? fam->intermediate_key : "intermediate_size";
   if (!width_key.empty()) m.intermediate_size = all_sparse && !has(n, width_key) ? 0 : r.req(width_key.c_str());
   m.num_kv_heads = r.i("num_key_value_heads").value_or(m.num_heads);
+  // vLLM's RWConfig for Falcon's first model_types: n_head_kv defaults to 1 and the new
+  // decoder is forced at hidden_size 8192 ("Hack for falcon-40b").
+  const bool rw_config = m.model_type == "RefinedWeb" || m.model_type == "RefinedWebModel";
+  const bool falcon_nda = fam && fam->attention == Attention::falcon &&
+                          (opt_bool(n, "new_decoder_architecture", file).value_or(false) ||
+                           (rw_config && m.hidden_size == 8192));
   if (fam && fam->attention == Attention::falcon) {
     // HF FalconConfig: multi_query (default true) = one K/V head unless
-    // new_decoder_architecture, which uses num_kv_heads.
+    // new_decoder_architecture, which uses num_kv_heads (RWConfig: n_head_kv).
     r.use({"multi_query", "new_decoder_architecture", "parallel_attn", "num_kv_heads", "n_head_kv"});
-    const bool nda = opt_bool(n, "new_decoder_architecture", file).value_or(false);
-    if (nda) {
-      m.num_kv_heads = opt_int(n, "num_kv_heads", file).value_or(m.num_heads);
-      m.norms_per_layer = 2;
+    if (falcon_nda) {
+      m.num_kv_heads = opt_int(n, "num_kv_heads", file).value_or(opt_int(n, "n_head_kv", file).value_or(rw_config ? 1 : m.num_heads));
     } else if (opt_bool(n, "multi_query", file).value_or(true)) {
       m.num_kv_heads = 1;
     }
+    m.intermediate_size = r.i("ffn_hidden_size").value_or(4 * m.hidden_size);
   }
   if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0)
     throw InputError(file, "num_key_value_heads",
@@ -1267,7 +1278,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
   if (fam && fam->attention == Attention::falcon) {
     m.linear_bias = opt_bool(n, "bias", file).value_or(false);
     m.qkv_bias = m.o_bias = m.linear_bias;
-    m.norms_per_layer = opt_bool(n, "new_decoder_architecture", file).value_or(false) ? 2 : 1;
+    m.norms_per_layer = falcon_nda ? 2 : 1;
   }
 
   m.num_experts = r.i("num_local_experts", 0).value_or(r.i("n_routed_experts", 0).value_or(r.i("num_experts", 0).value_or(0)));
@@ -1382,6 +1393,7 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
   // The language model: the root, or a wrapper's nested text config.
   YAML::Node lm = root;
   const std::string& lm_file = file;
+  bool nested_lm = false;
   if (const Family* w = find_wrapper(m.model_type)) {
     // A missing key yields an invalid node, which reset() would throw on: check first.
     const YAML::Node nested = root[w->text_key];
@@ -1391,6 +1403,7 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     } else {
       if (!nested_ok) throw InputError(file, w->text_key, "the language model's config (a mapping)", "nothing");
       lm.reset(nested);
+      nested_lm = true;
       m.model_type = opt_str(lm, "model_type", file).value_or(m.model_type + "_text");
       if (!find_family(m.model_type))
         throw InputError(file, std::string(w->text_key) + ".model_type",
@@ -1418,7 +1431,7 @@ ModelConfig parse_model_unguarded(const std::string& text, const std::string& fi
     }
     lm.reset(renamed);
   }
-  Reader r{lm, lm_file, fam, {}};
+  Reader r{lm, lm_file, fam, nested_lm, {}};
   m = parse_lm(r, fam, m);
   m.reading_note = note;
 

@@ -15,6 +15,14 @@ constexpr FamilyDefault kGemma3Defaults[] = {
   {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
 };
 constexpr FamilyDefault kLlama4Defaults[] = {{"attention_chunk_size", 8192}};
+// LlamaConfig (huggingface/transformers v4.57 src/transformers/models/llama/configuration_llama.py;
+// num_key_value_heads None means num_attention_heads, read so already): llava-hf/llava-1.5-7b-hf's
+// text_config names only vocab_size and max_position_embeddings, LlavaConfig building the rest
+// from these.
+constexpr FamilyDefault kLlamaNestedDefaults[] = {
+  {"vocab_size", 32000}, {"hidden_size", 4096}, {"intermediate_size", 11008}, {"num_hidden_layers", 32},
+  {"num_attention_heads", 32}, {"max_position_embeddings", 2048},
+};
 // SmolLM3Config (huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419:
 // src/transformers/models/smollm3/configuration_smollm3.py).
 constexpr FamilyDefault kSmolLM3Defaults[] = {
@@ -43,6 +51,9 @@ constexpr FixedKey kNoBias[] = {{"use_bias", "false"}};
 // experts; q/k norms are RMSNorms with use_rmsnorm (LayerNorms with biases otherwise).
 constexpr KeyAlias kBailingAliases[] = {{"num_shared_experts", "n_shared_experts"}};
 constexpr FixedKey kBailingFixed[] = {{"use_bias", "false"}, {"use_qkv_bias", "false"}, {"use_rmsnorm", "true"}};
+// vLLM's RWConfig (vllm-project/vllm@a0aaf7fd vllm/transformers_utils/configs/falcon.py), which
+// reads model_type RefinedWeb / RefinedWebModel (Falcon as first published): its attribute_map.
+constexpr KeyAlias kRWConfigKeys[] = {{"n_layer", "num_hidden_layers"}, {"n_head", "num_attention_heads"}};
 
 constexpr const char* kHf = "transformers v4.57 ";
 
@@ -50,7 +61,8 @@ constexpr const char* kHf = "transformers v4.57 ";
 constexpr ModelFamily kRegistry[] = {
   // ---------------------------------------------------------------- families
   {.model_type = "llama", .kind = RowKind::family, .architecture = "LlamaForCausalLM",
-   .keys = "attention_bias (q/k/v/o biases)", .source = "models/llama/configuration_llama.py"},
+   .keys = "attention_bias (q/k/v/o biases)", .nested_defaults = kLlamaNestedDefaults,
+   .source = "models/llama/configuration_llama.py"},
   {.model_type = "mistral", .kind = RowKind::family, .architecture = "MistralForCausalLM",
    .keys = "sliding_window (every layer)", .source = "models/mistral/configuration_mistral.py"},
   {.model_type = "mixtral", .kind = RowKind::family, .architecture = "MixtralForCausalLM",
@@ -166,10 +178,15 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "gpt_oss", .kind = RowKind::family, .architecture = "GptOssForCausalLM", .o_bias_with_qkv = true,
    .keys = "layer_types (alternating sliding), attention_bias, num_local_experts, experts_per_token",
    .source = "models/gpt_oss/configuration_gpt_oss.py"},
+  // Falcon: the MLP is ffn_hidden_size wide (FalconConfig: 4 x hidden_size when absent;
+  // FalconConfig has no intermediate_size). The first published configs (RWForCausalLM,
+  // model_type RefinedWeb / RefinedWebModel, aliases below) are read as vLLM's RWConfig
+  // reads them: n_layer, n_head, n_head_kv (default 1), new decoder at hidden_size 8192.
   {.model_type = "falcon", .kind = RowKind::family, .architecture = "FalconForCausalLM", .attention = Attention::falcon,
-   .tie_default = true, .norms = 1, .ungated = true,
-   .keys = "multi_query (default true: one K/V head), new_decoder_architecture (num_kv_heads, two norms), parallel_attn, bias",
-   .source = "models/falcon/configuration_falcon.py"},
+   .tie_default = true, .norms = 1, .ungated = true, .intermediate_key = "",
+   .keys = "multi_query (default true: one K/V head), new_decoder_architecture (num_kv_heads, two norms), parallel_attn, bias, ffn_hidden_size (default 4 x hidden_size); RefinedWeb: n_layer, n_head, n_head_kv (default 1), new decoder at hidden_size 8192",
+   .aliases = kRWConfigKeys,
+   .source = "models/falcon/configuration_falcon.py; vllm@a0aaf7fd vllm/transformers_utils/configs/falcon.py (RWConfig)"},
   {.model_type = "jamba", .kind = RowKind::family, .architecture = "JambaForCausalLM", .plan = LayerPlan::jamba,
    .keys = "attn_layer_period/offset (8/4), expert_layer_period/offset (2/1), mamba_d_state (16), mamba_d_conv (4), mamba_expand (2), mamba_dt_rank (ceil(hidden/16))",
    .source = "models/jamba/configuration_jamba.py"},
@@ -254,7 +271,11 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "gemma3", .kind = RowKind::wrapper, .architecture = "Gemma3ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "gemma4", .kind = RowKind::wrapper, .architecture = "Gemma4ForConditionalGeneration", .text_key = "text_config"},
   {.model_type = "mistral3", .kind = RowKind::wrapper, .architecture = "Mistral3ForConditionalGeneration", .text_key = "text_config"},
-  {.model_type = "llava", .kind = RowKind::wrapper, .architecture = "LlavaForConditionalGeneration", .text_key = "text_config"},
+  // LLaVA (LlavaMultiModalProjector, transformers models/llava/modeling_llava.py): linear_1
+  // from the vision width (times the number of vision_feature_layer entries) to the text
+  // width, GELU, linear_2 text to text, biases by multimodal_projector_bias (default true).
+  {.model_type = "llava", .kind = RowKind::wrapper, .architecture = "LlavaForConditionalGeneration", .text_key = "text_config",
+   .projector = VisionProjector::llava_mlp},
   {.model_type = "qwen2_5_vl", .kind = RowKind::wrapper, .architecture = "Qwen2_5_VLForConditionalGeneration", .text_key = "text_config",
    .top_level = true},
   {.model_type = "qwen2_vl", .kind = RowKind::wrapper, .architecture = "Qwen2VLForConditionalGeneration", .text_key = "text_config",
@@ -285,6 +306,9 @@ constexpr ModelFamily kRegistry[] = {
   {.model_type = "qwen3_vl_text", .kind = RowKind::alias, .architecture = "qwen3"},
   {.model_type = "qwen3_vl_moe_text", .kind = RowKind::alias, .architecture = "qwen3_moe"},
   {.model_type = "ministral", .kind = RowKind::alias, .architecture = "mistral"},
+  // Falcon's first published model_types (vLLM _CONFIG_REGISTRY: RWConfig for both).
+  {.model_type = "RefinedWeb", .kind = RowKind::alias, .architecture = "falcon"},
+  {.model_type = "RefinedWebModel", .kind = RowKind::alias, .architecture = "falcon"},
   // Ministral 3 / Devstral Small 2 (transformers v5 Ministral3Config): Mistral's layers;
   // YaRN with llama_4_scaling_beta scales attention, no size.
   {.model_type = "ministral3", .kind = RowKind::alias, .architecture = "mistral"},
@@ -363,10 +387,13 @@ const ModelFamily* find_wrapper(std::string_view model_type) {
   return nullptr;
 }
 
-std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key) {
+std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key, bool nested) {
   if (!family) return std::nullopt;
   for (const FamilyDefault& d : family->defaults)
     if (key == d.key) return d.value;
+  if (nested)
+    for (const FamilyDefault& d : family->nested_defaults)
+      if (key == d.key) return d.value;
   return std::nullopt;
 }
 
@@ -387,6 +414,10 @@ std::string registry_markdown() {
       std::string defaults = f.tie_default ? "tie_word_embeddings = true" : "";
       for (const FamilyDefault& d : f.defaults)
         defaults += (defaults.empty() ? "" : ", ") + std::string(d.key) + " = " + std::to_string(d.value);
+      std::string nested;
+      for (const FamilyDefault& d : f.nested_defaults)
+        nested += (nested.empty() ? "" : ", ") + std::string(d.key) + " = " + std::to_string(d.value);
+      if (!nested.empty()) defaults += (defaults.empty() ? "" : "; ") + std::string("in a wrapper's text config: ") + nested;
       const std::string src = std::string(f.source).rfind("models/", 0) == 0 ? kHf + std::string(f.source) : f.source;
       row += "family | " + std::string(f.architecture) + " | " + plan_name(f.plan) + " | " + attention_name(f) + " | " +
              cell(f.keys) + " | " + (defaults.empty() ? "-" : defaults) + " | " + src + " |";
@@ -394,6 +425,8 @@ std::string registry_markdown() {
       const std::string towers = f.audio == AudioTower::whisper ? "audio_config (Whisper encoder + two-matrix projector)"
                                  : f.projector == VisionProjector::pixel_unshuffle_mlp
                                      ? "vision_config (tower; pixel unshuffle by downsample_factor into a two-layer projector)"
+                                 : f.projector == VisionProjector::llava_mlp
+                                     ? "vision_config (tower; two-layer projector to the text width)"
                                  : f.projector == VisionProjector::mllama
                                      ? "vision_config (tiled encoder, gated global layers; max_num_tiles x ((image_size / patch_size)^2 + 1) image tokens per request)"
                                      : "vision_config (tower)";

@@ -43,7 +43,7 @@ enum class RowKind { family, wrapper, alias };
 //! unshuffle of downsample_factor^2 patches into a two-layer MLP of projector_hidden_size;
 //! Mllama's tiled encoder (local and gated global layers, tile and aspect-ratio position
 //! embeddings), whose image tokens the text model's cross-attention layers cache.
-enum class VisionProjector { linear, pixel_unshuffle_mlp, mllama };
+enum class VisionProjector { linear, pixel_unshuffle_mlp, mllama, llava_mlp };
 //! A wrapper's audio tower: none (an audio_config is refused), or Voxtral's Whisper
 //! encoder with its two-matrix projector.
 enum class AudioTower { none, whisper };
@@ -105,6 +105,10 @@ struct ModelFamily {
   //! The key of each shared expert's width where it need not be moe_intermediate_size
   //! (BailingMoE: n_shared_experts experts of moe_shared_expert_intermediate_size, one MLP).
   const char* shared_expert_width_key = "";
+  //! Further defaults used only where the config is a wrapper's text config: the wrapper's
+  //! class builds it from the family's configuration class, so a checkpoint may leave the
+  //! geometry to that class (llava-hf/llava-1.5-7b-hf); a top-level config must state it.
+  std::span<const FamilyDefault> nested_defaults = {};
   const char* source = "";        //!< where the reading and the defaults come from
 };
 
@@ -116,8 +120,9 @@ const ModelFamily* find_family(std::string_view model_type);
 const ModelFamily* find_family_by_architecture(std::string_view architecture);
 //! The wrapper row of a model_type, or nullptr.
 const ModelFamily* find_wrapper(std::string_view model_type);
-//! The configuration class's default of `key` for a family, when it has one.
-std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key);
+//! The configuration class's default of `key` for a family, when it has one; `nested`: the
+//! config is a wrapper's text config (nested_defaults apply too).
+std::optional<int64_t> family_default(const ModelFamily* family, std::string_view key, bool nested = false);
 //! Every registered model_type, comma-separated (the refusal message lists them).
 std::string supported_model_types();
 //! The registry as the Markdown table docs/models.md holds between its markers.

@@ -40,5 +40,10 @@ TEST_CASE("every alias reads as a registered family, and lookups follow the rows
   CHECK(io::family_default(g, "num_attention_heads") == 8);
   CHECK(io::family_default(g, "num_key_value_heads") == 4);
   CHECK(io::family_default(g, "head_dim") == 256);
+  // LlamaConfig's width (4096) fills a wrapper's llama text_config only.
+  const io::ModelFamily* l = io::find_family("llama");
+  REQUIRE(l);
+  CHECK_FALSE(io::family_default(l, "hidden_size").has_value());
+  CHECK(io::family_default(l, "hidden_size", true) == 4096);
   CHECK(io::find_family("no_such_family") == nullptr);
 }
