@@ -3,7 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace kvplan::io {
 
@@ -46,45 +49,121 @@ YAML::Node child(const YAML::Node& n, const std::string& key) {
 // keep file order and, as yaml-cpp's own reading, every key (lookups find the first).
 // Not nlohmann's DOM: ordered_json inserts by linear search (quadratic on a 22k-key map);
 // not Node::operator[] either, which also searches first: force_insert and push_back.
+// With `aside`, a quantization_config.quantized_layers mapping goes into a ModuleTable
+// instead (its place in the tree an empty mapping): each entry's value is recorded as its
+// events, and a node is built once per distinct value (bench/RESULTS.md, issue 23).
 class JsonToYaml : public nlohmann::json_sax<nlohmann::json> {
  public:
+  explicit JsonToYaml(bool aside) : aside_(aside) {}
   YAML::Node root;
+  std::vector<std::pair<YAML::Node, ModuleTable>> tables;
 
-  bool null() override { return add(YAML::Node(YAML::NodeType::Null)); }
-  bool boolean(bool b) override { return add(YAML::Node(b ? "true" : "false")); }
-  bool number_integer(number_integer_t v) override { return add(YAML::Node(std::to_string(v))); }
-  bool number_unsigned(number_unsigned_t v) override { return add(YAML::Node(std::to_string(v))); }
-  bool number_float(number_float_t v, const string_t&) override { return add(YAML::Node(nlohmann::json(v).dump())); }
-  bool string(string_t& v) override { return add(YAML::Node(v)); }
+  bool null() override { return event('n', {}); }
+  bool boolean(bool b) override { return event('s', b ? "true" : "false"); }
+  bool number_integer(number_integer_t v) override { return event('s', std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return event('s', std::to_string(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return event('s', nlohmann::json(v).dump()); }
+  bool string(string_t& v) override { return event('s', v); }
   bool binary(binary_t&) override { return false; }  // never produced by the JSON lexer
-  bool start_object(std::size_t) override { return open(YAML::NodeType::Map); }
-  bool end_object() override { return close(); }
-  bool start_array(std::size_t) override { return open(YAML::NodeType::Sequence); }
-  bool end_array() override { return close(); }
-  bool key(string_t& k) override {
-    key_ = k;
-    return true;
-  }
+  bool start_object(std::size_t) override { return event('{', {}); }
+  bool end_object() override { return event('}', {}); }
+  bool start_array(std::size_t) override { return event('[', {}); }
+  bool end_array() override { return event(']', {}); }
+  bool key(string_t& k) override { return event('k', k); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
- private:
-  std::vector<YAML::Node> open_;
-  std::string key_;
+  //! Replays events recorded by `record` (a value of a table read aside) into this tree.
+  void replay(std::string_view events) {
+    while (!events.empty()) {
+      const char kind = events[0];
+      size_t len = 0;
+      std::memcpy(&len, events.data() + 1, sizeof len);
+      build(kind, events.substr(1 + sizeof len, len));
+      events.remove_prefix(1 + sizeof len + len);
+    }
+  }
 
-  bool add(const YAML::Node& v) {
+ private:
+  struct Open {
+    YAML::Node node;
+    bool map;
+    std::string key;  // the key it sits under in its parent mapping
+  };
+  bool aside_;
+  std::vector<Open> open_;
+  std::string key_;
+  // The table being read aside (an index into tables), the nesting inside its current
+  // entry's value, that value's events and the values seen so far.
+  std::optional<size_t> table_;
+  int depth_ = 0;
+  std::string events_;
+  std::unordered_map<std::string, size_t> value_index_;
+
+  bool event(char kind, std::string_view text) {
+    if (table_) return record(kind, text);
+    if (aside_ && kind == '{' && !open_.empty() && open_.back().map && key_ == "quantized_layers" &&
+        open_.back().key == "quantization_config") {
+      const YAML::Node placeholder(YAML::NodeType::Map);
+      add(placeholder);
+      table_ = tables.size();
+      tables.emplace_back(placeholder, ModuleTable{});
+      value_index_.clear();
+      return true;
+    }
+    build(kind, text);
+    return true;
+  }
+
+  void build(char kind, std::string_view text) {
+    switch (kind) {
+      case 'n': add(YAML::Node(YAML::NodeType::Null)); break;
+      case 's': add(YAML::Node(std::string(text))); break;
+      case 'k': key_ = text; break;
+      case '{':
+      case '[': {
+        const YAML::Node n(kind == '{' ? YAML::NodeType::Map : YAML::NodeType::Sequence);
+        add(n);
+        open_.push_back({n, kind == '{', open_.empty() || !open_.back().map ? std::string() : key_});
+        break;
+      }
+      default: open_.pop_back();
+    }
+  }
+
+  void add(const YAML::Node& v) {
     if (open_.empty()) root = v;
-    else if (open_.back().IsMap()) open_.back().force_insert(key_, v);
-    else open_.back().push_back(v);
-    return true;
+    else if (open_.back().map) open_.back().node.force_insert(key_, v);
+    else open_.back().node.push_back(v);
   }
-  bool open(YAML::NodeType::value t) {
-    const YAML::Node n(t);
-    add(n);
-    open_.push_back(n);
-    return true;
-  }
-  bool close() {
-    open_.pop_back();
+
+  bool record(char kind, std::string_view text) {
+    ModuleTable& t = tables[*table_].second;
+    if (depth_ == 0) {
+      if (kind == '}') {  // the end of the table
+        table_.reset();
+        return true;
+      }
+      if (kind == 'k') {
+        t.entries.emplace_back(std::string(text), 0);
+        events_.clear();
+        return true;
+      }
+    }
+    events_ += kind;
+    const size_t len = text.size();
+    events_.append(reinterpret_cast<const char*>(&len), sizeof len);
+    events_.append(text);
+    if (kind == '{' || kind == '[') ++depth_;
+    if (kind == '}' || kind == ']') --depth_;
+    if (depth_ > 0) return true;
+    // The value is whole: the node of an equal value, else a new one.
+    const auto [it, is_new] = value_index_.try_emplace(events_, t.values.size());
+    if (is_new) {
+      JsonToYaml value(false);
+      value.replay(events_);
+      t.values.push_back(value.root);
+    }
+    t.entries.back().second = it->second;
     return true;
   }
 };
@@ -93,18 +172,15 @@ class JsonToYaml : public nlohmann::json_sax<nlohmann::json> {
 // faster than yaml-cpp's regex scanner (bench/RESULTS.md, issue 23); nullopt when the text
 // is not a strict JSON object, which yaml-cpp then reads (YAML, Python's NaN/Infinity) or
 // reports with its line and column.
-std::optional<YAML::Node> parse_json_object(const std::string& text) {
+std::optional<JsonToYaml> parse_json_object(const std::string& text, bool aside) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') return std::nullopt;
-  JsonToYaml sax;
+  JsonToYaml sax(aside);
   if (!nlohmann::json::sax_parse(text, &sax)) return std::nullopt;
-  return sax.root;
+  return sax;
 }
 
-}  // namespace
-
-YAML::Node parse_yaml_mapping(const std::string& text, const std::string& file) {
-  if (auto json = parse_json_object(text)) return *json;
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -116,6 +192,29 @@ YAML::Node parse_yaml_mapping(const std::string& text, const std::string& file) 
   if (!root.IsDefined() || root.IsNull()) throw InputError(file, "", "a mapping of keys to values", "an empty file");
   if (!root.IsMap()) throw InputError(file, "", "a mapping of keys to values", show(root));
   return root;
+}
+
+}  // namespace
+
+YAML::Node parse_yaml_mapping(const std::string& text, const std::string& file) {
+  if (auto json = parse_json_object(text, false)) return json->root;
+  return parse_yaml(text, file);
+}
+
+ModelDocument parse_model_document(const std::string& text, const std::string& file) {
+  if (auto json = parse_json_object(text, true)) return {json->root, std::move(json->tables)};
+  return {parse_yaml(text, file), {}};
+}
+
+ModuleTable ModelDocument::take_table(const YAML::Node& map) {
+  for (auto& [node, table] : aside)
+    if (node.is(map)) return std::move(table);
+  ModuleTable t;
+  for (const auto& kv : map) {
+    t.entries.emplace_back(kv.first.as<std::string>(), t.values.size());
+    t.values.push_back(kv.second);
+  }
+  return t;
 }
 
 std::optional<double> opt_num(const YAML::Node& n, const std::string& key, const std::string& file,

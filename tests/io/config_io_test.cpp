@@ -222,6 +222,74 @@ TEST_CASE("JSON read through nlohmann gives the tree yaml-cpp gives the same tex
   CHECK(error_of("{\"a\": 1,\n\"b\": [}").find("m.yaml: expected valid YAML or JSON, got a syntax error at line 2") == 0);
 }
 
+TEST_CASE("quantized_layers of a JSON file read aside: the entries, values and formats of the YAML tree") {
+  const std::string doc = R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 3072,
+    "vocab_size": 1000, "quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+      "quantized_layers": {
+        "model.layers.0.self_attn.q_proj": {"quant_algo": "FP8"},
+        "model.layers.0.mlp.gate_proj": {"quant_algo": "NVFP4", "group_size": 16, "x": [1, {"y": null}]},
+        "model.layers.1.self_attn.q_proj": {"quant_algo": "FP8"},
+        "lm_head": {"quant_algo": "W4A16_NVFP4", "group_size": 16}}}})";
+  io::ModelDocument d = io::parse_model_document(doc, "m.json");
+  const YAML::Node layers = d.root["quantization_config"]["quantized_layers"];
+  CHECK(layers.IsMap());
+  CHECK(layers.size() == 0);  // the entries are read aside
+  const io::ModuleTable t = d.take_table(layers);
+  REQUIRE(t.entries.size() == 4);
+  CHECK(t.entries[1].first == "model.layers.0.mlp.gate_proj");
+  CHECK(t.values.size() == 3);  // the two FP8 entries share one value
+  CHECK(t.entries[0].second == t.entries[2].second);
+  // A value replayed from its events is the tree yaml-cpp reads from the same text.
+  const YAML::Node y = io::parse_yaml_mapping("# c\n" + doc, "m.json")["quantization_config"]["quantized_layers"];
+  const YAML::Node gate = t.values[t.entries[1].second];
+  CHECK(gate["group_size"].Scalar() == y["model.layers.0.mlp.gate_proj"]["group_size"].Scalar());
+  CHECK(gate["x"][1]["y"].IsNull());
+  CHECK(gate["x"][0].Scalar() == "1");
+  // A YAML document has nothing aside: its table is the mapping's own entries.
+  io::ModelDocument yd = io::parse_model_document("# c\n" + doc, "m.yaml");
+  CHECK(yd.aside.empty());
+  CHECK(yd.take_table(yd.root["quantization_config"]["quantized_layers"]).entries.size() == 4);
+
+  // The formats, by hand: attention FP8 (8 bits, fp8 compute) in both layers; the dense
+  // MLP NVFP4 (4 bits per 16, fp4 activations) in layer 0, 16-bit in layer 1 (not named);
+  // no experts; the LM head W4A16 (weight-only); the model's label the densest part's.
+  for (const std::string& text : {doc, "# c\n" + doc}) {
+    const ModelConfig m = io::parse_model(text, "m.json");
+    const QuantSpec& q = m.weight_quant;
+    CHECK(q.for_part(WeightPart::attention, 0).bits == 8);
+    CHECK(q.for_part(WeightPart::attention, 1).compute == DType::fp8);
+    CHECK(q.for_part(WeightPart::dense_mlp, 0).bits == 4);
+    CHECK(q.for_part(WeightPart::dense_mlp, 0).fp4_activations);
+    CHECK_FALSE(q.for_part(WeightPart::dense_mlp, 1).active());
+    CHECK(q.bits == 4);
+    REQUIRE(q.lm_head != nullptr);
+    CHECK_FALSE(q.lm_head->fp4_activations);
+  }
+  // Errors name the first module with a bad value, though later ones share it.
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = doc;
+    REQUIRE(s.find(from) != std::string::npos);
+    return s.replace(s.find(from), from.size(), to);
+  };
+  const std::string bad_group = with(R"("lm_head": {"quant_algo": "W4A16_NVFP4", "group_size": 16})",
+                                     R"("model.layers.1.mlp.up_proj": {"quant_algo": "NVFP4", "group_size": 32},
+      "model.layers.1.mlp.down_proj": {"quant_algo": "NVFP4", "group_size": 32})");
+  CHECK(error_of(bad_group, "m.json") ==
+        "m.json: key 'quantization_config.quantized_layers.model.layers.1.mlp.up_proj.group_size': expected 16 "
+        "(NVFP4's block), got 32");
+  CHECK(error_of("# c\n" + bad_group, "m.json") == error_of(bad_group, "m.json"));
+  CHECK(error_of(with(R"("model.layers.1.self_attn.q_proj": {"quant_algo": "FP8"})",
+                      R"("model.layers.1.self_attn.q_proj": "FP8")"),
+                 "m.json") ==
+        "m.json: key 'quantization_config.quantized_layers.model.layers.1.self_attn.q_proj': expected a mapping with "
+        "quant_algo");
+  const std::string empty = doc.substr(0, doc.find(R"("quantized_layers": {)")) + R"("quantized_layers": {}}})";
+  CHECK(error_of(empty, "m.json") == "m.json: key 'quantization_config.quantized_layers': expected a mapping of module "
+                                     "names to formats");
+  CHECK(error_of("# c\n" + empty, "m.json") == error_of(empty, "m.json"));
+}
+
 TEST_CASE("Gemma-2's layer_types make alternate layers slide") {
   const ModelConfig m = io::load_model("gemma-2-27b");
   REQUIRE(m.layer_window.size() == 46);
