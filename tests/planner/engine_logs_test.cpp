@@ -120,6 +120,13 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
       }
       o.spec = std::make_shared<const SpecDecode>(spec);
     }
+    // LoRA slots as the engine args show them (--enable-lora --max-loras --max-lora-rank).
+    if (const YAML::Node l = e["lora"]) {
+      LoraOptions lora;
+      lora.max_loras = l["max_loras"].as<int64_t>();
+      lora.max_lora_rank = l["max_lora_rank"].as<int64_t>();
+      o.lora = lora;
+    }
     if (const YAML::Node h = e["hicache"]) {
       ServingOptions::HiCache hc;
       if (h["ratio"]) hc.ratio = h["ratio"].as<double>();
@@ -263,6 +270,29 @@ TEST_CASE("engine logs: SGLang's EAGLE draft sits outside the target's pool, its
   CHECK(d.layers == 1);
   const double k_gib = static_cast<double>(int64_t{107641} * d.kv_bytes_per_token_per_gpu) / 2 / 1073741824.0;  // K: half
   CHECK(std::round(k_gib * 100) / 100 == doctest::Approx(0.82));
+}
+
+TEST_CASE("engine logs: vLLM start-ups with LoRA slots: the pool within 1 %, the slots taken out of it") {
+  const std::vector<LoggedStartup> all = load_startups("vllm.yaml");
+  int with_lora = 0;
+  for (const LoggedStartup& s : all) {
+    if (!s.options.lora) continue;
+    CAPTURE(s.id);
+    ++with_lora;
+    const int64_t p = predicted_tokens(s);
+    // The per-engine median target of the distribution test, held by each LoRA start-up.
+    CHECK(std::fabs(static_cast<double>(p) / static_cast<double>(s.logged_tokens) - 1) <= 0.01);
+    // Mistral-7B's rank-16 slot, 86,196,224 B (lora_test.cpp), at 16 tokens x 32 layers x
+    // 8 heads x 128 x 2 (K, V) x 2 B = 2,097,152 B per block is 41.1 blocks: the pool
+    // without LoRA holds 41 or 42 more blocks, as the budget's remainder falls.
+    if (s.model.name != "mistral-7b-instruct-v0.2") continue;
+    LoggedStartup plain = s;
+    plain.options.lora.reset();
+    const int64_t freed_blocks = (predicted_tokens(plain) - p) / 16;
+    CHECK(freed_blocks >= 41);
+    CHECK(freed_blocks <= 42);
+  }
+  CHECK(with_lora >= 2);
 }
 
 TEST_CASE("engine logs: SGLang's HiCache host pool is the ratio times the logged GPU pool, every KV head per DP rank") {
