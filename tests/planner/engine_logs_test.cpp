@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -40,6 +41,8 @@ struct LoggedStartup {
   GpuSpec gpu;
   ServingOptions options;
   int64_t logged_tokens = 0;
+  //! kv_tiers.yaml: SGLang's "Allocating X GB host memory for hierarchical KV cache." figure.
+  double logged_host_gb = 0;
   //! A start-up kvplan cannot express: reading its model or planning it must fail with an
   //! InputError whose message contains this text (what it cannot express).
   std::string refused;
@@ -117,7 +120,21 @@ std::vector<LoggedStartup> load_startups(const std::string& file) {
       }
       o.spec = std::make_shared<const SpecDecode>(spec);
     }
+    // LoRA slots as the engine args show them (--enable-lora --max-loras --max-lora-rank).
+    if (const YAML::Node l = e["lora"]) {
+      LoraOptions lora;
+      lora.max_loras = l["max_loras"].as<int64_t>();
+      lora.max_lora_rank = l["max_lora_rank"].as<int64_t>();
+      o.lora = lora;
+    }
+    if (const YAML::Node h = e["hicache"]) {
+      ServingOptions::HiCache hc;
+      if (h["ratio"]) hc.ratio = h["ratio"].as<double>();
+      if (h["size_gb"]) hc.size_bytes_per_gpu = std::llround(h["size_gb"].as<double>() * 1e9);
+      o.hicache = hc;
+    }
     s.logged_tokens = e["logged_tokens"].as<int64_t>();
+    if (e["logged_host_gb"]) s.logged_host_gb = e["logged_host_gb"].as<double>();
     out.push_back(s);
   }
   return out;
@@ -253,6 +270,57 @@ TEST_CASE("engine logs: SGLang's EAGLE draft sits outside the target's pool, its
   CHECK(d.layers == 1);
   const double k_gib = static_cast<double>(int64_t{107641} * d.kv_bytes_per_token_per_gpu) / 2 / 1073741824.0;  // K: half
   CHECK(std::round(k_gib * 100) / 100 == doctest::Approx(0.82));
+}
+
+TEST_CASE("engine logs: vLLM start-ups with LoRA slots: the pool within 1 %, the slots taken out of it") {
+  const std::vector<LoggedStartup> all = load_startups("vllm.yaml");
+  int with_lora = 0;
+  for (const LoggedStartup& s : all) {
+    if (!s.options.lora) continue;
+    CAPTURE(s.id);
+    ++with_lora;
+    const int64_t p = predicted_tokens(s);
+    // The per-engine median target of the distribution test, held by each LoRA start-up.
+    CHECK(std::fabs(static_cast<double>(p) / static_cast<double>(s.logged_tokens) - 1) <= 0.01);
+    // Mistral-7B's rank-16 slot, 86,196,224 B (lora_test.cpp), at 16 tokens x 32 layers x
+    // 8 heads x 128 x 2 (K, V) x 2 B = 2,097,152 B per block is 41.1 blocks: the pool
+    // without LoRA holds 41 or 42 more blocks, as the budget's remainder falls.
+    if (s.model.name != "mistral-7b-instruct-v0.2") continue;
+    LoggedStartup plain = s;
+    plain.options.lora.reset();
+    const int64_t freed_blocks = (predicted_tokens(plain) - p) / 16;
+    CHECK(freed_blocks >= 41);
+    CHECK(freed_blocks <= 42);
+  }
+  CHECK(with_lora >= 2);
+}
+
+TEST_CASE("engine logs: SGLang's HiCache host pool is the ratio times the logged GPU pool, every KV head per DP rank") {
+  const std::vector<LoggedStartup> all = load_startups("kv_tiers.yaml");
+  REQUIRE(!all.empty());
+  for (const LoggedStartup& s : all) {
+    CAPTURE(s.id);
+    REQUIRE(s.options.hicache);
+    const ServingOptions o = with_engine_defaults(s.gpu, s.options);
+    validate(s.model, o, s.id);
+    // Sized against the pool the engine logged, not kvplan's own: HostKVCache takes
+    // int(device_pool.size x ratio) tokens (or size x 1e9 / bytes per token) and prints
+    // the bytes / 1e9 to two decimals.
+    const std::optional<HostKvTier> t = host_kv_tier(s.model, o, s.logged_tokens / o.block_size);
+    REQUIRE(t.has_value());
+    CHECK(std::round(static_cast<double>(t->bytes_per_gpu) / 1e7) / 100 == doctest::Approx(s.logged_host_gb));
+  }
+  // mi355x-qwen3-1.7b-hicache-ratio-dpa by hand: with DP attention each rank holds all 8 KV
+  // heads of Qwen3-1.7B, 28 layers x 8 x 128 x 2 (K, V) x 2 B = 114,688 B per token;
+  // 2 x 1,547,424 tokens x 114,688 B = 354,941,927,424 B, printed "354.94 GB". Read as
+  // attention TP 4 (--tp-size alone) a rank would hold 2 heads and print 88.74.
+  const auto it = std::find_if(all.begin(), all.end(),
+                               [](const LoggedStartup& s) { return s.id == "mi355x-qwen3-1.7b-hicache-ratio-dpa"; });
+  REQUIRE(it != all.end());
+  CHECK(host_kv_tier(it->model, it->options, it->logged_tokens)->bytes_per_gpu == 354941927424);
+  ServingOptions tp4 = it->options;
+  tp4.tp = 4;
+  CHECK(host_kv_tier(it->model, tp4, it->logged_tokens)->bytes_per_gpu == 354941927424 / 4);
 }
 
 TEST_CASE("engine logs: start-up lines as each release prints them") {

@@ -192,8 +192,10 @@ TEST_CASE("LoRA options vLLM refuses, or kvplan cannot model, are refused by nam
 
 TEST_CASE("a logged vLLM 0.14 start-up with one rank-16 slot: 'Model loading took 13.58 GiB'") {
   // Mistral-7B-Instruct-v0.2 served by vLLM 0.14.0 with ENABLE_LORA, MAX_LORAS 1,
-  // MAX_LORA_RANK 16, MAX_MODEL_LEN 4096 (a RunPod worker's log, 2026-01-22:
-  // "Model loading took 13.58 GiB memory"; vLLM measures the load, LoRA wrapping included).
+  // MAX_LORA_RANK 16, MAX_MODEL_LEN 4096 (a RunPod worker's log, 2026-01-22,
+  // jamesjordanmarketing/v4-show@64bbb930 pmc/product/_mapping/pipeline/workfiles/
+  // worker-log-39.txt: "Model loading took 13.58 GiB memory"; vLLM measures the load, LoRA
+  // wrapping included).
   // v0.2 has v0.1's shapes (configs/models/mistral-7b.yaml; it differs in rope_theta and
   // the window, neither a weight). Weights as vLLM loads them: 7,241,732,096 bf16
   // parameters = 14,483,464,192 B plus the rotary cache 32768 x 128 x 2 B = 8,388,608 B;
