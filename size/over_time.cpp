@@ -110,15 +110,21 @@ std::vector<int64_t> servers_by_month(const std::vector<Tranche>& tranches, cons
   return v;
 }
 
-//! The figures of `servers` servers of this option at the site (empty for none).
-BuyFigures owned_figures(const MixInputs& in, int64_t servers, const SiteOptions& site) {
-  if (servers <= 0) return {};
+//! What buy_figures reads of `replicas` replicas of this option.
+BuyInputs buy_inputs(const MixInputs& in, int64_t replicas) {
   BuyInputs b;
-  b.replicas = owned_replica_count(in, servers);
+  b.replicas = replicas;
   b.tp = in.shape.tp;
   b.dp = in.shape.dp;
   b.pp = in.shape.pp;
-  BuyFigures f = buy_figures(b, *in.server, site);
+  b.host_kv = in.host_kv;
+  return b;
+}
+
+//! The figures of `servers` servers of this option at the site (empty for none).
+BuyFigures owned_figures(const MixInputs& in, int64_t servers, const SiteOptions& site) {
+  if (servers <= 0) return {};
+  BuyFigures f = buy_figures(buy_inputs(in, owned_replica_count(in, servers)), *in.server, site);
   if (f.infeasible) throw std::invalid_argument("mix_cost: " + *f.infeasible);
   return f;
 }
@@ -550,6 +556,7 @@ ModelPlan plan_option(const Deployment& o, const DemandCurve::Series& demand, co
   in.busy_fraction_at_max = o.eval.at_max.busy_fraction > 0 ? std::min(1.0, o.eval.at_max.busy_fraction) : 1.0;
   in.price_per_gpu_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.gpus_total);
   in.e2e_p99_s = o.eval.at_max.e2e_p99_s;
+  in.host_kv = host_kv_tier_use(o);
   const auto it = std::find_if(buy.servers.begin(), buy.servers.end(), [&](const ServerSpec& s) { return s.gpu == o.gpu; });
   if (it != buy.servers.end()) in.server = *it;
   const auto pr =
@@ -581,12 +588,7 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
   MixInputs in = given;
   std::optional<ServerLayout> one;
   if (in.server) {
-    BuyInputs b;
-    b.tp = in.shape.tp;
-    b.dp = in.shape.dp;
-    b.pp = in.shape.pp;
-    b.replicas = 1;
-    const BuyFigures f = buy_figures(b, *in.server, site);
+    const BuyFigures f = buy_figures(buy_inputs(in, 1), *in.server, site);
     if (f.infeasible) {
       in.server.reset();  // cannot be built as laid out or placed (size/tco.h): rented only
       p.site_limit = "no server: " + *f.infeasible;
@@ -621,12 +623,8 @@ ModelPlan plan_model(const MixInputs& given, const DemandCurve::Series& demand, 
     int64_t max_servers = 0;  // the most the site holds, up to the peak's
     for (int64_t s = step; s <= peak_servers; s += step) {
       // The site's power and racks stop the servers bought; more would not fit either.
-      BuyInputs b;
-      b.tp = in.shape.tp;
-      b.dp = in.shape.dp;
-      b.pp = in.shape.pp;
-      b.replicas = owned_replica_count(in, s);
-      if (const BuyFigures f = buy_figures(b, *in.server, site); f.infeasible) {
+      if (const BuyFigures f = buy_figures(buy_inputs(in, owned_replica_count(in, s)), *in.server, site);
+          f.infeasible) {
         p.site_limit = fmt::format("at most {} servers: {} would not fit, {}", s - step, s, *f.infeasible);
         break;
       }

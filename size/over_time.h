@@ -152,6 +152,9 @@ struct MixInputs {
   double busy_fraction_at_max = 1;   //!< one replica's busy fraction at its max rate
   double price_per_gpu_hour_usd = 0;  //!< on demand
   std::optional<ServerSpec> server;  //!< empty: renting only
+  //! The host KV tier in the servers' DRAM: beyond a GPU's share no server is bought
+  //! (buy_figures), as with --buy.
+  HostKvTierUse host_kv;
   std::vector<ReservedTerm> reserved;
   std::optional<SpotTerms> spot;
   //! Work an interruption loses at most: every request in flight restarts (prefill

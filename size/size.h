@@ -349,8 +349,9 @@ std::string quality_note(const ServingOptions& o, const ModelConfig& m);
 
 //! The default evaluator: cluster::find_max_rate, then the binding constraint at the max.
 Evaluator simulator_evaluator(const SizeOptions& opt);
-//! A planner-only evaluator (no simulation): the rate at which the KV pool or the
-//! decode roofline saturates, whichever is lower. Fast, for tests and rough sweeps.
+//! A planner-only evaluator (no simulation): the replica's time shared between each
+//! request's prefill (alone) and the decode steps of a batch the KV pool and max_num_seqs
+//! hold, within the TPOT target (evaluate.cpp). Fast, for tests and rough sweeps.
 Evaluation planner_evaluate(const Candidate& c, const ModelConfig& m, const GpuSpec& g,
                             const Workload& w, const WorkloadShape& shape);
 

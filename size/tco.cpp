@@ -120,19 +120,19 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   // the tier's bytes per engine are its bytes per GPU x tp x pp, so the test is per GPU.
   // A tier beyond the share makes this option unbuyable, as a rack limit does; the search's
   // other layouts (a larger TP spreads the same tier over more GPUs) are still ranked.
-  if (in.host_kv_bytes_per_gpu > 0) {
+  if (in.host_kv.bytes_per_gpu > 0) {
     const int64_t share_bytes = s.host_memory_bytes / s.gpus_per_server;
-    if (in.host_kv_bytes_per_gpu > share_bytes) {
+    if (in.host_kv.bytes_per_gpu > share_bytes) {
       b.infeasible = fmt::format(
           "{} {:.2f} GiB per GPU (TP {} x PP {}: {:.2f} GiB per engine) is more than a GPU's share of the "
           "server's DRAM, {:.2f} GiB ({}: host_memory_bytes {:.2f} GiB for {} GPUs)",
-          in.host_kv_flag, static_cast<double>(in.host_kv_bytes_per_gpu) / kBytesPerGiB, in.tp, in.pp,
-          static_cast<double>(in.host_kv_bytes_per_gpu * in.tp * in.pp) / kBytesPerGiB,
+          in.host_kv.flag, static_cast<double>(in.host_kv.bytes_per_gpu) / kBytesPerGiB, in.tp, in.pp,
+          static_cast<double>(in.host_kv.bytes_per_gpu * in.tp * in.pp) / kBytesPerGiB,
           static_cast<double>(share_bytes) / kBytesPerGiB, s.file,
           static_cast<double>(s.host_memory_bytes) / kBytesPerGiB, s.gpus_per_server);
       return b;
     }
-    b.host_kv_bytes_per_server = in.host_kv_bytes_per_gpu * ceil_div(l.gpus_used, l.servers);
+    b.host_kv_bytes_per_server = in.host_kv.bytes_per_gpu * ceil_div(l.gpus_used, l.servers);
   }
 
   // Power. A busy GPU is counted at its board power (an upper bound: memory-bound
@@ -202,6 +202,11 @@ double busy_fraction(const Deployment& o, double rate_per_s) {
   return std::min(1.0, rate_per_s / static_cast<double>(o.replicas) / o.eval.max_rate_per_s);
 }
 
+HostKvTierUse host_kv_tier_use(const Deployment& o) {
+  if (!o.plan_valid || !o.plan.host_tier) return {};
+  return {o.plan.host_tier->bytes_per_gpu, host_kv_tier_flag(o.candidate.options)};
+}
+
 BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& servers, const SiteOptions& site) {
   validate(site);
   BuyResult out;
@@ -225,10 +230,7 @@ BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& serv
     in.output_mean_tokens = r.shape.output_mean_tokens;
     if (o.cost_per_hour_usd && o.gpus_total > 0)
       in.price_per_gpu_hour_usd = *o.cost_per_hour_usd / static_cast<double>(o.gpus_total);
-    if (o.plan_valid && o.plan.host_tier) {
-      in.host_kv_bytes_per_gpu = o.plan.host_tier->bytes_per_gpu;
-      in.host_kv_flag = host_kv_tier_flag(o.candidate.options);
-    }
+    in.host_kv = host_kv_tier_use(o);
     BuyFigures b = buy_figures(in, *it, site);
     b.candidate = o.candidate.index;
     b.busy_fraction_simulated = o.operating.busy_fraction > 0;

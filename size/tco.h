@@ -120,6 +120,16 @@ int64_t servers_per_rack(double server_peak_w, int64_t server_rack_units, const 
 //! or nullopt when renting costs no more than running bought hardware.
 std::optional<int64_t> break_even_month(double capex_usd, double opex_usd_per_month, double rent_usd_per_month);
 
+//! The host KV tier an option's engines keep in their servers' DRAM: its bytes per GPU
+//! (0: none) and the flag that sized it, for the message when the DRAM cannot hold it.
+struct HostKvTierUse {
+  int64_t bytes_per_gpu = 0;
+  std::string flag;
+};
+//! The tier of a priced option (its plan's host_tier), the one source --buy and --demand
+//! read it from.
+HostKvTierUse host_kv_tier_use(const Deployment& o);
+
 //! What the arithmetic needs about one option, apart from its server and the site.
 struct BuyInputs {
   int64_t replicas = 0, tp = 1, dp = 1, pp = 1;  //!< dp: data-parallel attention ranks (ServingOptions::dp)
@@ -127,10 +137,7 @@ struct BuyInputs {
   double rate_per_s = 0;                 //!< the workload's rate (all replicas)
   double prompt_mean_tokens = 0, output_mean_tokens = 0;
   std::optional<double> price_per_gpu_hour_usd;  //!< the GPU catalog's rent price
-  //! The host KV tier's DRAM per GPU (0: none) and the flag that sized it, for the message
-  //! when the server's DRAM cannot hold it.
-  int64_t host_kv_bytes_per_gpu = 0;
-  std::string host_kv_flag;
+  HostKvTierUse host_kv;
 };
 
 //! Every figure of one option bought; units in the names, as in the JSON and CSV.
@@ -163,8 +170,8 @@ struct BuyFigures {
   //! (0: no tier). The server's own DRAM is server.host_memory_bytes; none is bought.
   int64_t host_kv_bytes_per_server = 0;
 };
-//! Throws InputError (naming in.host_kv_flag) when the host KV tier exceeds the GPU's
-//! share of the server's DRAM.
+//! A host KV tier beyond a GPU's share of the server's DRAM makes the option infeasible
+//! (naming in.host_kv.flag), as a rack limit does.
 BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptions& site);
 
 struct BuyResult {

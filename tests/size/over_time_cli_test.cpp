@@ -225,3 +225,27 @@ TEST_CASE("size --demand --format json: the purchases schedule agrees with the m
     CHECK(month.at("capex_paid_usd").get<double>() == doctest::Approx(paid));
   }
 }
+
+// configs/servers/h100-sxm.yaml: 2 TiB of DRAM over 8 GPUs = 256 GiB per GPU, as
+// buy_cli_test.cpp checks for --buy. --kv-offloading-size 512 is 512 GiB per GPU at TP 1:
+// the plan buys no server (rented only) and says why; at TP 2 it is 256 GiB per GPU, the
+// share exactly, and the tier does not stop the purchase.
+TEST_CASE("size --demand: a host KV tier beyond a GPU's share of the server's DRAM buys no server, as --buy") {
+  const std::string size = "size --model llama-3-8b --workload chat --gpus h100-sxm --evaluator planner --demand " +
+                           demand_file() + " --kv-offloading-size 512 --format json --tp ";
+  Run r = kvplan_test::run_kvplan(size + "1");
+  REQUIRE(r.code == 0);
+  auto m = nlohmann::json::parse(r.out).at("over_time").at("models")[0];
+  CHECK(m.at("owned_servers") == 0);
+  REQUIRE(m.at("site_limit").is_string());
+  const std::string why = m.at("site_limit").get<std::string>();  // the server file's path as found
+  CHECK(why.rfind("no server: --kv-offloading-size 512.00 GiB per GPU (TP 1 x PP 1: 512.00 GiB per engine) is more "
+                  "than a GPU's share of the server's DRAM, 256.00 GiB (",
+                  0) == 0);
+  CHECK(why.find("configs/servers/h100-sxm.yaml: host_memory_bytes 2048.00 GiB for 8 GPUs)") != std::string::npos);
+  r = kvplan_test::run_kvplan(size + "2");
+  REQUIRE(r.code == 0);
+  m = nlohmann::json::parse(r.out).at("over_time").at("models")[0];
+  if (!m.at("site_limit").is_null())
+    CHECK(m.at("site_limit").get<std::string>().find("DRAM") == std::string::npos);
+}

@@ -666,3 +666,30 @@ TEST_CASE("facility: the site's power caps the servers bought, the rest rented, 
   REQUIRE(p.site_limit);
   CHECK(*p.site_limit == "no server: it peaks at 1.5 kW and the site supplies 1 kW (--site-kw)");
 }
+
+// The host KV tier lives in the server's DRAM, checked as --buy checks it (buy_figures).
+// The one-GPU server above with 64 GiB = 68,719,476,736 B of DRAM: its one GPU's share is
+// all of it. A tier of 64 GiB per GPU fits, and the flat three replicas of the facility
+// case are bought as there ($3,310.98). 65 GiB (69,793,218,560 B) is more than the share:
+// no server, all three replicas rented 730 h x $2 = $4,380, and the reason names the flag.
+TEST_CASE("a host KV tier beyond a GPU's share of the server's DRAM: no server is bought, the option is rented") {
+  DemandOptions d = two_periods(1);
+  d.curve.models = {{"m", {30, 30}}};
+  MixInputs in = inputs();
+  in.server->host_memory_bytes = 68719476736;
+  in.server->file = "g.yaml";
+  in.host_kv = {68719476736, "--kv-offloading-size"};
+  ModelPlan p = plan_model(in, d.curve.models[0], d, site());
+  CHECK_FALSE(p.site_limit);
+  CHECK(p.best.servers == 3);
+  CHECK(p.best.total_usd == doctest::Approx(3310.98));
+  in.host_kv.bytes_per_gpu = 69793218560;
+  p = plan_model(in, d.curve.models[0], d, site());
+  CHECK(p.best.servers == 0);
+  CHECK(p.best.total_usd == doctest::Approx(4380.0));
+  CHECK_FALSE(p.all_owned);
+  REQUIRE(p.site_limit);
+  CHECK(*p.site_limit ==
+        "no server: --kv-offloading-size 65.00 GiB per GPU (TP 1 x PP 1: 65.00 GiB per engine) is more than a "
+        "GPU's share of the server's DRAM, 64.00 GiB (g.yaml: host_memory_bytes 64.00 GiB for 1 GPUs)");
+}

@@ -435,8 +435,8 @@ TEST_CASE("a host KV tier takes the server's DRAM: unbuyable beyond a GPU's shar
   BuyInputs in;
   in.replicas = 3;
   in.tp = 2;
-  in.host_kv_bytes_per_gpu = 274877906944;
-  in.host_kv_flag = "--kv-offloading-size";
+  in.host_kv.bytes_per_gpu = 274877906944;
+  in.host_kv.flag = "--kv-offloading-size";
   const BuyFigures fits = buy_figures(in, s, SiteOptions{});
   CHECK_FALSE(fits.infeasible);
   CHECK(fits.host_kv_bytes_per_server == 6 * 274877906944);
@@ -444,7 +444,7 @@ TEST_CASE("a host KV tier takes the server's DRAM: unbuyable beyond a GPU's shar
   // bought (the others of a search still rank), naming the flag, the file, its key and
   // both figures.
   in.tp = 1;
-  in.host_kv_bytes_per_gpu = 2 * 274877906944;
+  in.host_kv.bytes_per_gpu = 2 * 274877906944;
   const BuyFigures over = buy_figures(in, s, SiteOptions{});
   REQUIRE(over.infeasible);
   CHECK(*over.infeasible ==
