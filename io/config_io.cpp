@@ -667,8 +667,21 @@ QuantSpec parse_quantization(const YAML::Node& qc, const std::string& file, bool
 // plain) MLP with biases, two LayerNorms; the patch embedding; learned positions when
 // image_size is given; then the projector into the language model (Qwen-VL: a patch
 // merger MLP over spatial_merge_size^2 patches; others: one linear layer).
-int64_t tower_params(const YAML::Node& root, const YAML::Node& v, const std::string& file, int64_t text_hidden,
+int64_t tower_params(const YAML::Node& root, const YAML::Node& given, const std::string& file, int64_t text_hidden,
                      VisionProjector projector, std::string& note) {
+  // transformers saves a sub-config with only the keys that differ from its class's
+  // defaults: a Qwen2-VL fine-tune's vision_config can be {in_chans, model_type qwen2_vl,
+  // spatial_patch_size}. The keys it leaves out take Qwen2VLVisionConfig's defaults
+  // (transformers models/qwen2_vl/configuration_qwen2_vl.py, as vLLM reads them too).
+  YAML::Node v = given;
+  if (given["model_type"].IsDefined() && given["model_type"].IsScalar() && given["model_type"].Scalar() == "qwen2_vl") {
+    v = YAML::Clone(given);
+    const std::pair<const char*, const char*> qwen2_vl_defaults[] = {
+        {"depth", "32"},      {"embed_dim", "1280"}, {"mlp_ratio", "4"},          {"hidden_act", "quick_gelu"},
+        {"patch_size", "14"}, {"in_channels", "3"},  {"spatial_merge_size", "2"}, {"temporal_patch_size", "2"}};
+    for (const auto& [key, value] : qwen2_vl_defaults)
+      if (!v[key].IsDefined()) v[key] = value;
+  }
   // Qwen2-VL's vision_config names the ViT width embed_dim and the merger's output
   // hidden_size (= the language model's): embed_dim first.
   // Kimi-K2.5's MoonViT names them vt_hidden_size, vt_num_hidden_layers and
