@@ -101,15 +101,23 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
         std::find(scale_out.begin(), scale_out.end(), o.plan.scale_out_note) == scale_out.end())
       scale_out.push_back(o.plan.scale_out_note);
   for (const std::string& note : scale_out) a.push_back("Scale-out: " + note + ".");
-  a.push_back(fmt::format("Max rate per replica: the highest Poisson-scaled arrival rate whose simulated p99 TTFT and p99 "
-                          "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
-                          "seed {} (the same requests for every option).",
-                          r.requests_per_probe, r.seed));
-  a.push_back("A rejected request (prompt at max-model-len, or longer than the KV pool) is a failed request: it counts "
-              "as infinitely late in the p99 verdict, so more than 1 % rejected misses the SLO. A probe needs at least "
-              "1,000 requests, so that 10 lie above the p99 it is judged on.");
-  a.push_back("The recommended options' max rate is found again with other seeds; its range is the noise of the "
-              "estimate, and options whose rates differ by less are not different.");
+  if (r.simulated) {
+    a.push_back(fmt::format("Max rate per replica: the highest Poisson-scaled arrival rate whose simulated p99 TTFT and p99 "
+                            "TPOT meet the SLO, found by doubling/halving then bisection to 2 %, {} requests per probe, "
+                            "seed {} (the same requests for every option).",
+                            r.requests_per_probe, r.seed));
+    a.push_back("A rejected request (prompt at max-model-len, or longer than the KV pool) is a failed request: it counts "
+                "as infinitely late in the p99 verdict, so more than 1 % rejected misses the SLO. A probe needs at least "
+                "1,000 requests, so that 10 lie above the p99 it is judged on.");
+    a.push_back("The recommended options' max rate is found again with other seeds; its range is the noise of the "
+                "estimate, and options whose rates differ by less are not different.");
+  } else {
+    a.push_back("Max rate per replica (--evaluator planner, nothing simulated): the planner's closed form on mean "
+                "requests: the replica's time shared between chunked prefills and decode steps, the decode share "
+                "held to the p99 TPOT target, the requests in flight held to what the KV pool and max-num-seqs allow, "
+                "times 0.8 headroom. It sees no queueing or TPOT tail, so it can be several times above what the "
+                "simulator finds (docs/long-context.md); use the default evaluator before buying.");
+  }
   a.push_back("Replicas = ceil(workload rate / max rate per replica); cost per hour = replicas x TP x PP x GPU price; "
               "cost per million output (input) tokens = cost per hour / (rate x mean output (prompt) tokens x 3600) "
               "x 1e6, each the whole deployment's cost; cost per request = cost per hour / (rate x 3600). N+1 = one "
@@ -133,6 +141,10 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
     a.push_back("Disk KV tier: its reads run at 6.9 GB/s per GPU (one PCIe Gen4 datacenter SSD per GPU) before the "
                 "host link, and the disk is not priced (docs/kv-tiers.md \"The disk tier\").");
   return a;
+}
+
+std::string evaluated_how(const size::SizeResult& r) {
+  return r.simulated ? "simulated" : "estimated by the planner (not simulated)";
 }
 
 std::string validation_status(const size::SizeResult& r) {
@@ -223,7 +235,7 @@ std::string unmet_reason(const size::Unmet& u) {
     return fmt::format("{} of {} simulated requests have prompts that reach its max_model_len and are rejected, more "
                        "than the 1 % a p99 SLO allows to fail",
                        count(u.rejected_max_model_len), count(u.requests));
-  if (u.evaluated > 0) return fmt::format("all {} simulated options miss the SLO at every rate tried", count(u.evaluated));
+  if (u.evaluated > 0) return fmt::format("all {} options evaluated miss the SLO at every rate tried", count(u.evaluated));
   return "every candidate was pruned before simulation";
 }
 

@@ -26,6 +26,9 @@ std::string money_small(std::optional<double> v);
 std::string reason_kind(const std::string& reason);
 std::vector<std::string> assumptions(const size::SizeResult& r);
 std::string validation_status(const size::SizeResult& r);
+//! How the candidates were evaluated, as the summary lines say it: "simulated", or the
+//! planner's closed form under `--evaluator planner`.
+std::string evaluated_how(const size::SizeResult& r);
 
 // ---- the recommendation in words (text and HTML say the same)
 //! "$1.33/h: $0.16 per million output tokens, $0.029 per million input tokens, $0.000034 per request"

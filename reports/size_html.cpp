@@ -75,9 +75,9 @@ std::string html_head(const SizeResult& r) {
   h += fmt::format("<h1>What to buy for “{}”: {:.2f} requests/s within p99 TTFT {} and p99 TPOT {}</h1>\n",
                    escape(w.name), r.shape.rate_per_s, escape(seconds(w.slo.ttft_p99_s)), escape(seconds(w.slo.tpot_p99_s)));
   h += fmt::format("<p class=\"sub\">Models: {}. GPUs considered: {}. {} candidate deployments: {} pruned by the planner, "
-                   "{} simulated, {} meet the SLO. Requests: mean prompt {:.0f} tokens, mean output {:.0f} tokens, p99 "
+                   "{} {}, {} meet the SLO. Requests: mean prompt {:.0f} tokens, mean output {:.0f} tokens, p99 "
                    "context {} tokens.{}</p>\n",
-                   escape(join(models)), escape(join(gpus)), r.candidates, pruned, r.evaluated, meeting,
+                   escape(join(models)), escape(join(gpus)), r.candidates, pruned, r.evaluated, evaluated_how(r), meeting,
                    r.shape.prompt_mean_tokens, r.shape.output_mean_tokens, r.shape.context_p99_tokens,
                    r.what_if_skipped > 0 ? fmt::format(" {} what-if candidates (formats no engine runs) left out.",
                                                        r.what_if_skipped)

@@ -71,6 +71,7 @@ nlohmann::json size_json(const SizeResult& r) {
                    {"what_if_skipped", r.what_if_skipped},
                    {"evaluated", r.evaluated},
                    {"exhaustive", r.exhaustive},
+                   {"evaluator", r.simulated ? "simulator" : "planner"},
                    {"pruned_by_bound", r.pruned_by_bound},
                    {"pruned_infeasible", r.pruned_infeasible},
                    {"reused_simulations", r.reused},

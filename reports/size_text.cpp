@@ -26,9 +26,9 @@ std::string summary_line(const SizeResult& r) {
   }
   const auto& w = r.workload;
   std::string s = fmt::format("Workload {}: {:.2f} requests/s, SLO p99 TTFT {} and p99 TPOT {}; {} candidates, {} pruned, "
-                              "{} simulated, {} meet the SLO",
+                              "{} {}, {} meet the SLO",
                               w.name, r.shape.rate_per_s, seconds(w.slo.ttft_p99_s), seconds(w.slo.tpot_p99_s),
-                              r.candidates, pruned, r.evaluated, meeting);
+                              r.candidates, pruned, r.evaluated, evaluated_how(r), meeting);
   if (r.pruned_by_bound + r.pruned_infeasible > 0)
     s += fmt::format(" ({} of the pruned could not beat an option already proven, {} fail on rejections alone; "
                      "--exhaustive simulates them)",

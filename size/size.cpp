@@ -774,6 +774,7 @@ SizeResult run_search(const SearchSpace& space, const Workload& w, const SizeOpt
   const std::vector<Candidate> candidates = searched_candidates(space, res);
   res.candidates = static_cast<int64_t>(candidates.size());
   const bool simulate = !opt.evaluator;
+  res.simulated = simulate;
   Evaluator evaluator = simulate ? simulator_evaluator(opt) : opt.evaluator;
   if (simulate && opt.wrap_simulator) evaluator = opt.wrap_simulator(std::move(evaluator));
   const int threads = thread_count(opt.threads);

@@ -246,6 +246,9 @@ struct SizeResult {
   int64_t candidates = 0;
   int64_t evaluated = 0;
   bool exhaustive = false;          //!< SizeOptions::exhaustive, or an evaluator other than the simulator
+  //! The simulator evaluated the candidates (false: SizeOptions::evaluator, e.g. the planner's
+  //! closed form); the reports say which, so a planner estimate never reads as a simulation.
+  bool simulated = true;
   int64_t pruned_by_bound = 0;      //!< skipped: could not beat an option already proven
   int64_t pruned_infeasible = 0;    //!< skipped: rejections alone fail the SLO at any rate
   int64_t reused = 0;               //!< evaluated by copying an identical simulation's result

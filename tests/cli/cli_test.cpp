@@ -350,6 +350,23 @@ TEST_CASE("validate --backend cuda runs the harness as a child process and rende
   CHECK(j["checks"][0]["pass"] == false);
 }
 
+TEST_CASE("size --evaluator planner says its rates are the planner's estimate, not a simulation") {
+  // The planner's closed form can sit several times above the simulator's max rate
+  // (docs/long-context.md), so its output must never read as simulated.
+  const Run r = kvplan("size --model llama-3-8b --workload chat --gpus l40s --evaluator planner");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("estimated by the planner (not simulated)") != std::string::npos);
+  CHECK(r.out.find("--evaluator planner, nothing simulated") != std::string::npos);
+  CHECK(r.out.find("whose simulated p99") == std::string::npos);
+  CHECK(r.out.find("found again with other seeds") == std::string::npos);
+  const Run j = kvplan("size --model llama-3-8b --workload chat --gpus l40s --evaluator planner --format json");
+  REQUIRE(j.code == 0);
+  CHECK(nlohmann::json::parse(j.out)["search"]["evaluator"] == "planner");
+  const Run s = kvplan("size --model llama-3-8b --workload chat --gpus l40s --requests 1000 --format json");
+  REQUIRE(s.code == 0);
+  CHECK(nlohmann::json::parse(s.out)["search"]["evaluator"] == "simulator");
+}
+
 TEST_CASE("plan --engine vllm prints the two lines vLLM logs at start-up") {
   const Run r = kvplan("plan --model llama-3-8b --gpu h100-sxm --engine vllm --max-model-len 8192 --context 8192");
   REQUIRE(r.code == 0);
