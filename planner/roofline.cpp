@@ -634,7 +634,7 @@ StepTime StepTimeModel::prefill(int64_t tokens) const {
 StepTime StepTimeModel::decode(int64_t batch, int64_t context) const {
   if (csa_) {
     // One token at position `context` per sequence: the new token is among its keys.
-    const CsaAttentionFlops f = csa_attention_flops(*csa_, 1, context - 1);
+    const CsaAttentionFlops f = csa_attention_flops(*csa_, 1, std::max<int64_t>(0, context - 1));
     const auto b = static_cast<double>(batch);
     return step(0,
                 AttentionWork{.decode_flops = b * f.sharded, .replicated_flops = b * f.replicated,

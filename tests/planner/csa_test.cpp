@@ -132,3 +132,22 @@ TEST_CASE("DeepSeek-V4-Flash: a decode step's KV reads over its 43 layers, and t
   // Its keys are of three kinds: a count of layer-mean keys per sequence is refused.
   CHECK_THROWS_AS((void)st.kv_traffic().decode_keys(10000), InputError);
 }
+
+TEST_CASE("DeepSeek-V4 step time: the heads' attention split over TP, the indexer whole on every rank") {
+  // The ratio-4 layer from context 100 to 10,000. At 100: 100 window + 25 entries = 125
+  // keys, 16,384,000 FLOPs; the indexer 25 x 16,512 = 412,800 and position 100 completes
+  // group 25: + 10,240 = 423,040. At 10,000 (above): 83,886,080 and 41,290,240. The step's
+  // compute grows by 67,502,080 / tp + 40,867,200 FLOPs a GPU: 49,304,960 at TP 8 against
+  // 108,369,280 at TP 1, the rest of the step being the same at both contexts.
+  const ModelConfig m = v4_layer(4);
+  const CsaAttentionFlops near = csa_attention_flops(m, 1, 99);
+  CHECK(near.sharded == 16384000.0);
+  CHECK(near.replicated == 423040.0);
+  const auto grows = [&](int64_t tp) {
+    ServingOptions o;
+    o.tp = tp;
+    const StepTimeModel st(m, test::h100(), o);
+    return st.decode(1, 10000).compute_s - st.decode(1, 100).compute_s;
+  };
+  CHECK(grows(8) / grows(1) == doctest::Approx(49304960.0 / 108369280.0).epsilon(1e-9));
+}
