@@ -1176,7 +1176,7 @@ void read_compressed_sparse(Reader& r, ModelConfig& m) {
     throw InputError(file, "index_head_dim", "a multiple of 128 (the indexer cache has an fp32 scale per 128)",
                      std::to_string(m.index_head_dim));
   m.index_heads = r.req("index_n_heads");
-  r.use({"index_topk", "compress_rope_theta", "compress_rope_parameters", "qk_nope_head_dim", "kv_lora_rank"});
+  r.use({"compress_rope_theta", "compress_rope_parameters", "qk_nope_head_dim", "kv_lora_rank"});
   // The list may go on past the decoder layers for the MTP layers, which vLLM gives no
   // compression (DeepseekV4Attention: compress_ratio 1 from num_hidden_layers on).
   r.use({"compress_ratios"});
@@ -1193,6 +1193,7 @@ void read_compressed_sparse(Reader& r, ModelConfig& m) {
       throw InputError(file, "compress_ratios", "0, 1, 4 or 128 for each layer (vLLM's kernels)", "'" + t + "'");
     m.layer_compress_ratio.push_back(std::max<int64_t>(1, std::stoll(t)));
   }
+  m.index_topk = r.req("index_topk");  // the ratio-4 entries each query attends (DeepseekV4Indexer)
 }
 
 ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {

@@ -235,7 +235,7 @@ constexpr ModelFamily kRegistry[] = {
   // expert_dtype for FP8 experts).
   {.model_type = "deepseek_v4", .kind = RowKind::family, .architecture = "DeepseekV4ForCausalLM",
    .attention = Attention::compressed_sparse, .all_sparse = true,
-   .keys = "compress_ratios, sliding_window, head_dim, q_lora_rank, qk_rope_head_dim, o_groups, o_lora_rank, index_n_heads, index_head_dim, hc_mult, num_hash_layers, n_routed_experts, n_shared_experts, expert_dtype",
+   .keys = "compress_ratios, sliding_window, head_dim, q_lora_rank, qk_rope_head_dim, o_groups, o_lora_rank, index_n_heads, index_head_dim, index_topk, hc_mult, num_hash_layers, n_routed_experts, n_shared_experts, expert_dtype",
    .source = "vllm/model_executor/models/deepseek_v4.py, layers/deepseek_v4_attention.py, layers/deepseek_compressor.py"},
   // MiMo-7B (vllm-project/vllm@055e47c2 models/mimo.py): MiMoModel is Qwen2Model (q/k/v
   // biases, none on o_proj, whatever attention_bias says); its num_nextn_predict_layers MTP

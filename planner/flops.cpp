@@ -19,11 +19,30 @@
 //    (_compute_prefill_context gathers the cache and runs kv_b_proj over it), counted in
 //    the QKV bucket. DeepSeek-V3.2's sparse MLA (index_head_dim > 0) runs prefill on the
 //    latent too (vllm/v1/attention/backends/mla/flashmla_sparse.py), so it stays absorbed.
+// DeepSeek-V4's compressed sparse attention (vllm-project/vllm@0a291a2e
+// layers/deepseek_v4_attention.py, @0de10a27 layers/deepseek_compressor.py, @03dc5649
+// v1/attention/backends/mla/sparse_swa.py) is counted layer by layer by compress ratio r:
+// a query at position p (1-based) attends, with all heads over the head_dim K=V latent
+// (head_dim_v = head_dim: 2·n_h·head_dim per pair for scores and for values), to its
+// window, min(p, sliding_window) tokens (swa_len = min(position + 1, window); prefill
+// gather_len = query_len + min(prefix_len, window - 1)), and to the compressed entries of
+// its complete groups of r tokens, floor(p / r) (seq_len // compress_ratio): at r = 128
+// to all of them (C128A), at r = 4 to the top index_topk the indexer selects (C4A),
+// min(index_topk, floor(p / 4)). The indexer (DeepseekV4Indexer, vLLM's
+// SparseAttnIndexer as DeepSeek-V3.2's) scores every one of the floor(p / 4) entries
+// with index_n_heads heads of index_head_dim and sums the heads by weights_proj's
+// weights: 2·n_idx·(index_head_dim + 1) per pair, counted with the attention scores.
+// A compressor pools each complete group's coff·r partial states (coff = 2 at r = 4,
+// where windows overlap; 1 at 128) per channel into one entry: 2·coff·r·head_dim per
+// entry, and the indexer's compressor 2·coff·r·index_head_dim, in the QKV bucket with
+// their projections (fused_wkv_wgate, counted from the parameters). vLLM pads the heads
+// one GPU runs to 64 or 128 for FlashMLA; these are the model's FLOPs, not the padding's.
 // MoE: the top-k routed and shared experts of each token, and the router. Hybrid models
 // (per-layer mixers and feed-forward kinds) are summed layer by layer: Mamba and
 // linear-attention layers count 2 x their projection parameters per token (their scan
 // adds ~d_inner x d_state per token, under 1 % of it) and no attention pairs.
 #include <algorithm>
+#include <cmath>
 
 #include "planner/planner.h"
 
@@ -153,6 +172,85 @@ double layer_pairs(const ModelConfig& m, F&& f) {
   return total;
 }
 
+// Sum over p = 1..n of min(cap, floor(p / r)) (cap = 0: no cap). Without a cap, with
+// q = floor(n / r): groups 1..q-1 add r·k each, the last n - q·r + 1 positions q each.
+double group_prefix(double n, double r, double cap) {
+  if (n <= 0) return 0;
+  const auto uncapped = [r](double x) {
+    const double q = std::floor(x / r);
+    return r * q * (q - 1) / 2 + q * (x - q * r + 1);
+  };
+  if (cap <= 0 || n < cap * r) return uncapped(n);
+  return uncapped(cap * r - 1) + cap * (n - cap * r + 1);  // from p = cap·r on, cap each
+}
+
+// Sum over t = 1..T of group_prefix(t): every prefix's prefill. Position p of value
+// v = min(cap, floor(p / r)) is in T - p + 1 prefixes; summed a group (one v) at a time.
+double group_nested(double T, double r, double cap) {
+  double total = 0;
+  for (double q = 1; q * r <= T; ++q) {
+    const double lo = q * r, hi = std::min(T, q * r + r - 1);
+    const double v = cap > 0 ? std::min(q, cap) : q;
+    total += v * ((hi - lo + 1) * (T + 1) - (lo + hi) * (hi - lo + 1) / 2);
+  }
+  return total;
+}
+
+// DeepSeek-V4 (above): attention keys, indexer keys and compressed entries of one layer,
+// given a function of (window, ratio, cap) returning the matching position sums.
+struct CsaCounts {
+  double attention = 0, indexer = 0, entries = 0, index_entries = 0;
+};
+
+template <typename Window, typename Groups>
+CsaCounts csa_counts(const ModelConfig& m, int64_t layer, Window&& window, Groups&& groups) {
+  const int64_t r = m.compress_ratio(layer);
+  CsaCounts c;
+  c.attention = window(static_cast<double>(m.csa_window));
+  if (r == 1) return c;
+  const auto rd = static_cast<double>(r);
+  c.attention += groups(rd, r == 4 ? static_cast<double>(m.index_topk) : 0.0);
+  c.entries = groups(rd, -1.0);  // cap < 0: the complete groups formed, not attended
+  if (r == 4) c.indexer = groups(rd, 0.0), c.index_entries = c.entries;
+  return c;
+}
+
+// FLOPs of the attention, indexer and compressors over all layers from per-layer counts.
+template <typename Count>
+FlopBreakdown csa_flops(const ModelConfig& m, Count&& count) {
+  FlopBreakdown f;
+  const auto heads = static_cast<double>(m.num_heads), hd = static_cast<double>(m.head_dim);
+  const auto idx = static_cast<double>(m.index_heads) * static_cast<double>(m.index_head_dim + 1);
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    const CsaCounts c = count(l);
+    const int64_t r = m.compress_ratio(l);
+    const double coff_r = static_cast<double>((r == 4 ? 2 : 1) * r);
+    f.attn_scores += 2 * heads * hd * c.attention + 2 * idx * c.indexer;
+    f.attn_values += 2 * heads * hd * c.attention;
+    f.qkv += 2 * coff_r * (hd * c.entries + static_cast<double>(m.index_head_dim) * c.index_entries);
+  }
+  return f;
+}
+
+// Queries at positions a..b, each once.
+FlopBreakdown csa_attention(const ModelConfig& m, double a, double b) {
+  return csa_flops(m, [&](int64_t l) {
+    return csa_counts(m, l, [&](double w) { return pairs(a, b, w); },
+                      [&](double r, double cap) {
+                        if (cap < 0) return std::floor(b / r) - std::floor((a - 1) / r);
+                        return group_prefix(b, r, cap) - group_prefix(a - 1, r, cap);
+                      });
+  });
+}
+
+// Every prefix 1..t of t = 1..T prefilled from scratch.
+FlopBreakdown csa_attention_nested(const ModelConfig& m, double T) {
+  return csa_flops(m, [&](int64_t l) {
+    return csa_counts(m, l, [&](double w) { return nested_pairs(T, w); },
+                      [&](double r, double cap) { return cap < 0 ? group_prefix(T, r, 0) : group_nested(T, r, cap); });
+  });
+}
+
 FlopBreakdown assemble(const PerToken& p, double tokens, double pair_total, double logits, double context = 0) {
   FlopBreakdown f;
   f.qkv = p.qkv * tokens + p.context_per_token * context;
@@ -179,6 +277,10 @@ FlopBreakdown& FlopBreakdown::operator+=(const FlopBreakdown& b) {
 FlopBreakdown forward_flops(const ModelConfig& m, int64_t tokens, int64_t cached) {
   if (tokens <= 0) return {};
   const auto a = static_cast<double>(cached + 1), b = static_cast<double>(cached + tokens);
+  if (m.is_csa()) {
+    FlopBreakdown f = assemble(per_token(m, Form::decode), static_cast<double>(tokens), 0, 1);
+    return f += csa_attention(m, a, b);
+  }
   const double pair_total = layer_pairs(m, [&](double w) { return pairs(a, b, w); });
   return assemble(per_token(m, tokens > 1 ? Form::prefill : Form::decode), static_cast<double>(tokens), pair_total, 1,
                   static_cast<double>(cached));
@@ -195,6 +297,10 @@ FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens) {
   // one LM head per step.
   if (tokens <= 0) return {};
   const auto T = static_cast<double>(tokens);
+  if (m.is_csa()) {
+    FlopBreakdown f = assemble(per_token(m, Form::decode), T, 0, T);
+    return f += csa_attention(m, 1, T);
+  }
   const double pair_total = layer_pairs(m, [&](double w) { return pairs(1, T, w); });
   return assemble(per_token(m, Form::decode), T, pair_total, T);
 }
@@ -202,6 +308,10 @@ FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens) {
 FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens) {
   if (tokens <= 0) return {};
   const auto T = static_cast<double>(tokens);
+  if (m.is_csa()) {
+    FlopBreakdown f = assemble(per_token(m, Form::decode), T * (T + 1) / 2, 0, T);
+    return f += csa_attention_nested(m, T);
+  }
   const double pair_total = layer_pairs(m, [&](double w) { return nested_pairs(T, w); });
   if (!decompresses(m, Form::prefill)) return assemble(per_token(m, Form::decode), T * (T + 1) / 2, pair_total, T);
   // The one-token prefill (t = 1, one pair a layer) runs as a decode; t = 2..T decompressed.
@@ -209,6 +319,14 @@ FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens) {
   FlopBreakdown f = assemble(per_token(m, Form::decode), 1, first, 1);
   f += assemble(per_token(m, Form::prefill), T * (T + 1) / 2 - 1, pair_total - first, T - 1);
   return f;
+}
+
+CsaAttentionFlops csa_attention_flops(const ModelConfig& m, int64_t tokens, int64_t cached) {
+  if (tokens <= 0 || !m.is_csa()) return {};
+  const FlopBreakdown f = csa_attention(m, static_cast<double>(cached + 1), static_cast<double>(cached + tokens));
+  // K = V (one latent): the heads' scores equal their values; the rest of the scores is
+  // the indexer's, and the qkv part the pooling.
+  return {2 * f.attn_values, f.attn_scores - f.attn_values + f.qkv};
 }
 
 PairFlops pair_flops(const ModelConfig& m) {

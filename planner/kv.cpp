@@ -116,13 +116,6 @@ bool uniform(const ModelConfig& m) {
   return m.layer_window.empty() && m.layer_mixer.empty() && m.layer_kv_shared.empty() && !m.is_csa();
 }
 
-// DeepSeek-V4's fixed layouts (above), in bytes: one cached latent, one indexer key.
-int64_t csa_entry_bytes(const ModelConfig& m) {
-  const int64_t fp8 = m.head_dim - m.qk_rope_head_dim;
-  return fp8 + 2 * m.qk_rope_head_dim + fp8 / 64 + 1;
-}
-int64_t csa_index_bytes(const ModelConfig& m) { return m.index_head_dim + m.index_head_dim / kIndexerBlock * 4; }
-
 // Bits one DeepSeek-V4 layer keeps for `tokens` tokens: its window, the compressed
 // entries of the whole groups of r tokens and their indexer keys; `block_size` > 0 rounds
 // each up to whole blocks of entries (the window plus the block it is filling).
@@ -301,6 +294,13 @@ int64_t to_bytes(double bits) {
 }
 
 }  // namespace
+
+// DeepSeek-V4's fixed layouts (above), in bytes: one cached latent, one indexer key.
+int64_t csa_entry_bytes(const ModelConfig& m) {
+  const int64_t fp8 = m.head_dim - m.qk_rope_head_dim;
+  return fp8 + 2 * m.qk_rope_head_dim + fp8 / 64 + 1;
+}
+int64_t csa_index_bytes(const ModelConfig& m) { return m.index_head_dim + m.index_head_dim / kIndexerBlock * 4; }
 
 KvLayout kv_layout(const ModelConfig& m, const ServingOptions& o) {
   const Scheme s = scheme_of(m, o);

@@ -4,7 +4,15 @@
 // §2, alternates 4096-token local and global layers). vLLM V1's SlidingWindowManager
 // (vllm/v1/core/single_type_kv_cache_manager.py) frees only blocks that have left the
 // window, so every new token is still written once per layer.
+// DeepSeek-V4 (flops.cpp names the rules and their vLLM sources): a decode step of a
+// sequence holding C tokens reads, in a layer of compress ratio r, its window's
+// min(C, sliding_window) latents and the compressed latents it attends to (floor(C / 128)
+// at r = 128; at r = 4 the top min(index_topk, floor(C / 4)) after the indexer has read
+// all floor(C / 4) of its keys); each TP rank reads them whole (one K=V head, and the
+// replicated indexer). The compressors' fp32 states (a fixed coff x r rows per request,
+// read when a group completes) are not counted.
 #include <algorithm>
+#include <string>
 
 #include "planner/checked.h"
 #include "planner/planner.h"
@@ -36,9 +44,38 @@ KvTraffic::KvTraffic(const ModelConfig& m, const ServingOptions& o) {
   layers_ = static_cast<double>(std::max<int64_t>(1, last));
   // Under DCP a GPU reads and writes only the tokens it holds, one in dcp.
   bytes_per_token_ = static_cast<double>(kv_bytes_per_token_per_gpu(m, o)) / static_cast<double>(o.dcp);
+  if (m.is_csa()) {
+    for (int64_t l = 0; l < last; ++l) csa_ratios_.push_back(m.compress_ratio(l));
+    csa_window_ = m.csa_window, csa_topk_ = m.index_topk;
+    csa_entry_bytes_ = static_cast<double>(csa_entry_bytes(m));
+    csa_index_bytes_ = static_cast<double>(csa_index_bytes(m));
+    model_ = m.name;
+  }
+}
+
+void KvTraffic::refuse_csa() const {
+  throw InputError(model_, "compress_ratios",
+                   "a model without compressed sparse attention for steps of sequences of different lengths (the "
+                   "simulator, the sizing search, speculative decoding): DeepSeek-V4's window, compressed and indexer "
+                   "keys are priced for one prefill or one decode step of equal sequences only (kvplan plan)",
+                   "DeepSeek-V4's compress ratios");
+}
+
+double KvTraffic::decode_read_bytes(int64_t context) const {
+  if (csa_ratios_.empty()) return bytes_per_token_ * decode_keys(context);
+  double bytes = 0;
+  for (const int64_t r : csa_ratios_) {
+    bytes += static_cast<double>(std::min(context, csa_window_)) * csa_entry_bytes_;
+    if (r == 1) continue;
+    const int64_t entries = context / r;
+    bytes += static_cast<double>(r == 4 ? std::min(entries, csa_topk_) : entries) * csa_entry_bytes_;
+    if (r == 4) bytes += static_cast<double>(entries) * csa_index_bytes_;
+  }
+  return bytes;
 }
 
 double KvTraffic::decode_keys(int64_t context) const {
+  if (!csa_ratios_.empty()) refuse_csa();
   double keys = 0;
   for (const Group& g : groups_)
     keys += g.layers * static_cast<double>(g.window > 0 ? std::min(context, g.window) : context);
@@ -46,6 +83,7 @@ double KvTraffic::decode_keys(int64_t context) const {
 }
 
 double KvTraffic::prefill_pairs(int64_t cached, int64_t chunk) const {
+  if (!csa_ratios_.empty()) refuse_csa();
   double pairs = 0;
   for (const Group& g : groups_)
     pairs += g.layers * window_pairs(static_cast<double>(cached), static_cast<double>(chunk),

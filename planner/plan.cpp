@@ -207,12 +207,14 @@ void validate(const ModelConfig& m, const ServingOptions& o, const std::string& 
           "ideal for " + m.name + " (its hybrid / per-layer attention is not modelled for " +
               std::string(to_string(o.engine)) + " yet)",
           std::string(to_string(o.engine)));
-  // DeepSeek-V4: its caches and state are read (planner/kv.cpp), but the attention over a
-  // window, compressed entries and the indexer's selection is not priced (FLOPs, KV reads).
-  require(!m.is_csa(), where, "model",
-          "a model without compressed sparse attention (" + m.name +
-              ": DeepSeek-V4's KV, state and parameters are read, its attention FLOPs and KV reads are not modelled)",
-          "compress_ratios");
+  // DeepSeek-V4's attention is priced for a step of equal sequences (KvTraffic): not for a
+  // recomputed context, nor split over a DCP group (its window is not a prefix of tokens).
+  require(!m.is_csa() || o.kv_cache, where, "--no-kv-cache",
+          "a model without compressed sparse attention (" + m.name + ": DeepSeek-V4's steps are priced with its cache)",
+          "set");
+  require(!m.is_csa() || o.dcp == 1, where, "--decode-context-parallel-size",
+          "1 for " + m.name + " (DeepSeek-V4's window and compressed entries split over a DCP group are not modelled)",
+          str(o.dcp));
   require(o.pp <= m.num_layers, where, "--pipeline-parallel-size",
           "at most num_hidden_layers (" + str(m.num_layers) + " for " + m.name + ")", str(o.pp));
   validate_expert_parallel(m, o, where);

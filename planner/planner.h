@@ -156,8 +156,19 @@ FlopBreakdown decode_step_flops(const ModelConfig& m, int64_t context);
 //! sum_{t=1..T} decode_step_flops(t).
 FlopBreakdown generate_cached_flops(const ModelConfig& m, int64_t tokens);
 //! Same without a cache: step t re-runs the forward pass over all t tokens:
-//! sum_{t=1..T} prefill_flops(t). Closed forms, no loop over t.
+//! sum_{t=1..T} prefill_flops(t). Closed forms, no loop over t (DeepSeek-V4's compressed
+//! entries: one term per group of r tokens).
 FlopBreakdown generate_naive_flops(const ModelConfig& m, int64_t tokens);
+//! DeepSeek-V4 (flops.cpp): the attention FLOPs of `tokens` queries after `cached` tokens,
+//! split as TP runs them: the heads' scores and values over the window and compressed
+//! entries, sharded with the heads, and what every TP rank runs whole, the indexer's
+//! scoring and the compressors' pooling (DeepseekV4Indexer: "no tensor parallel, just
+//! replicated"; DeepseekCompressor: disable_tp). In forward_flops they are attn_scores,
+//! attn_values and (the pooling) qkv.
+struct CsaAttentionFlops {
+  double sharded = 0, replicated = 0;
+};
+CsaAttentionFlops csa_attention_flops(const ModelConfig& m, int64_t tokens, int64_t cached);
 //! Attention FLOPs of one query-key pair in every attention layer, as a decode step runs
 //! it (MLA absorbed) and as a prefill chunk does (MLA decompressed), and what a prefill
 //! chunk spends per cached token it follows (MLA: kv_b_proj over the cached latents; 0
@@ -319,7 +330,7 @@ class KvTraffic {
   //! sum over queries p = cached+1 .. cached+chunk of min(p, window_l).
   double prefill_pairs(int64_t cached, int64_t chunk) const;
   //! KV bytes one GPU reads for one sequence's decode step (kv_decode_read_bytes_per_gpu).
-  double decode_read_bytes(int64_t context) const { return bytes_per_token_ * decode_keys(context); }
+  double decode_read_bytes(int64_t context) const;
   //! KV bytes one GPU reads for `keys` layer-mean keys (a sum of decode_keys over sequences).
   double read_bytes_for_keys(double keys) const { return bytes_per_token_ * keys; }
   //! KV bytes one GPU writes for `chunk` new tokens of one sequence.
@@ -336,7 +347,17 @@ class KvTraffic {
   double layers_ = 1;
   double bytes_per_token_ = 0;
   bool windowed_ = false;
+  // DeepSeek-V4: the stage's compress ratios and what a decode step reads per entry
+  // (decode_read_bytes); its keys are not one kind, so decode_keys and prefill_pairs refuse.
+  std::vector<int64_t> csa_ratios_;
+  int64_t csa_window_ = 0, csa_topk_ = 0;
+  double csa_entry_bytes_ = 0, csa_index_bytes_ = 0;
+  std::string model_;
+  [[noreturn]] void refuse_csa() const;
 };
+//! DeepSeek-V4's cache layouts (kv.cpp), bytes per entry: one K=V latent, one indexer key.
+int64_t csa_entry_bytes(const ModelConfig& m);
+int64_t csa_index_bytes(const ModelConfig& m);
 //! KV bytes one GPU reads in one decode step of one sequence with `context` tokens,
 //! each layer capped at its window (KvTraffic::decode_read_bytes).
 double kv_decode_read_bytes_per_gpu(const ModelConfig& m, const ServingOptions& o, int64_t context);
@@ -398,6 +419,13 @@ class StepTimeModel {
   double compose(double gpu_s, double host_s) const;
 
  private:
+  // A step's attention: FLOPs of the prefill chunks and of the decoding sequences (TP
+  // shards them with the heads), FLOPs every TP rank runs whole, KV bytes one GPU reads.
+  struct AttentionWork {
+    double prefill_flops = 0, decode_flops = 0, replicated_flops = 0, read_bytes = 0;
+  };
+  StepTime step(int64_t prefill_tokens, const AttentionWork& a, int64_t decode_seqs, int64_t prefill_seqs,
+                double prefill_context_tokens, const LoraStepLoad* lora) const;
   // Rows one expert slot computes in the fused-MoE kernel for `tokens` tokens routed to it
   // with probability p each, padded to BLOCK_SIZE_M; moe_align_block_size's launches.
   double fused_moe_rows(double tokens, double p) const;
@@ -406,6 +434,8 @@ class StepTimeModel {
   // Copied, not referenced: the model need not outlive the step model.
   int64_t layers_ = 0, hidden_size_ = 0;
   KvTraffic kv_;
+  // DeepSeek-V4: its attention is priced from the model's layers (prefill, decode).
+  std::shared_ptr<const ModelConfig> csa_;
   double peak_flops_per_gpu_, bw_bytes_per_s_, link_bytes_per_s_;
   double prefill_eff_, decode_eff_;
   double weight_bytes_, act_bytes_per_elem_;

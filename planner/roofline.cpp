@@ -221,6 +221,7 @@ std::string_view to_string(Bound b) { return b == Bound::memory ? "memory" : "co
 
 StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const ServingOptions& o)
     : layers_(m.num_layers), hidden_size_(m.hidden_size), kv_(m, o), tp_(o.tp), pp_(o.pp), dp_(o.dp) {
+  if (m.is_csa()) csa_ = std::make_shared<const ModelConfig>(m);
   const int64_t domain = domain_gpus(g);
   (void)scale_out_note(g, o);  // refuses when a needed figure is missing
   if (const auto nic = g.scale_out(); nic && o.tp * o.pp * o.dp > domain) {
@@ -439,15 +440,25 @@ StepTimeModel::StepTimeModel(const ModelConfig& m, const GpuSpec& g, const Servi
 StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, int64_t decode_seqs,
                              double decode_keys, int64_t prefill_seqs, double prefill_context_tokens,
                              const LoraStepLoad* lora_load) const {
+  // Prefill chunks' attention in the prefill form (MLA decompressed); decode keys in the
+  // decode form (MLA absorbed).
+  const AttentionWork a{.prefill_flops = prefill_attn_flops_per_pair_ * prefill_attn_pairs,
+                        .decode_flops = attn_flops_per_pair_ * decode_keys,
+                        .read_bytes = kv_.read_bytes_for_keys(decode_keys)};
+  return step(prefill_tokens, a, decode_seqs, prefill_seqs, prefill_context_tokens, lora_load);
+}
+
+StepTime StepTimeModel::step(int64_t prefill_tokens, const AttentionWork& a, int64_t decode_seqs,
+                             int64_t prefill_seqs, double prefill_context_tokens,
+                             const LoraStepLoad* lora_load) const {
   StepTime t;
   const auto tokens = static_cast<double>(prefill_tokens + decode_seqs);
   if (tokens <= 0) return t;
   const double logits = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? 1 : 0));
-  // Prefill chunks' attention in the prefill form (MLA decompressed) and the decompression
-  // of the context they follow; decode keys in the decode form (MLA absorbed).
-  const double prefill_attn_flops = prefill_attn_flops_per_pair_ * prefill_attn_pairs;
+  // The attention and the decompression of the context the prefill chunks follow.
+  const double prefill_attn_flops = a.prefill_flops;
   const double context_flops = prefill_tokens > 0 ? context_flops_per_token_ * prefill_context_tokens : 0;
-  t.flops = linear_flops_per_token_ * tokens + prefill_attn_flops + attn_flops_per_pair_ * decode_keys +
+  t.flops = linear_flops_per_token_ * tokens + prefill_attn_flops + a.decode_flops + a.replicated_flops +
             context_flops + lm_head_flops_ * logits;
 
   double weights = weight_bytes_;
@@ -476,11 +487,12 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   // 1 with one rank). The routed experts serve every rank's tokens: (tp x dp)-th each.
   const auto ranked = static_cast<double>(decode_seqs + (prefill_tokens > 0 ? std::max<int64_t>(prefill_seqs, 1) : 0));
   const double share = dp_ == 1 ? 1.0 : std::ceil(ranked / static_cast<double>(dp_)) / ranked;
-  const double kv_read = kv_.read_bytes_for_keys(decode_keys) * share;
+  const double kv_read = a.read_bytes * share;
   const double kv_write = kv_.prefill_write_bytes(prefill_tokens) * share;
   t.bytes = weights + kv_read + kv_write;
   const double eff = prefill_tokens > 0 ? prefill_eff_ : decode_eff_;
-  const double gpu_flops = (t.flops - routed_flops) * share / static_cast<double>(tp_) + routed_gpu_flops;
+  const double gpu_flops =
+      (t.flops - routed_flops - a.replicated_flops) * share / static_cast<double>(tp_) + a.replicated_flops * share + routed_gpu_flops;
   t.compute_s = gpu_flops / (peak_flops_per_gpu_ * eff);
   t.memory_s = stages * t.bytes / bw_bytes_per_s_;
   if (tp_ > 1) {
@@ -530,7 +542,7 @@ StepTime StepTimeModel::step(int64_t prefill_tokens, double prefill_attn_pairs, 
   }
   if (refined_) {
     const double linear_flops = linear_flops_per_token_ * tokens + context_flops + lm_head_flops_ * logits;
-    const double attn_flops = prefill_attn_flops;
+    const double attn_flops = prefill_attn_flops + a.replicated_flops * static_cast<double>(tp_);  // whole on each rank
     const double gathered = static_cast<double>(hidden_size_) * act_bytes_per_elem_ * tokens;
     weights += std::min(gathered, embedding_table_bytes_) - embedding_table_bytes_;
     const auto tp = static_cast<double>(tp_);
@@ -612,10 +624,23 @@ double StepTimeModel::dcp_communication_s(double decode_tokens) const {
 }
 
 StepTime StepTimeModel::prefill(int64_t tokens) const {
+  if (csa_) {
+    const CsaAttentionFlops f = csa_attention_flops(*csa_, tokens, 0);
+    return step(tokens, AttentionWork{.prefill_flops = f.sharded, .replicated_flops = f.replicated}, 0, 1, 0, nullptr);
+  }
   return step(tokens, kv_.prefill_pairs(0, tokens), 0, 0);
 }
 
 StepTime StepTimeModel::decode(int64_t batch, int64_t context) const {
+  if (csa_) {
+    // One token at position `context` per sequence: the new token is among its keys.
+    const CsaAttentionFlops f = csa_attention_flops(*csa_, 1, std::max<int64_t>(0, context - 1));
+    const auto b = static_cast<double>(batch);
+    return step(0,
+                AttentionWork{.decode_flops = b * f.sharded, .replicated_flops = b * f.replicated,
+                              .read_bytes = b * kv_.decode_read_bytes(context)},
+                batch, 1, 0, nullptr);
+  }
   return step(0, 0, batch, static_cast<double>(batch) * kv_.decode_keys(context));
 }
 

@@ -238,6 +238,7 @@ struct ModelConfig {
   //! (qk_rope_head_dim of it rotary) per entry, in a fixed fp8 layout (planner/kv.cpp).
   std::vector<int64_t> layer_compress_ratio;
   int64_t csa_window = 0;          // sliding_window: the latest tokens every layer keeps whole
+  int64_t index_topk = 0;          // index_topk: the ratio-4 entries the indexer selects per query
   int64_t o_groups = 0, o_lora_rank = 0;  // the grouped low-rank output projection
   int64_t hc_mult = 0;             // hyper-connection residual streams (hc_mult)
   int64_t hash_layers = 0;         // first layers routing by a token-id table (num_hash_layers)

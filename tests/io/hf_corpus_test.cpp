@@ -295,7 +295,7 @@ TEST_CASE("Mllama: cross-attention layers cache one image's K/V per request, no 
   CHECK_THROWS_AS(validate(m, v, "test"), InputError);
 }
 
-TEST_CASE("DeepSeek-V4: compressed sparse attention read from compress_ratios, MXFP4 experts, planning refused") {
+TEST_CASE("DeepSeek-V4: compressed sparse attention read from compress_ratios, MXFP4 experts, planned with its cache") {
   const ModelConfig m = io::load_model((kDir / "deepseek-ai--DeepSeek-V4-Flash.json").string());
   REQUIRE(m.is_csa());
   CHECK(m.compress_ratio(0) == 1);  // 0 in the file: the window alone (vLLM max(1, ratio))
@@ -320,6 +320,10 @@ TEST_CASE("DeepSeek-V4: compressed sparse attention read from compress_ratios, M
   // deepseek_ref without expert_dtype: the experts as quantization_config says (FP8).
   const ModelConfig ref = io::load_model((kDir / "sgl-project--DeepSeek-V4-Flash-FP8.json").string());
   CHECK(ref.weight_quant.for_part(WeightPart::experts, 5).bits == 8);
+  CHECK(m.index_topk == 512);
+  // Planned (planner/flops.cpp, kv_traffic.cpp), with its cache and without DCP only.
+  CHECK_NOTHROW(validate(m, o, "command line"));
+  o.kv_cache = false;
   std::string what;
   try {
     validate(m, o, "command line");
@@ -327,7 +331,7 @@ TEST_CASE("DeepSeek-V4: compressed sparse attention read from compress_ratios, M
     what = e.what();
   }
   CHECK(what.find("compressed sparse attention") != std::string::npos);
-  CHECK(what.find("compress_ratios") != std::string::npos);
+  CHECK(what.find("--no-kv-cache") != std::string::npos);
 }
 
 TEST_CASE("ModelOpt MIXED_PRECISION: quantized_layers read part by part") {
