@@ -332,8 +332,8 @@ TEST_CASE("engine logs: vLLM's DCP pool is dcp times one GPU's tokens; the Kimi 
     // at DCP 8 (1 - 1,686,656 / 4 / 437,264 = 3.6 %; 6.6 % at 8), more than the 1 % below.
     const double logged_ratio = static_cast<double>(s.logged_tokens) / static_cast<double>(base->logged_tokens);
     CHECK(std::fabs(logged_ratio / kvplan_ratio - 1) > 0.01);
-    // The image's TRITON_MLA (vllm-project/vllm PR #40750, closed unmerged; its
-    // triton_mla.py in voipmonitor/rtx6kpro models/kimi-k26-mtp-long-ctx-wip/patches)
+    // The image's TRITON_MLA (vllm-project/vllm PR #40750, closed unmerged; voipmonitor/
+    // rtx6kpro models/kimi-k26-mtp-long-ctx-wip/patches/triton_mla_final.py at 1df1f36)
     // keeps persistent CUDA-graph buffers of B rows x q_num_heads: attn_logits at 64 KV
     // splits x (512 + 1) fp32, o of 512 bf16, lse of one bf16 = 131,328 + 1,024 + 2 =
     // 132,354 B per row and head. B = max_num_seqs x (1 + speculative tokens) = 128;
