@@ -1296,6 +1296,7 @@ ModelConfig parse_lm(Reader& r, const Family* fam, ModelConfig m) {
     throw InputError(file, "mlp_bias", "false (biases on the gated MLP are not counted)", "true");
   m.gated_mlp = !plain;
   m.linear_bias = plain;
+  m.lm_head_bias = fam && fam->lm_head_bias;
   m.norms_per_layer = fam ? fam->norms : 2;
   // Glm4MoeAttention: RMSNorm(head_dim) on q and k only with use_qk_norm (Llama-4's
   // use_qk_norm is a weightless L2 norm, no parameters).

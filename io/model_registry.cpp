@@ -55,6 +55,12 @@ constexpr FixedKey kBailingFixed[] = {{"use_bias", "false"}, {"use_qkv_bias", "f
 // reads model_type RefinedWeb / RefinedWebModel (Falcon as first published): its attribute_map.
 constexpr KeyAlias kRWConfigKeys[] = {{"n_layer", "num_hidden_layers"}, {"n_head", "num_attention_heads"}};
 
+// OLMoE (vllm-project/vllm@048a32c7 models/olmoe.py): qkv_proj and o_proj without biases,
+// whatever attention_bias says; transformers' OlmoeAttention reads it, so only false is read.
+constexpr FixedKey kNoAttentionBias[] = {{"attention_bias", "false"}};
+// GPT-NeoX (GPTNeoXConfig attention_bias, default true): query_key_value and dense with biases.
+constexpr FixedKey kAttentionBias[] = {{"attention_bias", "true"}};
+
 constexpr const char* kHf = "transformers v4.57 ";
 
 // clang-format off
@@ -137,7 +143,7 @@ constexpr ModelFamily kRegistry[] = {
   // num_heads x head_dim, k_norm of num_kv_heads x head_dim); layer_types for its sliding layers.
   {.model_type = "olmo3", .kind = RowKind::family, .architecture = "Olmo3ForCausalLM", .qk_norm = QkNorm::whole,
    .keys = "layer_types (sliding_attention / full_attention), sliding_window", .source = "models/olmo3/configuration_olmo3.py"},
-  {.model_type = "phi", .kind = RowKind::family, .architecture = "PhiForCausalLM", .norms = 1, .ungated = true,
+  {.model_type = "phi", .kind = RowKind::family, .architecture = "PhiForCausalLM", .norms = 1, .ungated = true, .lm_head_bias = true,
    .keys = "GELU MLP with biases, one LayerNorm a layer", .source = "models/phi/configuration_phi.py"},
   // OPT (OPTDecoderLayer): q/k/v/out projections and fc1/fc2 (ReLU, ungated) all with
   // biases (enable_bias), two LayerNorms a layer and a final one, learned positions of
@@ -263,6 +269,22 @@ constexpr ModelFamily kRegistry[] = {
    .keys = "num_experts, num_shared_experts, moe_intermediate_size, moe_shared_expert_intermediate_size, first_k_dense_replace, use_qk_norm; use_bias, use_qkv_bias false, use_rmsnorm true",
    .aliases = kBailingAliases, .fixed = kBailingFixed, .shared_expert_width_key = "moe_shared_expert_intermediate_size",
    .source = "vllm/model_executor/models/bailing_moe.py"},
+  // OLMoE (vllm-project/vllm@048a32c7 models/olmoe.py): OLMo's q/k RMSNorms over all heads
+  // (q_norm of num_heads x head_dim, k_norm of num_kv_heads x head_dim), a MoE block of
+  // num_experts experts of intermediate_size in every layer (top num_experts_per_tok, a router
+  // of hidden_size x num_experts), no shared expert; clip_qkv clamps, norm_topk_prob
+  // renormalizes: no size.
+  {.model_type = "olmoe", .kind = RowKind::family, .architecture = "OlmoeForCausalLM", .qk_norm = QkNorm::whole,
+   .keys = "num_experts, num_experts_per_tok (experts of intermediate_size); attention_bias false",
+   .fixed = kNoAttentionBias, .source = "models/olmoe/configuration_olmoe.py; vllm/model_executor/models/olmoe.py"},
+  // GPT-NeoX / Pythia (vllm-project/vllm@002800f0 models/gpt_neox.py): fused query_key_value
+  // and dense with biases, an ungated GELU MLP (dense_h_to_4h, dense_4h_to_h) with biases, two
+  // LayerNorms with biases a layer and a final one, embed_out untied and without a bias.
+  // rotary_pct (RoPE on a quarter of each head) and use_parallel_residual (attention and MLP
+  // read the same input) change no size.
+  {.model_type = "gpt_neox", .kind = RowKind::family, .architecture = "GPTNeoXForCausalLM", .ungated = true,
+   .keys = "GELU MLP and attention with biases, two LayerNorms a layer; rotary_pct, use_parallel_residual (no size); attention_bias true",
+   .fixed = kAttentionBias, .source = "models/gpt_neox/configuration_gpt_neox.py; vllm/model_executor/models/gpt_neox.py"},
   // ---------------------------------------------------------------- multimodal wrappers
   // The language model sits under text_key; top_level: the Hub's own config.json may hold
   // the language keys at the root beside vision_config (Qwen2-VL and Qwen2.5-VL as

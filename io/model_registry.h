@@ -79,6 +79,7 @@ struct ModelFamily {
   bool tie_default = false;       //!< the config class's tie_word_embeddings default
   int64_t norms = 2;              //!< norms per decoder layer
   bool ungated = false;           //!< an ungated MLP (GELU, ReLU) with biases everywhere (GPT-2 lineage, OPT)
+  bool lm_head_bias = false;      //!< the untied LM head has a bias (PhiForCausalLM's lm_head)
   //! The dense MLP width's key (OPT: ffn_dim); "" where the layer plan gives each layer's.
   const char* intermediate_key = "intermediate_size";
   //! Learned absolute positions: max_position_embeddings + this many rows (-1: none, rotary).

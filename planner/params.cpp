@@ -240,7 +240,7 @@ ParamCount count_params(const ModelConfig& m) {
   ParamCount c;
   c.tower = m.tower_params;
   c.embedding = mul(m.vocab_size, m.hidden_size);
-  if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.linear_bias ? m.vocab_size : 0);
+  if (!m.tie_word_embeddings) c.lm_head = plus(c.embedding, m.lm_head_bias ? m.vocab_size : 0);
   c.embedding = plus(c.embedding, mul(m.extra_embedding_rows, m.hidden_size));
   c.embedding = plus(c.embedding, mul(m.learned_positions, m.hidden_size));
   for (int64_t l = 0; l < m.num_layers; ++l) {

@@ -149,6 +149,7 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   bool gated_mlp = true;            // SwiGLU/GeGLU (3 matrices) vs GELU MLP (2, phi/gpt2)
   bool linear_bias = false;         // biases on every linear layer (phi-2)
+  bool lm_head_bias = false;        // a bias on the untied LM head (phi-2; GPT-NeoX's embed_out has none)
   bool qkv_bias = false;            // biases on q/k/v only (Qwen2)
   int64_t max_position_embeddings = 0;
   //! Learned absolute position embeddings, rows of hidden_size (OPT: max_position_embeddings

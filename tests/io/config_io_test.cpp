@@ -412,9 +412,10 @@ TEST_CASE("an unregistered family with a standard decoder's keys only is read as
 
 TEST_CASE("an unregistered family with a key outside the vocabulary exits 2 naming it, never a number") {
   const std::string e = error_of(std::string(kMinimal) +
-                                 "model_type: olmoe\narchitectures: [OlmoeForCausalLM]\nnum_experts: 64\n");
-  CHECK(e.find("key 'num_experts'") != std::string::npos);
-  CHECK(e.find("'OlmoeForCausalLM' (model_type 'olmoe'), with keys kvplan cannot place: num_experts") != std::string::npos);
+                                 "model_type: seed_oss\narchitectures: [SeedOssForCausalLM]\nattention_out_bias: false\n");
+  CHECK(e.find("key 'attention_out_bias'") != std::string::npos);
+  CHECK(e.find("'SeedOssForCausalLM' (model_type 'seed_oss'), with keys kvplan cannot place: attention_out_bias") !=
+        std::string::npos);
   CHECK(e.find("a supported architecture") != std::string::npos);
   // A sliding window without layer_types: which layers slide is the family's code.
   CHECK(error_of(std::string(kMinimal) + "model_type: newfam\nsliding_window: 4096\n").find("key 'sliding_window'") !=

@@ -143,6 +143,24 @@ TEST_CASE("Gemma-4: full layers of their own geometry without a V projection, ex
         "config.json: key 'num_kv_shared_layers': expected 0 (Gemma-4's KV-shared layers are not modelled), got 20");
 }
 
+TEST_CASE("OLMoE and GPT-NeoX: counted to the parameter; only Phi's untied LM head has a bias") {
+  // OLMoE-1B-7B-0924 by hand: per layer q, k, v, o 4 x 2048^2 = 16,777,216 (no biases), q/k
+  // RMSNorms over all heads 2 x 2048, 64 experts x 3 x 2048 x 1024 = 402,653,184, router
+  // 2048 x 64 = 131,072, two norms 4,096: 419,569,664 x 16 = 6,713,114,624; embeddings and LM
+  // head 2 x 50304 x 2048 = 206,045,184; final norm 2,048.
+  const ModelConfig olmoe = io::load_model((kDir / "allenai--OLMoE-1B-7B-0924.json").string());
+  CHECK(count_params(olmoe).total() == 6919161856);
+  // Pythia-6.9B: the Pythia paper's (arXiv:2304.01373) 6,857,302,016, whose embed_out has no
+  // bias; a bias would add 50,432.
+  const ModelConfig pythia = io::load_model((kDir / "EleutherAI--pythia-6.9b.json").string());
+  CHECK(count_params(pythia).total() == 6857302016);
+  CHECK(count_params(pythia).lm_head == int64_t{50432} * 4096);
+  // phi-1 (PhiForCausalLM: lm_head = nn.Linear(hidden_size, vocab_size, bias=True)).
+  const ModelConfig phi = io::load_model((kDir / "microsoft--phi-1.json").string());
+  REQUIRE_FALSE(phi.tie_word_embeddings);
+  CHECK(count_params(phi).lm_head == 103054455);  // 50295 x 2048 + 50295
+}
+
 TEST_CASE("the corpus: each file has its source and expected entry, at least 150 files, a file for each family") {
   std::set<std::string> files, sourced, expected;
   for (const auto& e : std::filesystem::directory_iterator(kDir))
