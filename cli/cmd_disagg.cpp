@@ -76,6 +76,11 @@ int cmd_simulate_disagg(const po::variables_map& vm) {
                        "(each pool names its GPU, TP and PP: --prefill-pool/--decode-pool " +
                            std::string(kPoolGrammar) + ")",
                        "--" + std::string(flag));
+  if (vm.count("kv-remote-size"))
+    throw InputError("command line", "--kv-remote-size",
+                     "no remote KV store with --disagg (a store shared by the pools is not modelled; "
+                     "docs/kv-tiers.md)",
+                     vm["kv-remote-size"].as<std::string>());
   for (const char* flag : {"prefill-pool", "decode-pool"})
     if (!vm.count(flag)) throw InputError("command line", std::string("--") + flag, kPoolGrammar, "nothing");
   if (!vm.count("model")) throw InputError("command line", "--model", "a model name or file (see `kvplan models`)", "nothing");

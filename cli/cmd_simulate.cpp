@@ -103,6 +103,15 @@ int cmd_simulate(const Args& args) {
        "host link bandwidth for --swap, GB/s (1e9 B/s; PCIe 4.0 x16 ~ 25)")
       ("disk-gb-per-s", po::value<std::string>()->default_value("6.9"),
        "with --kv-disk-size: one GPU's NVMe read bandwidth, GB/s (a PCIe Gen4 datacenter SSD's sequential read, 6.9)")
+      ("disk-latency-us", po::value<std::string>()->default_value("85"),
+       "with --kv-disk-size: the drive's latency per read, microseconds (Samsung PM983's typical random read, 85)")
+      ("disk-write-gb-per-s", po::value<std::string>()->default_value("3.5"),
+       "with --kv-disk-size: one GPU's NVMe write bandwidth, GB/s; demotions take the drive's time from reads (PM9A3 U.2 sequential write, 3.5)")
+      ("remote-gb-per-s", po::value<std::string>()->default_value("23.75"),
+       "with --kv-remote-size: one GPU's share of the network to the store, GB/s (Mooncake's transfer engine: 190 GB/s "
+       "over 8 x 400 Gb/s RoCE NICs, 23.75 per NIC)")
+      ("remote-latency-us", po::value<std::string>(),
+       "with --kv-remote-size: the store's latency per fetch, microseconds (required: no public figure to default to)")
       ("rate", po::value<std::string>(),
        "arrival rate in requests/s (default: the workload's; a trace is time-scaled); inf: every request at once")
       ("max-concurrency", po::value<std::string>(),

@@ -101,6 +101,13 @@ int cmd_size(const Args& args) {
   } else {
     space.base = expand_serving_options(vm);
   }
+  // The store's latency per fetch has no default and size takes no --remote-latency-us;
+  // nor is the store priced (docs/kv-tiers.md "The remote tier").
+  if (vm.count("kv-remote-size"))
+    throw InputError("command line", "--kv-remote-size",
+                     "simulate --replicas N for a remote KV store (size neither prices the store nor takes its "
+                     "--remote-latency-us)",
+                     vm["kv-remote-size"].as<std::string>());
   // Speculation helps at low batch and hurts when steps are compute-bound
   // (docs/speculative.md), so by default each candidate is searched both ways.
   if (vm.count("speculation")) {

@@ -185,6 +185,7 @@ void add_serving_options(po::options_description& desc) {
       ("hicache-ratio", s(), "with --enable-hierarchical-cache: the host pool in GPU pools (2.0; > 1)")
       ("hicache-size", s(), "with --enable-hierarchical-cache: the host pool in GB (1e9 bytes) per GPU, instead of the ratio (0)")
       ("hicache-write-policy", s(), "with --enable-hierarchical-cache: write_through (the default; the others are not modelled)")
+      ("kv-remote-size", s(), "a remote KV store below the host tier, shared by every replica: GiB (2^30 bytes) for the whole store, as a Mooncake store's global segments summed (0 = off; docs/kv-tiers.md)")
       ("kv-disk-size", s(), "a local-disk (NVMe) KV tier below the host tier: GiB (2^30 bytes), the engine's over its tp x pp GPUs, as LMCache's LMCACHE_MAX_LOCAL_DISK_SIZE (0 = off; docs/kv-tiers.md)")
       ("async-scheduling", s(), "on|off: vLLM V1 composes the next step while one runs, so arrivals wait one step more (default off; docs/calibration.md)")
       ("stream-interval", s(), "tokens per streamed chunk after the first, as SGLang's --stream-interval, TensorRT-LLM's stream_interval and vLLM's (0.12+) send them (1; docs/engines.md \"Streaming\")")
@@ -256,6 +257,9 @@ std::vector<ServingOptions> expand_serving_options(const po::variables_map& vm) 
   if (vm.count("kv-disk-size"))
     base.kv_disk_bytes =
         std::llround(parse_num_option(vm["kv-disk-size"].as<std::string>(), "--kv-disk-size", 0, 1e7) * kBytesPerGiB);
+  if (vm.count("kv-remote-size"))
+    base.kv_remote_bytes =
+        std::llround(parse_num_option(vm["kv-remote-size"].as<std::string>(), "--kv-remote-size", 0, 1e9) * kBytesPerGiB);
   if (vm.count("async-scheduling")) {
     const std::string v = vm["async-scheduling"].as<std::string>();
     if (v != "on" && v != "off") throw InputError("--async-scheduling", "", "on or off", "'" + v + "'");
@@ -411,7 +415,7 @@ bool same_options(const ServingOptions& a, const ServingOptions& b) {
     return std::tie(o.tp, o.pp, o.dtype, o.quantization, o.quantization_given, o.kv_cache_dtype, o.kv_quant, o.kv_group, o.kv_residual,
                     o.block_size, o.gpu_memory_utilization, o.max_model_len, o.max_num_seqs, o.max_num_seqs_given,
                     o.max_num_batched_tokens, o.engine, o.kv_heads, o.kv_cache, o.ep, o.dp, o.dcp,
-                    o.redundant_experts, o.spec, o.lora, o.kv_offloading_bytes, o.hicache, o.kv_disk_bytes, o.enable_prefix_caching,
+                    o.redundant_experts, o.spec, o.lora, o.kv_offloading_bytes, o.hicache, o.kv_disk_bytes, o.kv_remote_bytes, o.enable_prefix_caching,
                     o.async_scheduling, o.stream_interval, o.engine_version, o.offline_entry);
   };
   return key(a) == key(b);

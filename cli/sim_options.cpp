@@ -43,6 +43,14 @@ sim::SimOptions parse_sim_options(const po::variables_map& vm, const Workload& w
       kBytesPerGB * parse_num_option(vm["host-link-gb-per-s"].as<std::string>(), "--host-link-gb-per-s", 1e-3, 1e6);
   so.disk_bytes_per_s =
       kBytesPerGB * parse_num_option(vm["disk-gb-per-s"].as<std::string>(), "--disk-gb-per-s", 1e-3, 1e6);
+  so.disk_latency_s = 1e-6 * parse_num_option(vm["disk-latency-us"].as<std::string>(), "--disk-latency-us", 0, 1e9);
+  so.disk_write_bytes_per_s =
+      kBytesPerGB * parse_num_option(vm["disk-write-gb-per-s"].as<std::string>(), "--disk-write-gb-per-s", 1e-3, 1e6);
+  so.remote_bytes_per_s =
+      kBytesPerGB * parse_num_option(vm["remote-gb-per-s"].as<std::string>(), "--remote-gb-per-s", 1e-3, 1e6);
+  if (vm.count("remote-latency-us"))
+    so.remote_latency_s =
+        1e-6 * parse_num_option(vm["remote-latency-us"].as<std::string>(), "--remote-latency-us", 0, 1e9);
   if (w.arrivals_at_one_instant() && (vm.count("rate") || vm["find-max-rate"].as<bool>()))
     throw InputError(w.trace_file, "arrival_s",
                      "arrivals spread over time (--rate and --find-max-rate scale the trace's arrival rate)",

@@ -209,6 +209,8 @@ FleetResult simulate_fleet(const sim::Simulator& s, const Workload& w, const sim
       if (f.on_step) o.on_step = [&f, index](const sim::StepSample& x) { f.on_step(index, x); };
       if (f.on_request) o.on_request = [&f, index](const sim::RequestEvent& x) { f.on_request(index, x); };
     }
+    // One remote KV store for the fleet (Mooncake's master serves every instance).
+    if (!replicas.empty()) o.shared_remote = replicas.front().remote_store();
     replicas.emplace_back(s, w, o, count);
   }
   if (client) {

@@ -381,6 +381,9 @@ std::optional<HostKvTier> host_kv_tier(const ModelConfig& m, const ServingOption
   t.disk_bytes_per_gpu = o.kv_disk_bytes / (o.tp * o.pp);
   t.disk_blocks = t.block_bytes_per_gpu > 0 ? t.disk_bytes_per_gpu / t.block_bytes_per_gpu : 0;
   t.disk_tokens = detail::checked_mul(t.disk_blocks, o.block_size, "disk KV tier");
+  const int64_t block_bytes_per_engine = t.block_bytes_per_gpu * o.tp * o.pp;
+  t.remote_blocks = block_bytes_per_engine > 0 ? o.kv_remote_bytes / block_bytes_per_engine : 0;
+  t.remote_tokens = detail::checked_mul(t.remote_blocks, o.block_size, "remote KV tier");
   if (o.hicache && t.blocks <= pool_blocks_per_gpu)
     throw InputError("command line", host_kv_tier_flag(o),
                      "a host pool larger than the GPU pool (" + std::to_string(pool_blocks_per_gpu * o.block_size) +

@@ -32,6 +32,11 @@ void validate_kv_offloading(const ModelConfig& m, const ServingOptions& o, const
   // local disk beside local_cpu, HiCache's storage below its host pool).
   require(o.kv_disk_bytes == 0 || o.kv_offloading_bytes > 0 || o.hicache, where, "--kv-disk-size",
           "a host tier above it (--kv-offloading-size or --enable-hierarchical-cache)", "a disk tier alone");
+  require(o.kv_remote_bytes >= 0, where, "--kv-remote-size", "a size in GiB >= 0", str(o.kv_remote_bytes));
+  // LMCache's remote backends and HiCache's storage backends fetch into host memory and
+  // copy to the GPU from there: the store sits below a host tier.
+  require(o.kv_remote_bytes == 0 || o.kv_offloading_bytes > 0 || o.hicache, where, "--kv-remote-size",
+          "a host tier above it (--kv-offloading-size or --enable-hierarchical-cache)", "a remote tier alone");
   if (o.kv_offloading_bytes == 0 && !o.hicache) return;
   const std::string flag = o.hicache ? "--enable-hierarchical-cache" : "--kv-offloading-size";
   require(!(o.hicache && o.kv_offloading_bytes != 0), where, "--kv-offloading-size",

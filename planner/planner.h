@@ -223,6 +223,11 @@ struct HostKvTier {
   int64_t disk_bytes_per_gpu = 0;
   int64_t disk_blocks = 0;
   int64_t disk_tokens = 0;
+  //! The remote store (--kv-remote-size; 0 when off), shared by the fleet: each engine
+  //! writes its tp x pp shards of a block, so a block takes block_bytes_per_gpu x tp x pp
+  //! of the store.
+  int64_t remote_blocks = 0;
+  int64_t remote_tokens = 0;
 };
 //! Empty when neither tier is asked for. `pool_blocks_per_gpu`: the GPU pool the engine
 //! runs with (HiCache's ratio is of it). Throws InputError when HiCache's host pool would

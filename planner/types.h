@@ -545,6 +545,10 @@ struct ServingOptions {
   //! engine's over its tp x pp ranks, as --kv-offloading-size; blocks the host tier evicts
   //! demote to it (docs/kv-tiers.md "The disk tier"). 0 = off.
   int64_t kv_disk_bytes = 0;
+  //! A remote KV store below the host tier (--kv-remote-size GiB, in bytes): the whole
+  //! store, shared by every replica of the fleet, as a Mooncake store's pool is the sum of
+  //! the segments its clients contribute (docs/kv-tiers.md "The remote tier"). 0 = off.
+  int64_t kv_remote_bytes = 0;
   Calibration calibration;
 
   //! The GPUs one replica occupies: tp x dp x pp (a data-parallel-attention replica has

@@ -144,6 +144,14 @@ std::string host_tier_text(const Plan& p, const ServingOptions& o) {
                             "the host tier; a hit reads its blocks from the disk, then over the host link\n",
                             static_cast<double>(o.kv_disk_bytes) / kBytesPerGiB, gib(t.disk_bytes_per_gpu),
                             count(t.disk_blocks), count(t.disk_tokens))
+              : std::string()) +
+         (t.remote_blocks > 0
+              ? fmt::format("Remote KV tier (--kv-remote-size {:g} GiB): {} blocks of {} (the engine's {} GPU "
+                            "shard{}) = {} prefix tokens for the whole fleet, shared by its replicas; a hit fetches "
+                            "its blocks over the network into host memory, then over the host link\n",
+                            static_cast<double>(o.kv_remote_bytes) / kBytesPerGiB, count(t.remote_blocks),
+                            bytes_binary(t.block_bytes_per_gpu * o.tp * o.pp), o.tp * o.pp, o.tp * o.pp == 1 ? "" : "s",
+                            count(t.remote_tokens))
               : std::string());
 }
 
@@ -160,7 +168,12 @@ nlohmann::json host_tier_json(const Plan& p, const ServingOptions& o) {
                                                       {"bytes_per_gpu", t.disk_bytes_per_gpu},
                                                       {"blocks", t.disk_blocks},
                                                       {"tokens", t.disk_tokens}}
-                                     : nlohmann::json(nullptr)}};
+                                     : nlohmann::json(nullptr)},
+          {"remote", t.remote_blocks > 0 ? nlohmann::json{{"kv_remote_bytes", o.kv_remote_bytes},
+                                                          {"block_bytes", t.block_bytes_per_gpu * o.tp * o.pp},
+                                                          {"blocks", t.remote_blocks},
+                                                          {"tokens", t.remote_tokens}}
+                                         : nlohmann::json(nullptr)}};
 }
 }  // namespace
 

@@ -291,7 +291,8 @@ nlohmann::json sim_json(const SimReport& r) {
                          {"evicted_blocks", h.evicted_blocks},
                          {"host_link_bytes_per_s", r.sim.host_link_bytes_per_s}};
     const sim::SimResult::DiskTier& d = s.disk_tier;
-    j["host_kv_tier"]["gpu_hit_tokens"] = s.cached_prompt_tokens - h.hit_tokens - d.hit_tokens;
+    const sim::SimResult::RemoteTier& m = s.remote_tier;
+    j["host_kv_tier"]["gpu_hit_tokens"] = s.cached_prompt_tokens - h.hit_tokens - d.hit_tokens - m.hit_tokens;
     j["host_kv_tier"]["disk"] =
         d.capacity_blocks > 0 ? nlohmann::json{{"bytes_per_gpu", r.host_tier->disk_bytes_per_gpu},
                                                {"capacity_blocks", d.capacity_blocks},
@@ -301,7 +302,23 @@ nlohmann::json sim_json(const SimReport& r) {
                                                {"load_s", d.load_s},
                                                {"demoted_blocks", d.stored_blocks},
                                                {"evicted_blocks", d.evicted_blocks},
-                                               {"disk_bytes_per_s", r.sim.disk_bytes_per_s}}
+                                               {"disk_bytes_per_s", r.sim.disk_bytes_per_s},
+                                               {"disk_latency_s", r.sim.disk_latency_s},
+                                               {"write_s", d.write_s},
+                                               {"wait_s", d.wait_s},
+                                               {"disk_write_bytes_per_s", r.sim.disk_write_bytes_per_s}}
+                              : nlohmann::json(nullptr);
+    j["host_kv_tier"]["remote"] =
+        m.capacity_blocks > 0 ? nlohmann::json{{"kv_remote_bytes", r.options.kv_remote_bytes},
+                                               {"capacity_blocks", m.capacity_blocks},
+                                               {"capacity_tokens", m.capacity_blocks * s.block_size},
+                                               {"hit_tokens", m.hit_tokens},
+                                               {"loads", m.loads},
+                                               {"load_s", m.load_s},
+                                               {"stored_blocks", m.stored_blocks},
+                                               {"evicted_blocks", m.evicted_blocks},
+                                               {"remote_bytes_per_s", r.sim.remote_bytes_per_s},
+                                               {"remote_latency_s", r.sim.remote_latency_s}}
                               : nlohmann::json(nullptr);
   }
   if (r.options.lora) {
@@ -448,7 +465,7 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
                      "host tier {} ({} loads at {} GB/s, {} on the steps' critical path); {} blocks written through, "
                      "{} evicted",
                      gib(r.host_tier->bytes_per_gpu), r.host_tier->sized_by, count(h.capacity_blocks), count(h.capacity_blocks * s.block_size),
-                     share(s.cached_prompt_tokens - h.hit_tokens - s.disk_tier.hit_tokens), share(h.hit_tokens), count(h.loads),
+                     share(s.cached_prompt_tokens - h.hit_tokens - s.disk_tier.hit_tokens - s.remote_tier.hit_tokens), share(h.hit_tokens), count(h.loads),
                      number(r.sim.host_link_bytes_per_s / 1e9), seconds(h.load_s), count(h.stored_blocks),
                      count(h.evicted_blocks))});
     if (const sim::SimResult::DiskTier& d = s.disk_tier; d.capacity_blocks > 0)
@@ -456,12 +473,32 @@ std::vector<std::pair<std::string, std::string>> sim_summary(const SimReport& r)
           std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) { return row.first == "host KV tier"; }) + 1,
           {"disk KV tier",
            fmt::format("{} per GPU ({} blocks = {} tokens per engine); prompt tokens from the disk {} ({} loads at {} "
-                       "GB/s, {} on the steps' critical path before the host link); {} blocks written to it as the "
-                       "host tier evicted them, {} evicted",
+                       "GB/s and {} each, {} on the steps' critical path before the host link, {} of it waiting "
+                       "behind writes); {} blocks written to it as the host tier evicted them ({} of the drive at {} "
+                       "GB/s, off the critical path), {} evicted",
                        gib(r.host_tier->disk_bytes_per_gpu), count(d.capacity_blocks),
                        count(d.capacity_blocks * s.block_size), share(d.hit_tokens), count(d.loads),
-                       number(r.sim.disk_bytes_per_s / 1e9), seconds(d.load_s), count(d.stored_blocks),
-                       count(d.evicted_blocks))});
+                       number(r.sim.disk_bytes_per_s / 1e9), seconds(r.sim.disk_latency_s), seconds(d.load_s),
+                       seconds(d.wait_s), count(d.stored_blocks), seconds(d.write_s),
+                       number(r.sim.disk_write_bytes_per_s / 1e9), count(d.evicted_blocks))});
+    if (const sim::SimResult::RemoteTier& m = s.remote_tier; m.capacity_blocks > 0) {
+      const auto above = std::find_if(main_rows.begin(), main_rows.end(), [](const auto& row) {
+        return row.first == "disk KV tier";
+      });
+      main_rows.insert(
+          (above != main_rows.end() ? above
+                                    : std::find_if(main_rows.begin(), main_rows.end(),
+                                                   [](const auto& row) { return row.first == "host KV tier"; })) +
+              1,
+          {"remote KV tier",
+           fmt::format("{} for the fleet ({} blocks = {} tokens, shared by every replica); prompt tokens from the "
+                       "store {} ({} loads at {} GB/s and {} each, {} on the steps' critical path before the host "
+                       "link); {} blocks written through, {} evicted",
+                       gib(r.options.kv_remote_bytes), count(m.capacity_blocks), count(m.capacity_blocks * s.block_size),
+                       share(m.hit_tokens), count(m.loads), number(r.sim.remote_bytes_per_s / 1e9),
+                       seconds(r.sim.remote_latency_s), seconds(m.load_s), count(m.stored_blocks),
+                       count(m.evicted_blocks))});
+    }
   }
   if (r.options.lora) {
     // After "KV pool": the slots are what the pool lost.

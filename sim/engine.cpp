@@ -63,7 +63,29 @@ Engine::Engine(const Simulator::Impl& sim, const Workload& w, const SimOptions& 
         throw InputError("simulate", "disk_bytes_per_s", "a positive number (the disk KV tier loads from it)");
       host_->add_below(tier->disk_blocks * sim.opts.dp);
       tally_.counts.disk_tier.capacity_blocks = tier->disk_blocks * sim.opts.dp;
+      if (!(opt.disk_write_bytes_per_s > 0))
+        throw InputError("simulate", "disk_write_bytes_per_s", "a positive number (the disk KV tier is written at it)");
+      if (!(opt.disk_latency_s >= 0)) throw InputError("simulate", "disk_latency_s", "a number >= 0");
       disk_block_load_s_ = static_cast<double>(tier->block_bytes_per_gpu) / opt.disk_bytes_per_s;
+      // The host tier of a DP engine is its ranks' tiers together, so its demotions are
+      // spread over their dp drives.
+      disk_block_write_s_ = static_cast<double>(tier->block_bytes_per_gpu) / opt.disk_write_bytes_per_s /
+                            static_cast<double>(sim.opts.dp);
+      disk_latency_s_ = opt.disk_latency_s;
+    }
+    if (tier->remote_blocks > 0) {
+      if (!(opt.remote_bytes_per_s > 0))
+        throw InputError("simulate", "remote_bytes_per_s", "a positive number (the remote KV tier loads over it)");
+      if (!(opt.remote_latency_s >= 0))
+        throw InputError("command line", "--remote-latency-us",
+                         "the store's latency per fetch in microseconds beside --kv-remote-size (no public figure "
+                         "to default to)",
+                         "none");
+      // One store for the fleet: the first replica makes it, the others are handed it.
+      remote_ = opt.shared_remote ? opt.shared_remote : std::make_shared<HostTier>(tier->remote_blocks);
+      tally_.counts.remote_tier.capacity_blocks = remote_->capacity();
+      remote_block_load_s_ = static_cast<double>(tier->block_bytes_per_gpu) / opt.remote_bytes_per_s;
+      remote_latency_s_ = opt.remote_latency_s;
     }
   }
   if (opt.preemption == Preemption::swap && (opt_.scheduler == Scheduler::sglang || opt_.scheduler == Scheduler::trtllm))
@@ -464,7 +486,24 @@ int64_t Engine::lookup(EngineRequest& r) {
   const int64_t hit = cache_.hits(r.content, max_blocks, block_size);
   // vLLM asks the connector for the blocks past the GPU cache's hit
   // (get_num_new_matched_tokens after get_computed_blocks).
-  r.host_hit_blocks = host_ ? host_->hits(r.content, hit, max_blocks, block_size, &r.disk_hit_blocks) : 0;
+  if (remote_) {
+    // Block by block through the host tier, the disk and the store (LRU may have left a
+    // prompt's head in one and its tail in another).
+    const HostTier* disk = host_->below();
+    int64_t n = hit;
+    r.disk_hit_blocks = r.remote_hit_blocks = 0;
+    for (; n < max_blocks; ++n) {
+      const uint64_t k = PrefixCache::key(r.content, n, block_size);
+      if (k == 0) break;
+      if (host_->contains(k)) continue;
+      if (disk && disk->contains(k)) ++r.disk_hit_blocks;
+      else if (remote_->contains(k)) ++r.remote_hit_blocks;
+      else break;
+    }
+    r.host_hit_blocks = n - hit;
+  } else {
+    r.host_hit_blocks = host_ ? host_->hits(r.content, hit, max_blocks, block_size, &r.disk_hit_blocks) : 0;
+  }
   r.cached = (hit + r.host_hit_blocks) * block_size;
   return r.cached;
 }
@@ -479,11 +518,33 @@ void Engine::ref_hits(EngineRequest& r) {
   r.host_stored = hit;  // the GPU's hits are not stored again; the loaded ones are there
   if (r.host_hit_blocks == 0) return;
   const int64_t first = hit - r.host_hit_blocks;
+  // A disk read waits for the demotions queued on the drive before it (first come first
+  // served: an upper bound, as a drive interleaves them), then pays one latency and its
+  // bytes. The backlog is then spent: the step's later reads run after this one (their
+  // times add up in the step) and the demotions its promotion causes queue from now on.
+  charge_disk_writes();
+  double disk_s = 0, disk_wait_s = 0;
   if (r.disk_hit_blocks > 0) {
-    // The host tier's blocks are touched before the disk's are promoted into it, so that a
+    disk_wait_s = std::max(0.0, disk_write_until_s_ - now_);
+    disk_write_until_s_ = std::min(disk_write_until_s_, now_);
+    disk_s = disk_wait_s + disk_latency_s_ + static_cast<double>(r.disk_hit_blocks) * disk_block_load_s_;
+  }
+  if (r.disk_hit_blocks > 0 || r.remote_hit_blocks > 0) {
+    // The host tier's blocks are touched before the others are promoted into it, so that a
     // promotion never demotes a block this request is loading.
     for (int64_t i = first; i < hit; ++i)
       if (const uint64_t k = PrefixCache::key(r.content, i, table_.block_size()); host_->contains(k)) host_->store(k);
+  }
+  if (r.remote_hit_blocks > 0) {
+    // The store's hits are touched in its LRU (the blocks found above it are not looked
+    // up there: LMCache's lookup stops at the first backend that has the key).
+    const int64_t stored = remote_->stored(), evicted = remote_->evicted();
+    const HostTier* disk = host_->below();
+    for (int64_t i = first; i < hit; ++i)
+      if (const uint64_t k = PrefixCache::key(r.content, i, table_.block_size());
+          !host_->contains(k) && !(disk && disk->contains(k)))
+        remote_->store(k);
+    count_remote_writes(stored, evicted);
   }
   for (int64_t i = first; i < hit; ++i) host_->store(PrefixCache::key(r.content, i, table_.block_size()));
   // The blocks cross the host link into the blocks just allocated before the request's
@@ -492,10 +553,15 @@ void Engine::ref_hits(EngineRequest& r) {
   // backends load through a host buffer), then cross the same link; the store above
   // promoted them to the host tier.
   const double host_s = static_cast<double>(r.host_hit_blocks) * host_block_load_s_;
-  const double disk_s = static_cast<double>(r.disk_hit_blocks) * disk_block_load_s_;
-  swap_s_ += host_s + disk_s;
+  // Blocks from the store: one fetch's latency, then its bytes over this GPU's network
+  // link into host memory (LMCache's remote backends and HiCache's storage backends
+  // fetch into a host buffer), then the host link; the disk's and the store's reads are
+  // charged in sequence, as the disk's and the host link's are.
+  const double remote_s =
+      r.remote_hit_blocks > 0 ? remote_latency_s_ + static_cast<double>(r.remote_hit_blocks) * remote_block_load_s_ : 0;
+  swap_s_ += host_s + disk_s + remote_s;
   SimResult::HostTier& t = tally_.counts.host_tier;
-  t.hit_tokens += (r.host_hit_blocks - r.disk_hit_blocks) * table_.block_size();
+  t.hit_tokens += (r.host_hit_blocks - r.disk_hit_blocks - r.remote_hit_blocks) * table_.block_size();
   t.loads += 1;
   t.load_s += host_s;
   if (r.disk_hit_blocks > 0) {
@@ -503,7 +569,31 @@ void Engine::ref_hits(EngineRequest& r) {
     d.hit_tokens += r.disk_hit_blocks * table_.block_size();
     d.loads += 1;
     d.load_s += disk_s;
+    d.wait_s += disk_wait_s;
   }
+  if (r.remote_hit_blocks > 0) {
+    SimResult::RemoteTier& m = tally_.counts.remote_tier;
+    m.hit_tokens += r.remote_hit_blocks * table_.block_size();
+    m.loads += 1;
+    m.load_s += remote_s;
+  }
+}
+
+void Engine::charge_disk_writes() {
+  const HostTier* disk = host_->below();
+  if (!disk || disk->stored() == disk_written_) return;
+  // LMCache's local disk backend writes on its own thread (submit_put_task): no step time,
+  // but the drive's.
+  const double write_s = static_cast<double>(disk->stored() - disk_written_) * disk_block_write_s_;
+  disk_written_ = disk->stored();
+  disk_write_until_s_ = std::max(disk_write_until_s_, now_) + write_s;
+  tally_.counts.disk_tier.write_s += write_s;
+}
+
+void Engine::count_remote_writes(int64_t stored_before, int64_t evicted_before) {
+  SimResult::RemoteTier& m = tally_.counts.remote_tier;
+  m.stored_blocks += remote_->stored() - stored_before;
+  m.evicted_blocks += remote_->evicted() - evicted_before;
 }
 
 void Engine::store_to_host(EngineRequest& r, int64_t full) {
@@ -511,14 +601,19 @@ void Engine::store_to_host(EngineRequest& r, int64_t full) {
   // Full prompt blocks have content a later prompt can hit; the rest (a unique prompt's,
   // the output's) only take room.
   const int64_t named = std::min(full, r.prompt / block_size);
+  // The store is written through as the host tier is (LMCache's StorageManager puts each
+  // chunk to every backend it has, the remote one on its own thread): no step time.
+  const int64_t remote_stored = remote_ ? remote_->stored() : 0, remote_evicted = remote_ ? remote_->evicted() : 0;
   for (; r.host_stored < named; ++r.host_stored) {
     const uint64_t k = PrefixCache::key(r.content, r.host_stored, block_size);
     if (k == 0) break;
     host_->store(k);
+    if (remote_) remote_->store(k);
     ++tally_.counts.host_tier.stored_blocks;
   }
   if (full > r.host_stored) {
     host_->store_anonymous(full - r.host_stored);
+    if (remote_) remote_->store_anonymous(full - r.host_stored);
     tally_.counts.host_tier.stored_blocks += full - r.host_stored;
     r.host_stored = full;
   }
@@ -527,6 +622,8 @@ void Engine::store_to_host(EngineRequest& r, int64_t full) {
     tally_.counts.disk_tier.stored_blocks = disk->stored();
     tally_.counts.disk_tier.evicted_blocks = disk->evicted();
   }
+  charge_disk_writes();
+  if (remote_) count_remote_writes(remote_stored, remote_evicted);
 }
 
 void Engine::register_blocks(EngineRequest& r) {

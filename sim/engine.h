@@ -88,8 +88,9 @@ struct EngineRequest {
   int64_t preloaded = 0;   // prompt tokens whose KV arrived from another instance
   PromptContent content;   // for the prefix cache
   int64_t cache_blocks = 0;  // leading prompt blocks it holds a reference on in the cache
-  int64_t host_hit_blocks = 0;  // of its lookup's hit, the blocks from the host tier (disk included)
+  int64_t host_hit_blocks = 0;  // of its lookup's hit, the blocks from the host tier (disk and store included)
   int64_t disk_hit_blocks = 0;  // of those, the blocks found on the disk tier only
+  int64_t remote_hit_blocks = 0;  // of those, the blocks found in the remote store only
   int64_t host_stored = 0;      // leading blocks written to the host tier or found there
   double first_token_s = 0;
   double chunk_s = 0;      // stream interval > 1: when its last streamed chunk reached the client
@@ -157,6 +158,7 @@ class Engine {
   int64_t blocks_used() const { return pool_.used(); }
   int64_t pool_blocks() const { return pool_.total(); }
   int64_t cached_prefix_blocks(const GeneratedRequest& g) const;
+  const std::shared_ptr<HostTier>& remote_store() const { return remote_; }
   bool has_work() const { return !idle() || !inbox_.empty() || step_running_; }
   const RunTally& tally() const { return tally_; }
   SimResult summary(RunTally& t) const;
@@ -212,6 +214,11 @@ class Engine {
   void register_blocks(EngineRequest& r);
   //! Writes blocks [r.host_stored, full) of the request's tokens to the host tier.
   void store_to_host(EngineRequest& r, int64_t full);
+  //! Adds this engine's writes to the shared store, and the evictions they caused, since
+  //! the counts given.
+  void count_remote_writes(int64_t stored_before, int64_t evicted_before);
+  //! Queues the blocks demoted to the disk since the last call on the drive's time.
+  void charge_disk_writes();
 
   // ---- a request's life
   void arrive(const GeneratedRequest& g, int64_t preloaded, double seen_s);
@@ -353,6 +360,13 @@ class Engine {
   std::optional<HostTier> host_;  // --kv-offloading-size
   double host_block_load_s_ = 0;  // one block's bytes per GPU over the host link
   double disk_block_load_s_ = 0;  // one block's bytes per GPU read from the disk
+  double disk_block_write_s_ = 0;  // the drive time one demoted block takes to write
+  double disk_latency_s_ = 0;      // one read's latency
+  double disk_write_until_s_ = 0;  // when the drive is done with the demotions queued on it
+  int64_t disk_written_ = 0;       // the disk's writes charged so far
+  std::shared_ptr<HostTier> remote_;  // --kv-remote-size: shared with the fleet's other replicas
+  double remote_block_load_s_ = 0;  // one block's bytes per GPU over the network to the store
+  double remote_latency_s_ = 0;     // one fetch's latency
 
   std::vector<EngineRequest> requests_;
   std::vector<int32_t> free_slots_;

@@ -122,6 +122,14 @@ void RunTally::add(const RunTally& o) {
   r.disk_tier.stored_blocks += x.disk_tier.stored_blocks;
   r.disk_tier.evicted_blocks += x.disk_tier.evicted_blocks;
   r.disk_tier.load_s += x.disk_tier.load_s;
+  r.disk_tier.write_s += x.disk_tier.write_s;
+  r.disk_tier.wait_s += x.disk_tier.wait_s;
+  r.remote_tier.capacity_blocks = std::max(r.remote_tier.capacity_blocks, x.remote_tier.capacity_blocks);
+  r.remote_tier.hit_tokens += x.remote_tier.hit_tokens;
+  r.remote_tier.loads += x.remote_tier.loads;
+  r.remote_tier.stored_blocks += x.remote_tier.stored_blocks;
+  r.remote_tier.evicted_blocks += x.remote_tier.evicted_blocks;
+  r.remote_tier.load_s += x.remote_tier.load_s;
   adapters_time += o.adapters_time;
   warmup_end_s = std::max(warmup_end_s, o.warmup_end_s);
   ttft_s.insert(ttft_s.end(), o.ttft_s.begin(), o.ttft_s.end());

@@ -133,10 +133,21 @@ struct SimResult {
   //! host_tier.hit_tokens), the admissions that read any and the reads' time on the
   //! critical path (the host link's share is in host_tier.load_s), blocks written to it
   //! (the host tier's evictions not already on the disk) and blocks it evicted.
+  //! write_s: the drive's time spent writing demoted blocks; wait_s: the time reads
+  //! waited behind those writes (in load_s).
   struct DiskTier {
     int64_t capacity_blocks = 0, hit_tokens = 0, loads = 0, stored_blocks = 0, evicted_blocks = 0;
-    double load_s = 0;
+    double load_s = 0, write_s = 0, wait_s = 0;
   } disk_tier;
+  //! The remote store (--kv-remote-size), shared by a fleet's replicas: prompt tokens
+  //! loaded from it (in neither tier above), the admissions that fetched any and the
+  //! fetches' time on the critical path (latency and network; the host link's share is in
+  //! host_tier.load_s), blocks this engine wrote to it and the evictions its writes caused.
+  //! capacity_blocks is the store's, not summed over replicas.
+  struct RemoteTier {
+    int64_t capacity_blocks = 0, hit_tokens = 0, loads = 0, stored_blocks = 0, evicted_blocks = 0;
+    double load_s = 0;
+  } remote_tier;
   // the simulation itself
   int64_t steps = 0;
   int64_t events = 0;      // arrivals + steps + per-request events processed

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -170,6 +171,8 @@ struct RequestEvent {
   double delivered_s = 0;
 };
 
+class HostTier;  // sim/prefix_cache.h
+
 struct SimOptions {
   Scheduler scheduler = Scheduler::continuous;
   SglangSchedule sglang;
@@ -185,6 +188,26 @@ struct SimOptions {
   //! 6.9 GB/s, a PCIe Gen4 datacenter SSD's sequential read (Samsung PM9A3 datasheet), one
   //! drive per GPU as in a DGX H100 (8 x 3.84 TB NVMe U.2 data drives, its datasheet).
   double disk_bytes_per_s = 6.9e9;
+  //! The drive's latency per read (--disk-latency-us), charged once per admission that
+  //! reads from the disk: 85 us, Samsung's typical random-read latency (sustained) for
+  //! the PM983 (its datasheet, Rev. 1.0), the PM9A3's PCIe Gen3 predecessor; we found no
+  //! published figure for the PM9A3 itself.
+  double disk_latency_s = 85e-6;
+  //! One GPU's share of the NVMe write bandwidth (--disk-write-gb-per-s): 3.5 GB/s, the
+  //! PM9A3 U.2's sequential write (Samsung's announcement, heise.de 2020-05). Demotions
+  //! are written off the critical path but take the drive's time from the reads.
+  double disk_write_bytes_per_s = 3.5e9;
+  //! One GPU's share of the network to the remote KV store (--remote-gb-per-s): 23.75 GB/s,
+  //! Mooncake's transfer engine measured 190 GB/s over 8 x 400 Gb/s RoCE NICs (its
+  //! doc/en/transfer-engine.md; FAST '25 paper), one NIC per GPU as in a DGX H100 (8 x
+  //! ConnectX-7), 47.5 % of the 50 GB/s line rate.
+  double remote_bytes_per_s = 23.75e9;
+  //! The store's latency per fetch (--remote-latency-us): required with a remote tier, as
+  //! no public figure for a Mooncake or LMCache get stands for every deployment (NaN: not given).
+  double remote_latency_s = std::numeric_limits<double>::quiet_NaN();
+  //! The remote store the engine shares with the other replicas of its fleet (set by
+  //! cluster::simulate_fleet); null: the engine makes its own.
+  std::shared_ptr<HostTier> shared_remote;
   //! Recounts blocks and contexts from every running request after each step and
   //! throws std::logic_error on a mismatch: O(batch) per step, for tests.
   bool check_invariants = false;
@@ -333,6 +356,9 @@ class EngineInstance {
   int64_t kv_blocks_used() const;
   int64_t kv_pool_blocks() const;
   int64_t cached_prefix_blocks(const GeneratedRequest& g) const;
+  //! The remote KV store this engine writes to and reads from (null: none), for the
+  //! fleet to hand the same store to its other replicas.
+  std::shared_ptr<HostTier> remote_store() const;
   //! Requests submitted and not yet finished or rejected, or a step running.
   bool has_work() const;
 

@@ -255,6 +255,7 @@ int64_t EngineInstance::kv_pool_blocks() const { return engine_->pool_blocks(); 
 int64_t EngineInstance::cached_prefix_blocks(const GeneratedRequest& g) const {
   return engine_->cached_prefix_blocks(g);
 }
+std::shared_ptr<HostTier> EngineInstance::remote_store() const { return engine_->remote_store(); }
 bool EngineInstance::has_work() const { return engine_->has_work(); }
 const RunTally& EngineInstance::tally() const { return engine_->tally(); }
 SimResult EngineInstance::summary(RunTally& t) const { return engine_->summary(t); }

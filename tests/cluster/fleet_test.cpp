@@ -221,3 +221,28 @@ TEST_CASE("a benchmark client in front of a fleet: one replica is the lone engin
   CHECK(two.requests_per_s == doctest::Approx(2 / e2e_s).epsilon(1e-12));
   CHECK(two.batch_max == 1);
 }
+
+TEST_CASE("the remote KV store is shared by the replicas: a prefix one replica wrote is a hit on another") {
+  // Two requests with the same 200-token prompt (12 full blocks), 1,000 s apart, round-
+  // robin over two replicas: the second lands on replica 1, whose GPU cache and host tier
+  // never saw the prompt. With a store, replica 0 wrote the 12 blocks through to it, and
+  // replica 1 loads them: 192 prompt tokens, one fetch of 20 us + 12 x 2 MiB / 23.75 GB/s.
+  // Llama-3-8B in bf16: a 16-token block is 2 x 32 x 8 x 128 x 2 B x 16 = 2 MiB per GPU.
+  constexpr int64_t kBlockBytes = 2 * 32 * 8 * 128 * 2 * 16;
+  const Workload w = kvplan::sim::test::alternating(1, 2);
+  ServingOptions o;
+  o.kv_offloading_bytes = 64 * kBlockBytes;
+  SimOptions so = kvplan::sim::test::with(Scheduler::chunked);
+  so.remote_latency_s = 20e-6;
+  const FleetOptions f{2, Router::round_robin, nullptr, nullptr};
+  CHECK(simulate_fleet(Simulator(llama3_8b(), h100(), o), w, so, f).fleet.cached_prompt_tokens == 0);
+  o.kv_remote_bytes = 100 * kBlockBytes;
+  const FleetResult r = simulate_fleet(Simulator(llama3_8b(), h100(), o), w, so, f);
+  CHECK(r.fleet.cached_prompt_tokens == 192);
+  CHECK(r.fleet.remote_tier.hit_tokens == 192);
+  CHECK(r.replicas[1].remote_tier.hit_tokens == 192);
+  CHECK(r.fleet.remote_tier.capacity_blocks == 100);  // one store, not one per replica
+  CHECK(r.fleet.remote_tier.stored_blocks == 12);     // replica 0's; replica 1 found them there
+  CHECK(r.fleet.remote_tier.load_s ==
+        doctest::Approx(20e-6 + 12.0 * static_cast<double>(kBlockBytes) / 23.75e9).epsilon(1e-12));
+}

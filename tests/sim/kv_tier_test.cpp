@@ -2,6 +2,7 @@
 // cache, its LRU order, its capacity and the load time of a hit.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <vector>
 
 #include "sim/prefix_cache.h"
@@ -197,9 +198,11 @@ TEST_CASE("a rotation larger than the host tier but not than host + disk is serv
   // of 24 blocks evicts A's 12 to the disk. The second A finds nothing on the GPU (B and C
   // took the pool) and its 12 blocks on the disk: promoted to the host tier, they evict B's
   // 12 to the disk, whose B is then found there, and so C: 3 x 192 = 576 prompt tokens
-  // from the disk, none from the host tier. Each load reads 12 x 2 MiB from the disk and
-  // sends it over the host link: 12 x 2,097,152 / 6.9e9 = 3.647 ms on the disk, 12 x
-  // 2,097,152 / 25e9 = 1.007 ms on the link.
+  // from the disk, none from the host tier. Each load waits one read latency (85 us), reads
+  // 12 x 2 MiB from the disk and sends it over the host link: 0.085 + 12 x 2,097,152 /
+  // 6.9e9 = 3.732 ms on the disk, 12 x 2,097,152 / 25e9 = 1.007 ms on the link. The
+  // demotions before it (A's 12 blocks, 12 x 2,097,152 / 3.5e9 = 7.2 ms of the drive's
+  // time) ended 1,000 s before (one request every 1,000 s): no wait.
   const ModelConfig m = llama3_8b();
   const Workload w = kvplan::sim::test::alternating(3, 6);
   ServingOptions o = offloading(24);
@@ -212,7 +215,11 @@ TEST_CASE("a rotation larger than the host tier but not than host + disk is serv
   CHECK(r.disk_tier.hit_tokens == 576);
   CHECK(r.host_tier.hit_tokens == 0);
   CHECK(r.disk_tier.loads == 3);
-  const double disk_s = 12.0 * static_cast<double>(kBlockBytes) / 6.9e9;
+  const double disk_s = 85e-6 + 12.0 * static_cast<double>(kBlockBytes) / 6.9e9;
+  CHECK(r.disk_tier.wait_s == 0);
+  // Written: A's 12 blocks when C's came in, then each promotion (A, B, C) demotes the
+  // host tier's oldest 12 (B, C, A), each evicting the disk's only prompt: 48 blocks.
+  CHECK(r.disk_tier.write_s == doctest::Approx(48 * static_cast<double>(kBlockBytes) / 3.5e9).epsilon(1e-12));
   const double link_s = 12.0 * static_cast<double>(kBlockBytes) / 25e9;
   CHECK(r.disk_tier.load_s == doctest::Approx(3 * disk_s).epsilon(1e-12));
   CHECK(r.host_tier.load_s == doctest::Approx(3 * link_s).epsilon(1e-12));
@@ -226,6 +233,76 @@ TEST_CASE("a rotation larger than the host tier but not than host + disk is serv
   // and the rotation is recomputed every time, as without a disk.
   o.kv_disk_bytes = 11 * kBlockBytes;
   CHECK(Simulator(m, h100(), o).run(w, small_pool()).cached_prompt_tokens == 0);
+}
+
+TEST_CASE("a disk read waits for the demotions queued on the drive before it") {
+  // The rotation above with a drive that writes 12 blocks in 1,000.5 s (W = 12 x 2,097,152
+  // / 1,000.5 B/s): A's 12 blocks are demoted when C's blocks are stored, at the end of
+  // C's prefill step (C's arrival at 2,000 s + its TTFT, as C has one output token), so
+  // the drive is busy until 3,000.5 s + C's TTFT; A returns at 3,000 s and its read waits
+  // 0.5 s + C's TTFT before its latency and bytes: its TTFT is that much longer than with
+  // a drive that writes at once.
+  const ModelConfig m = llama3_8b();
+  const Workload w = kvplan::sim::test::alternating(3, 6);
+  ServingOptions o = offloading(24);
+  o.kv_disk_bytes = 12 * kBlockBytes;
+  const Simulator sim(m, h100(), o);
+  SimOptions fast = small_pool();
+  fast.disk_write_bytes_per_s = 1e18;
+  SimOptions slow = small_pool();
+  slow.disk_write_bytes_per_s = 12.0 * static_cast<double>(kBlockBytes) / 1000.5;
+  const std::vector<double> at_once = ttfts(sim, w, fast);
+  const std::vector<double> queued = ttfts(sim, w, slow);
+  REQUIRE(queued.size() == 6);
+  CHECK(queued[3] - at_once[3] == doctest::Approx(0.5 + at_once[2]).epsilon(1e-9));
+  CHECK(queued[0] == at_once[0]);  // a write is never on the step's critical path
+  CHECK(sim.run(w, slow).disk_tier.wait_s >= 0.5);
+}
+
+TEST_CASE("a rotation larger than the host tier is served from the remote store: latency + bytes / network + host link") {
+  // The rotation above (A, B, C of 12 full blocks, twice) over a 24-block host tier and a
+  // store of 36 blocks. Every block is written through to the store as to the host tier,
+  // so the second A, B and C find their 12 blocks there (the host tier dropped each just
+  // before it returned): 3 x 192 = 576 prompt tokens from the store. Each load costs one
+  // fetch's latency (20 us here) and 12 x 2,097,152 / 23.75e9 = 1.060 ms over the network,
+  // then 12 x 2,097,152 / 25e9 = 1.007 ms over the host link.
+  const ModelConfig m = llama3_8b();
+  const Workload w = kvplan::sim::test::alternating(3, 6);
+  ServingOptions o = offloading(24);
+  o.kv_remote_bytes = 36 * kBlockBytes;  // tp = pp = 1: a block is one GPU's 2 MiB
+  SimOptions so = small_pool();
+  so.remote_latency_s = 20e-6;
+  const Simulator sim(m, h100(), o);
+  const SimResult r = sim.run(w, so);
+  CHECK(r.remote_tier.capacity_blocks == 36);
+  CHECK(r.cached_prompt_tokens == 576);
+  CHECK(r.remote_tier.hit_tokens == 576);
+  CHECK(r.host_tier.hit_tokens == 0);
+  CHECK(r.remote_tier.loads == 3);
+  const double remote_s = 20e-6 + 12.0 * static_cast<double>(kBlockBytes) / 23.75e9;
+  const double link_s = 12.0 * static_cast<double>(kBlockBytes) / 25e9;
+  CHECK(r.remote_tier.load_s == doctest::Approx(3 * remote_s).epsilon(1e-12));
+  CHECK(r.host_tier.load_s == doctest::Approx(3 * link_s).epsilon(1e-12));
+  CHECK(r.remote_tier.stored_blocks == 36);  // the first round's; the second touched them
+  CHECK(r.remote_tier.evicted_blocks == 0);
+  const std::vector<double> gpu = ttfts(Simulator(m, h100(), ServingOptions{}), w, kvplan::sim::test::with(Scheduler::chunked));
+  const std::vector<double> remote = ttfts(sim, w, so);
+  REQUIRE(remote.size() == 6);
+  CHECK(remote[3] - gpu[3] == doctest::Approx(remote_s + link_s).epsilon(1e-9));
+  // A store of 35 blocks evicts A0 for C11: A's run starts with a miss, A is recomputed
+  // and written again (evicting B0), and so on: nothing is ever served.
+  o.kv_remote_bytes = 35 * kBlockBytes;
+  CHECK(Simulator(m, h100(), o).run(w, so).cached_prompt_tokens == 0);
+  // The store's latency is an input with no default.
+  so.remote_latency_s = std::numeric_limits<double>::quiet_NaN();
+  o.kv_remote_bytes = 36 * kBlockBytes;
+  CHECK_THROWS_AS(Simulator(m, h100(), o).run(w, so), InputError);
+}
+
+TEST_CASE("a remote tier needs a host tier above it") {
+  ServingOptions o;
+  o.kv_remote_bytes = 64 * kBlockBytes;
+  CHECK_THROWS_AS(Simulator(llama3_8b(), h100(), o), InputError);
 }
 
 TEST_CASE("a disk tier needs a host tier above it") {
