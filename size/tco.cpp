@@ -46,6 +46,12 @@ void validate(const SiteOptions& s) {
   if (s.site_racks)
     require(*s.site_racks >= 1, "--site-racks", "an integer >= 1", static_cast<double>(*s.site_racks));
   require(finite(s.rack_floor_m2) && s.rack_floor_m2 > 0, "--rack-floor-m2", "square metres > 0", s.rack_floor_m2);
+  if (s.dram_usd_per_gib)
+    require(finite(*s.dram_usd_per_gib) && *s.dram_usd_per_gib > 0, "--prices dram_usd_per_gib", "a price > 0",
+            *s.dram_usd_per_gib);
+  if (s.nvme_usd_per_tb)
+    require(finite(*s.nvme_usd_per_tb) && *s.nvme_usd_per_tb > 0, "--prices nvme_usd_per_tb", "a price > 0",
+            *s.nvme_usd_per_tb);
 }
 
 std::optional<std::string> site_refusal(const ServerSpec& s, int64_t racks, double peak_w, const SiteOptions& site) {

@@ -527,6 +527,11 @@ TEST_CASE("the KV tiers' hardware: DRAM beyond the installed and NVMe drives are
   REQUIRE_FALSE(within.infeasible);
   CHECK(within.dram_bought_bytes_per_server == 0);
   CHECK(within.dram_capex_usd == 0.0);
+
+  // A price set in code is checked as the card's is: never 0 or negative.
+  SiteOptions zero = site;
+  zero.dram_usd_per_gib = 0;
+  CHECK_THROWS_AS(validate(zero), InputError);
 }
 
 TEST_CASE("a server file's host_memory_max_bytes is read") {
