@@ -46,7 +46,9 @@ double block_num(const YAML::Node& n, const std::string& where, const char* key,
 
 size::RentPrices parse_prices(const std::string& text, const std::string& file) {
   const YAML::Node n = io::parse_yaml_mapping(text, file);
-  only_keys(n, {"gpu", "provider", "source", "retrieved", "on_demand_usd_per_gpu_hour", "reserved", "spot"}, "", file);
+  only_keys(n, {"gpu", "provider", "source", "retrieved", "on_demand_usd_per_gpu_hour", "reserved", "spot",
+                "dram_usd_per_gib", "nvme_usd_per_tb"},
+           "", file);
   size::RentPrices p;
   p.file = file;
   p.gpu = io::req_str(n, "gpu", file);
@@ -87,6 +89,14 @@ size::RentPrices parse_prices(const std::string& text, const std::string& file) 
     spot.replace_minutes = block_num(s, "spot.", "replace_minutes", 1e-3, 7 * 24 * 60, file);
     p.spot = spot;
   }
+  // A price of 0 would present free hardware as priced.
+  const auto price = [&](const char* key, double max) {
+    const auto v = io::opt_num(n, key, file, 0, max);
+    if (v && !(*v > 0)) throw InputError(file, key, "a price > 0", "0");
+    return v;
+  };
+  p.dram_usd_per_gib = price("dram_usd_per_gib", 1e6);
+  p.nvme_usd_per_tb = price("nvme_usd_per_tb", 1e7);
   return p;
 }
 
@@ -193,6 +203,17 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
           if (earlier.gpu == p.gpu)
             throw InputError("command line", "--prices", "one price file per GPU",
                              "two for '" + p.gpu + "' (" + earlier.file + ", " + p.file + ")");
+        // The tiers' hardware is priced once for the whole purchase: cards that disagree
+        // would price the same DIMMs twice over.
+        const auto tier_price = [&](const std::optional<double>& v, std::optional<double>& site_v, const char* key) {
+          if (!v) return;
+          if (site_v && *site_v != *v)
+            throw InputError(file, key, "the same price as " + req.site.tier_prices_file, fmt::format("{:g}", *v));
+          site_v = v;
+          req.site.tier_prices_file = file;
+        };
+        tier_price(p.dram_usd_per_gib, req.site.dram_usd_per_gib, "dram_usd_per_gib");
+        tier_price(p.nvme_usd_per_tb, req.site.nvme_usd_per_tb, "nvme_usd_per_tb");
         d.prices.push_back(std::move(p));
       }
     size::validate(d);

@@ -35,6 +35,7 @@ ServerSpec parse_server(const std::string& text, const std::string& file) {
   // Required: a host KV tier is checked against it, and a guess would pass a tier the
   // server cannot hold.
   s.host_memory_bytes = req_int(n, "host_memory_bytes", file, 1);
+  s.host_memory_max_bytes = opt_int(n, "host_memory_max_bytes", file, s.host_memory_bytes).value_or(0);
   // Required: a liquid-cooled server read as air-cooled would be planned into a site
   // that cannot take its heat away.
   const std::string cooling = req_str(n, "cooling", file);

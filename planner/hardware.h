@@ -22,6 +22,9 @@ struct ServerSpec {
   bool tp_across_servers = false;      // the GPU fabric (e.g. NVLink Switch) spans servers
   bool liquid_cooled = false;          // needs liquid cooling (cooling: liquid), e.g. an NVL72 rack
   int64_t host_memory_bytes = 0;       // the server's CPU DRAM (a host KV tier lives in it)
+  //! The most DRAM the server takes (a datasheet's "upgradable to"); 0: not stated, so the
+  //! installed DRAM is the most. `size --buy` buys DIMMs up to it for a host KV tier.
+  int64_t host_memory_max_bytes = 0;
   std::string file;                    // where it was read from, for messages
 };
 

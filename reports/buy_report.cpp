@@ -77,6 +77,24 @@ constexpr const char* kDistinctNote =
 
 //! "Buy for m: 2 x HGX ... with 16 h100-sxm GPUs (12 serving), 1 rack, ..." per model,
 //! for the first option of each model that can be bought.
+nlohmann::json opt(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+//! The KV tiers' cost line inside a capex, or empty without a tier bought.
+std::string tier_capex_words(const BuyFigures& x) {
+  std::vector<std::string> parts;
+  if (x.dram_bought_bytes_per_server > 0)
+    parts.push_back(fmt::format("{} for {:.0f} GiB more DRAM per server", usd(x.dram_capex_usd),
+                                to_gib(static_cast<double>(x.dram_bought_bytes_per_server))));
+  if (x.nvme_bytes > 0)
+    parts.push_back(x.nvme_capex_usd ? fmt::format("{} for {:.2f} TB of NVMe drives", usd(*x.nvme_capex_usd),
+                                                   static_cast<double>(x.nvme_bytes) / 1e12)
+                                     : std::string("NVMe drives of the disk tier not priced (no nvme_usd_per_tb in --prices)"));
+  if (parts.empty()) return "";
+  std::string s = " (KV tiers: " + parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) s += "; " + parts[i];
+  return s + ")";
+}
+
 std::vector<std::string> buy_summaries(const SizeResult& r, const BuyResult& b) {
   std::vector<std::string> out;
   std::set<std::string> seen;
@@ -86,17 +104,15 @@ std::vector<std::string> buy_summaries(const SizeResult& r, const BuyResult& b) 
     if (!seen.insert(o->model).second) continue;
     const auto& l = x.layout;
     out.push_back(fmt::format(
-        "Buy for {}: {} x {} with {} {} GPU{}{}, {} rack{}, {} peak: capex {}, opex {}/year, TCO {} over {:g} years; "
+        "Buy for {}: {} x {} with {} {} GPU{}{}, {} rack{}, {} peak: capex {}{}, opex {}/year, TCO {} over {:g} years; "
         "{} per million output tokens; break-even vs rent: {}.",
         o->model, l.servers, x.server.form, l.gpus_bought, o->gpu, l.gpus_bought == 1 ? "" : "s",
         l.gpus_bought > l.gpus_used ? fmt::format(" ({} serving)", l.gpus_used) : "", x.racks, x.racks == 1 ? "" : "s",
-        kw(x.power_peak_w), usd(x.capex_usd), usd(x.opex_usd_per_year), usd(x.tco_usd), x.amortization_years,
+        kw(x.power_peak_w), usd(x.capex_usd), tier_capex_words(x), usd(x.opex_usd_per_year), usd(x.tco_usd), x.amortization_years,
         usd_cents(x.usd_per_million_output_tokens), break_even_words(x)));
   }
   return out;
 }
-
-nlohmann::json opt(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -126,7 +142,8 @@ std::vector<std::string> buy_assumptions(const BuyResult& b) {
               "the simulated fraction of time with a step running at each replica's share of the load, times the "
               "utilization; the host (CPUs, NICs, fans, switches) is counted at its full power all the time. "
               "Energy per year = average IT power x PUE x 8760 h.");
-  a.push_back("Capex = GPUs bought x GPU price + servers x server price (without GPUs), plus the network fraction. "
+  a.push_back("Capex = GPUs bought x GPU price + servers x server price (without GPUs) + the KV tiers' DRAM and drives "
+              "bought, plus the network fraction. "
               "Opex per year = energy + support + space. TCO = capex + opex x amortization years.");
   a.push_back("Cost per million tokens = TCO / tokens served over the amortization period (workload rate x "
               "utilization x seconds); the input and output figures each put the whole TCO on that kind of token, "
@@ -139,11 +156,26 @@ std::vector<std::string> buy_assumptions(const BuyResult& b) {
   });
   if (tier != b.options.end() && tier->host_kv_bytes_per_server > 0)
     a.push_back(fmt::format(
-        "Host KV tier: at most {:.0f} GiB of a server's DRAM ({}: {:.0f} GiB, host_memory_bytes), which the server "
-        "price already includes: no DRAM is bought. An option whose tier is beyond a GPU's share of the DRAM cannot be bought (listed with the reason).",
+        "Host KV tier: at most {:.0f} GiB of a server's DRAM ({}: {:.0f} GiB installed, host_memory_bytes, which the "
+        "server price includes). {}; an option whose tier is beyond a GPU's share of the most DRAM that can be had "
+        "cannot be bought (listed with the reason).",
         to_gib(static_cast<double>(tier->host_kv_bytes_per_server)),
         std::filesystem::path(tier->server.file).filename().string(),
-        to_gib(static_cast<double>(tier->server.host_memory_bytes))));
+        to_gib(static_cast<double>(tier->server.host_memory_bytes)),
+        s.dram_usd_per_gib
+            ? fmt::format("DRAM beyond the installed, up to host_memory_max_bytes where the server file states it, is "
+                          "bought at ${:g} per GiB (dram_usd_per_gib, {}; DIMM sizes not rounded to), sized for the "
+                          "fullest server",
+                          *s.dram_usd_per_gib, s.tier_prices_file)
+            : std::string("DRAM beyond the installed is not priced (no dram_usd_per_gib in --prices), so none is "
+                          "bought")));
+  if (std::any_of(b.options.begin(), b.options.end(), [](const BuyFigures& x) { return x.nvme_bytes > 0; }))
+    a.push_back(s.nvme_usd_per_tb
+                    ? fmt::format("Disk KV tier: one NVMe drive per GPU serving, of the tier's size per GPU, at ${:g} "
+                                  "per TB (nvme_usd_per_tb, {}; TB = 1e12 bytes), in capex with the servers.",
+                                  *s.nvme_usd_per_tb, s.tier_prices_file)
+                    : std::string("Disk KV tier: its NVMe drives are not priced (no nvme_usd_per_tb in --prices) and "
+                                  "are not in capex."));
   a.push_back("GPU and server prices are indicative (list or street prices from public pages, dated in "
               "configs/servers/*.yaml), not quotes: replace them with your own.");
   return a;
@@ -165,7 +197,9 @@ nlohmann::json buy_json(const SizeResult& r, const BuyResult& b) {
                           {"cooling", s.liquid_cooling ? "liquid" : "air"},
                           {"site_kw", s.site_kw ? nlohmann::json(*s.site_kw) : nlohmann::json(nullptr)},
                           {"site_racks", s.site_racks ? nlohmann::json(*s.site_racks) : nlohmann::json(nullptr)},
-                          {"rack_floor_m2", s.rack_floor_m2}}},
+                          {"rack_floor_m2", s.rack_floor_m2},
+                          {"dram_usd_per_gib", opt(s.dram_usd_per_gib)},
+                          {"nvme_usd_per_tb", opt(s.nvme_usd_per_tb)}}},
                         {"gpus_without_data", b.gpus_without_data}};
   nlohmann::json list = nlohmann::json::array();
   for (const auto& f : b.options) {
@@ -205,6 +239,10 @@ nlohmann::json buy_json(const SizeResult& r, const BuyResult& b) {
                 {"energy_kwh_per_year", f.energy_kwh_per_year},
                 {"gpu_capex_usd", f.gpu_capex_usd},
                 {"server_capex_usd", f.server_capex_usd},
+                {"dram_bought_bytes_per_server", f.dram_bought_bytes_per_server},
+                {"dram_capex_usd", f.dram_capex_usd},
+                {"nvme_bytes", f.nvme_bytes},
+                {"nvme_capex_usd", opt(f.nvme_capex_usd)},
                 {"network_capex_usd", f.network_capex_usd},
                 {"capex_usd", f.capex_usd},
                 {"energy_usd_per_year", f.energy_usd_per_year},
@@ -234,7 +272,7 @@ Table buy_table_raw(const SizeResult& r, const BuyResult& b) {
   t.header = {"rank", "model", "gpu", "replicas", "tp", "pp", "server_form", "gpus_used", "gpus_bought", "servers",
               "servers_per_rack", "racks", "busy_fraction", "power_peak_w", "power_average_w",
               "facility_power_average_w", "energy_kwh_per_year", "gpu_capex_usd", "server_capex_usd",
-              "network_capex_usd", "capex_usd", "energy_usd_per_year", "support_usd_per_year", "space_usd_per_year",
+              "dram_capex_usd", "nvme_capex_usd", "network_capex_usd", "capex_usd", "energy_usd_per_year", "support_usd_per_year", "space_usd_per_year",
               "opex_usd_per_year", "amortization_years", "tco_usd", "rent_usd_per_month", "rent_usd_over_life",
               "break_even_month", "usd_per_million_input_tokens", "usd_per_million_output_tokens",
               "usd_per_million_tokens", "infeasible"};
@@ -254,7 +292,8 @@ Table buy_table_raw(const SizeResult& r, const BuyResult& b) {
       for (const std::string& v :
            {std::to_string(f.servers_per_rack), std::to_string(f.racks), num(f.busy_fraction), num(f.power_peak_w),
             num(f.power_average_w), num(f.facility_power_average_w), num(f.energy_kwh_per_year), num(f.gpu_capex_usd),
-            num(f.server_capex_usd), num(f.network_capex_usd), num(f.capex_usd), num(f.energy_usd_per_year),
+            num(f.server_capex_usd), num(f.dram_capex_usd), f.nvme_capex_usd ? num(*f.nvme_capex_usd) : "",
+            num(f.network_capex_usd), num(f.capex_usd), num(f.energy_usd_per_year),
             num(f.support_usd_per_year), num(f.space_usd_per_year), num(f.opex_usd_per_year),
             num(f.amortization_years), num(f.tco_usd), f.rent_usd_per_month ? num(*f.rent_usd_per_month) : "",
             f.rent_usd_over_life ? num(*f.rent_usd_over_life) : "",

@@ -134,12 +134,14 @@ std::vector<std::string> assumptions(const size::SizeResult& r) {
         return o.candidate.options.kv_offloading_bytes > 0 || o.candidate.options.hicache.has_value();
       }))
     a.push_back("Host KV tier: its host memory comes out of the server's own DRAM (host_memory_bytes in the server "
-                "file; with --buy an option whose tier is beyond a GPU's share of it cannot be bought) and is not priced; its loads run over "
+                "file; with --buy, DRAM beyond it is bought at dram_usd_per_gib from --prices, up to host_memory_max_bytes, and "
+                "an option whose tier is beyond a GPU's share of what can be had cannot be bought); its loads run over "
                 "a 25 GB/s host link per GPU, PCIe 4.0 x16 as achieved (docs/kv-tiers.md).");
   if (std::any_of(r.options.begin(), r.options.end(),
                   [](const size::Deployment& o) { return o.candidate.options.kv_disk_bytes > 0; }))
     a.push_back("Disk KV tier: its reads run at 6.9 GB/s per GPU (one PCIe Gen4 datacenter SSD per GPU) before the "
-                "host link, and the disk is not priced (docs/kv-tiers.md \"The disk tier\").");
+                "host link; with --buy its drives are priced at nvme_usd_per_tb from --prices, else not priced "
+                "(docs/kv-tiers.md \"The disk tier\").");
   return a;
 }
 

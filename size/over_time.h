@@ -63,6 +63,8 @@ struct RentPrices {
   double on_demand_usd_per_gpu_hour = 0;
   std::vector<ReservedTerm> reserved;
   std::optional<SpotTerms> spot;
+  //! The KV tiers' hardware as bought (size --buy): DRAM per GiB, NVMe drives per TB.
+  std::optional<double> dram_usd_per_gib, nvme_usd_per_tb;
 };
 
 //! What `size --demand` plans over (SizeOptions::demand).

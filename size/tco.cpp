@@ -15,6 +15,7 @@ namespace {
 
 constexpr double kMonthsPerYear = 12;
 constexpr double kSecondsPerHour = 3600;
+constexpr double kBytesPerTB = 1e12;  // drives are sold in decimal TB
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -45,6 +46,12 @@ void validate(const SiteOptions& s) {
   if (s.site_racks)
     require(*s.site_racks >= 1, "--site-racks", "an integer >= 1", static_cast<double>(*s.site_racks));
   require(finite(s.rack_floor_m2) && s.rack_floor_m2 > 0, "--rack-floor-m2", "square metres > 0", s.rack_floor_m2);
+  if (s.dram_usd_per_gib)
+    require(finite(*s.dram_usd_per_gib) && *s.dram_usd_per_gib > 0, "--prices dram_usd_per_gib", "a price > 0",
+            *s.dram_usd_per_gib);
+  if (s.nvme_usd_per_tb)
+    require(finite(*s.nvme_usd_per_tb) && *s.nvme_usd_per_tb > 0, "--prices nvme_usd_per_tb", "a price > 0",
+            *s.nvme_usd_per_tb);
 }
 
 std::optional<std::string> site_refusal(const ServerSpec& s, int64_t racks, double peak_w, const SiteOptions& site) {
@@ -117,22 +124,50 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
 
   // The host KV tier lives in the server's DRAM. Each engine's share is its GPUs' share of
   // the server (an engine of tp x pp GPUs on an 8-GPU server gets tp x pp / 8 of it), and
-  // the tier's bytes per engine are its bytes per GPU x tp x pp, so the test is per GPU.
-  // A tier beyond the share makes this option unbuyable, as a rack limit does; the search's
-  // other layouts (a larger TP spreads the same tier over more GPUs) are still ranked.
+  // the tier's bytes per engine are its bytes per GPU x tp x pp, so the test is per GPU,
+  // against the most DRAM the server takes. A tier beyond the share makes this option
+  // unbuyable, as a rack limit does; the search's other layouts (a larger TP spreads the
+  // same tier over more GPUs) are still ranked. What the GPUs serving on a server take
+  // beyond its installed DRAM is bought at the card's price per GiB (DIMM sizes not rounded
+  // to); without a price the option cannot be bought, as its capex would leave out memory
+  // it needs.
   if (in.host_kv.bytes_per_gpu > 0) {
-    const int64_t share_bytes = s.host_memory_bytes / s.gpus_per_server;
+    const bool upgradable = s.host_memory_max_bytes > s.host_memory_bytes;
+    const int64_t most_bytes = upgradable ? s.host_memory_max_bytes : s.host_memory_bytes;
+    const int64_t share_bytes = most_bytes / s.gpus_per_server;
+    const auto gib = [](int64_t bytes) { return static_cast<double>(bytes) / kBytesPerGiB; };
     if (in.host_kv.bytes_per_gpu > share_bytes) {
       b.infeasible = fmt::format(
           "{} {:.2f} GiB per GPU (TP {} x PP {}: {:.2f} GiB per engine) is more than a GPU's share of the "
-          "server's DRAM, {:.2f} GiB ({}: host_memory_bytes {:.2f} GiB for {} GPUs)",
-          in.host_kv.flag, static_cast<double>(in.host_kv.bytes_per_gpu) / kBytesPerGiB, in.tp, in.pp,
-          static_cast<double>(in.host_kv.bytes_per_gpu * in.tp * in.pp) / kBytesPerGiB,
-          static_cast<double>(share_bytes) / kBytesPerGiB, s.file,
-          static_cast<double>(s.host_memory_bytes) / kBytesPerGiB, s.gpus_per_server);
+          "server's DRAM, {:.2f} GiB ({}: {} {:.2f} GiB for {} GPUs)",
+          in.host_kv.flag, gib(in.host_kv.bytes_per_gpu), in.tp, in.pp, gib(in.host_kv.bytes_per_gpu * in.tp * in.pp),
+          gib(share_bytes), s.file, upgradable ? "host_memory_max_bytes" : "host_memory_bytes", gib(most_bytes),
+          s.gpus_per_server);
       return b;
     }
-    b.host_kv_bytes_per_server = in.host_kv.bytes_per_gpu * ceil_div(l.gpus_used, l.servers);
+    // The fullest server sets the DIMMs every server gets.
+    const int64_t serving = ceil_div(l.gpus_used, l.servers);
+    const int64_t tier_bytes = in.host_kv.bytes_per_gpu * serving;
+    const int64_t extra_bytes = std::max<int64_t>(0, tier_bytes - s.host_memory_bytes);
+    if (extra_bytes > 0 && !site.dram_usd_per_gib) {
+      b.infeasible = fmt::format(
+          "{} {:.2f} GiB per GPU on {} GPUs serving takes {:.2f} GiB of a server's DRAM, {:.2f} GiB beyond the "
+          "{:.2f} GiB installed ({}: host_memory_bytes); more DRAM is not priced: no dram_usd_per_gib in --prices",
+          in.host_kv.flag, gib(in.host_kv.bytes_per_gpu), serving, gib(tier_bytes), gib(extra_bytes),
+          gib(s.host_memory_bytes), s.file);
+      return b;
+    }
+    b.host_kv_bytes_per_server = tier_bytes;
+    b.dram_bought_bytes_per_server = extra_bytes;
+    if (extra_bytes > 0) {
+      b.dram_capex_usd =
+          static_cast<double>(l.servers) * gib(extra_bytes) * *site.dram_usd_per_gib;
+    }
+  }
+  if (in.host_kv.disk_bytes_per_gpu > 0) {
+    b.nvme_bytes = in.host_kv.disk_bytes_per_gpu * l.gpus_used;
+    if (site.nvme_usd_per_tb)
+      b.nvme_capex_usd = static_cast<double>(b.nvme_bytes) / kBytesPerTB * *site.nvme_usd_per_tb;
   }
 
   // Power. A busy GPU is counted at its board power (an upper bound: memory-bound
@@ -170,7 +205,9 @@ BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptio
   // Money.
   b.gpu_capex_usd = static_cast<double>(l.gpus_bought) * s.gpu_price_usd;
   b.server_capex_usd = static_cast<double>(l.servers) * s.server_price_usd;
-  const double hardware_usd = b.gpu_capex_usd + b.server_capex_usd;
+  // The tiers' memory and drives are server hardware: network, installation and support
+  // scale with them as with the rest of the server.
+  const double hardware_usd = b.gpu_capex_usd + b.server_capex_usd + b.dram_capex_usd + b.nvme_capex_usd.value_or(0);
   b.network_capex_usd = hardware_usd * site.network_fraction;
   b.capex_usd = hardware_usd + b.network_capex_usd;
   b.energy_usd_per_year = b.energy_kwh_per_year * site.electricity_usd_per_kwh;
@@ -204,7 +241,7 @@ double busy_fraction(const Deployment& o, double rate_per_s) {
 
 HostKvTierUse host_kv_tier_use(const Deployment& o) {
   if (!o.plan_valid || !o.plan.host_tier) return {};
-  return {o.plan.host_tier->bytes_per_gpu, host_kv_tier_flag(o.candidate.options)};
+  return {o.plan.host_tier->bytes_per_gpu, host_kv_tier_flag(o.candidate.options), o.plan.host_tier->disk_bytes_per_gpu};
 }
 
 BuyResult plan_purchase(const SizeResult& r, const std::vector<ServerSpec>& servers, const SiteOptions& site) {

@@ -71,6 +71,11 @@ struct SiteOptions {
   //! Floor taken by one rack: 0.6 m x 1.2 m, the footprint of a standard 42U server rack
   //! (APC NetShelter SX AR3300, 600 mm x 1,200 mm), aisles not included.
   double rack_floor_m2 = 0.72;
+  //! Prices of the KV tiers' hardware, from the --prices cards (dram_usd_per_gib,
+  //! nvme_usd_per_tb); none: DRAM beyond the installed cannot be bought and the disk tier
+  //! is not priced. No default: memory and drive prices move month to month.
+  std::optional<double> dram_usd_per_gib, nvme_usd_per_tb;
+  std::string tier_prices_file;  //!< the card they came from, for the report
 };
 
 //! Why a purchase cannot be placed at the site (cooling, the site's power or racks), or
@@ -125,6 +130,7 @@ std::optional<int64_t> break_even_month(double capex_usd, double opex_usd_per_mo
 struct HostKvTierUse {
   int64_t bytes_per_gpu = 0;
   std::string flag;
+  int64_t disk_bytes_per_gpu = 0;  //!< the disk tier below it (--kv-disk-size), 0: none
 };
 //! The tier of a priced option (its plan's host_tier), the one source --buy and --demand
 //! read it from.
@@ -167,11 +173,22 @@ struct BuyFigures {
   double usd_per_million_output_tokens = 0;  //!< TCO over output tokens alone
   double usd_per_million_tokens = 0;         //!< TCO over input + output tokens
   //! DRAM the host KV tier takes on one server: its bytes per GPU x the GPUs serving there
-  //! (0: no tier). The server's own DRAM is server.host_memory_bytes; none is bought.
+  //! (0: no tier). The server's own DRAM is server.host_memory_bytes.
   int64_t host_kv_bytes_per_server = 0;
+  //! DRAM bought beyond the installed for the tier: host_kv_bytes_per_server minus
+  //! host_memory_bytes (0 when the installed DRAM holds it), at site.dram_usd_per_gib.
+  int64_t dram_bought_bytes_per_server = 0;
+  double dram_capex_usd = 0;
+  //! The disk tier's drives: one per GPU serving, each the tier's bytes per GPU, at
+  //! site.nvme_usd_per_tb; nullopt while the card gives no NVMe price (not priced, and
+  //! not in capex).
+  int64_t nvme_bytes = 0;
+  std::optional<double> nvme_capex_usd;
 };
-//! A host KV tier beyond a GPU's share of the server's DRAM makes the option infeasible
-//! (naming in.host_kv.flag), as a rack limit does.
+//! A host KV tier beyond a GPU's share of the most DRAM the server takes
+//! (host_memory_max_bytes, else the installed) makes the option infeasible (naming
+//! in.host_kv.flag), as a rack limit does; so does one whose GPUs serving on a server
+//! need more than the installed DRAM while site.dram_usd_per_gib is not given.
 BuyFigures buy_figures(const BuyInputs& in, const ServerSpec& s, const SiteOptions& site);
 
 struct BuyResult {

@@ -154,3 +154,77 @@ TEST_CASE("size --buy: a host KV tier beyond a GPU's share of DRAM makes that op
   CHECK(unbuyable >= 1);
   CHECK(bought >= 1);
 }
+
+TEST_CASE("size --buy --prices: DRAM beyond the installed and the disk tier's drives are a capex line") {
+  // configs/servers/b200.yaml: 2 TiB installed, upgradable to 4 TiB, 8 GPUs. --kv-offloading-size
+  // 384 GiB at TP 1 is 384 GiB per GPU: beyond the installed share (256 GiB), within the
+  // upgraded one (512 GiB). tests/data/prices/example-b200-tiers.yaml: $5/GiB, $100/TB.
+  // --kv-disk-size 2000 GiB at TP 1 is a 2000 x 2^30 byte drive per GPU serving. At
+  // --rate 800 a server holds 6 or more GPUs serving: 6 x 384 = 2304 GiB > 2048.
+  const auto p = std::filesystem::temp_directory_path() / ("kvplan_buy_tiers." + std::to_string(getpid()) + ".csv");
+  std::ofstream(p) << "hour,model,requests_per_s\n0,llama-3-8b,20\n";
+  const std::string cmd = "size --model llama-3-8b --workload chat --gpus b200 --tp 1 --evaluator planner --buy "
+                          "--rate 800 --kv-offloading-size 384 --kv-disk-size 2000 --demand " + p.string() +
+                          " --horizon-months 1 --format json";
+  const Run priced = kvplan(cmd + " --prices tests/data/prices/example-b200-tiers.yaml");
+  REQUIRE(priced.code == 0);
+  const auto j = nlohmann::json::parse(priced.out).at("buy");
+  CHECK(j.at("site").at("dram_usd_per_gib") == 5);
+  CHECK(j.at("site").at("nvme_usd_per_tb") == 100);
+  int bought = 0, with_dram = 0;
+  for (const auto& o : j.at("options")) {
+    if (!o.at("infeasible").is_null()) continue;
+    ++bought;
+    with_dram += o.at("dram_bought_bytes_per_server").get<int64_t>() > 0;
+    const auto servers = o.at("servers").get<int64_t>();
+    const auto used = o.at("gpus_used").get<int64_t>();
+    // Per server: 384 GiB x the GPUs serving there, less the 2048 GiB installed.
+    const int64_t serving = (used + servers - 1) / servers;
+    const int64_t extra = std::max<int64_t>(0, serving * 384 - 2048) << 30;
+    CHECK(o.at("dram_bought_bytes_per_server").get<int64_t>() == extra);
+    CHECK(o.at("dram_capex_usd").get<double>() == doctest::Approx(static_cast<double>(servers * (extra >> 30)) * 5));
+    CHECK(o.at("nvme_bytes").get<int64_t>() == used * (2000LL << 30));
+    CHECK(o.at("nvme_capex_usd").get<double>() == doctest::Approx(static_cast<double>(used) * 2000 * 1.073741824 * 100 / 1000));
+    // Capex = (GPUs + servers + DRAM + NVMe) x 1.10.
+    const double hw = o.at("gpu_capex_usd").get<double>() + o.at("server_capex_usd").get<double>() +
+                      o.at("dram_capex_usd").get<double>() + o.at("nvme_capex_usd").get<double>();
+    CHECK(o.at("capex_usd").get<double>() == doctest::Approx(hw * 1.10));
+  }
+  CHECK(bought >= 1);
+  CHECK(with_dram >= 1);
+  // The text names the cost line and the card's prices.
+  const std::string text_cmd = cmd.substr(0, cmd.find(" --format json"));
+  const Run text = kvplan(text_cmd + " --prices tests/data/prices/example-b200-tiers.yaml");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("GiB more DRAM per server") != std::string::npos);
+  CHECK(text.out.find("TB of NVMe drives") != std::string::npos);
+  CHECK(text.out.find("$5 per GiB (dram_usd_per_gib, ") != std::string::npos);
+  // Without the card, at the workload's own rate (one GPU serving: the installed DRAM
+  // holds the tier), the drives are named as not priced.
+  std::string low_rate = text_cmd;
+  low_rate.erase(low_rate.find("--rate 800 "), 11);
+  const Run none = kvplan(low_rate);
+  REQUIRE(none.code == 0);
+  CHECK(none.out.find("not priced (no nvme_usd_per_tb in --prices)") != std::string::npos);
+
+  // Without the card: the DRAM cannot be bought (every TP-1 option is unbuyable, saying
+  // why) and nothing is priced at $0.
+  const Run plain = kvplan(cmd);
+  REQUIRE(plain.code == 0);
+  const auto k = nlohmann::json::parse(plain.out).at("buy");
+  CHECK(k.at("site").at("dram_usd_per_gib").is_null());
+  REQUIRE_FALSE(k.at("options").empty());
+  int refused = 0;
+  for (const auto& o : k.at("options")) {
+    if (o.at("infeasible").is_null()) {
+      CHECK(o.at("dram_bought_bytes_per_server") == 0);  // the installed DRAM held the tier
+      CHECK(o.at("nvme_capex_usd").is_null());
+      continue;
+    }
+    ++refused;
+    CHECK(o.at("infeasible").get<std::string>().find("more DRAM is not priced: no dram_usd_per_gib in --prices") !=
+          std::string::npos);
+  }
+  CHECK(refused >= 1);
+  std::filesystem::remove(p);
+}

@@ -452,3 +452,89 @@ TEST_CASE("a host KV tier takes the server's DRAM: unbuyable beyond a GPU's shar
         "of the server's DRAM, 256.00 GiB (h100-sxm.yaml: host_memory_bytes 2048.00 GiB for 8 GPUs)");
   CHECK(over.capex_usd == 0.0);
 }
+
+TEST_CASE("the KV tiers' hardware: DRAM beyond the installed and NVMe drives are a capex line, or not priced") {
+  // A DGX H100-like server: 2 TiB installed, upgradable (for this test) to 4 TiB, 8 GPUs.
+  // Eight TP-1 replicas fill one server; --kv-offloading-size 384 GiB per GPU takes
+  // 8 x 384 = 3072 GiB, 1024 GiB beyond the 2048 installed. A GPU's share of the 4 TiB is
+  // 512 GiB >= 384, so it can be bought. Test prices (not quotes): $5/GiB, $100/TB.
+  ServerSpec s = hgx();
+  s.host_memory_bytes = 2199023255552;      // 2 TiB
+  s.host_memory_max_bytes = 4398046511104;  // 4 TiB
+  s.file = "dgx.yaml";
+  BuyInputs in;
+  in.replicas = 8;
+  in.host_kv.bytes_per_gpu = 384LL << 30;
+  in.host_kv.flag = "--kv-offloading-size";
+  in.host_kv.disk_bytes_per_gpu = 2000000000000;  // --kv-disk-size: a 2 TB drive per GPU
+  SiteOptions site;
+  site.dram_usd_per_gib = 5;
+  site.nvme_usd_per_tb = 100;
+  const BuyFigures b = buy_figures(in, s, site);
+  REQUIRE_FALSE(b.infeasible);
+  CHECK(b.host_kv_bytes_per_server == 3072LL << 30);
+  CHECK(b.dram_bought_bytes_per_server == 1024LL << 30);
+  CHECK(b.dram_capex_usd == doctest::Approx(1024 * 5.0));  // one server
+  CHECK(b.nvme_bytes == 16000000000000);                    // 8 drives x 2 TB
+  REQUIRE(b.nvme_capex_usd);
+  CHECK(*b.nvme_capex_usd == doctest::Approx(16 * 100.0));
+  // (8 x 30,000 GPUs + 77,000 server + 5,120 DRAM + 1,600 NVMe) x 1.10 network = 356,092.
+  CHECK(b.capex_usd == doctest::Approx(356092));
+  // Support, 5 % of the same hardware a year: 323,720 x 0.05 = 16,186.
+  CHECK(b.support_usd_per_year == doctest::Approx(16186));
+
+  // No NVMe price: the drives are not priced and not in capex (never a $0 price).
+  SiteOptions no_nvme = site;
+  no_nvme.nvme_usd_per_tb.reset();
+  const BuyFigures u = buy_figures(in, s, no_nvme);
+  REQUIRE_FALSE(u.infeasible);
+  CHECK_FALSE(u.nvme_capex_usd);
+  CHECK(u.capex_usd == doctest::Approx((240000 + 77000 + 5120) * 1.10));
+
+  // No DRAM price: the 1024 GiB cannot be bought, so the option cannot be, saying why.
+  SiteOptions no_dram = site;
+  no_dram.dram_usd_per_gib.reset();
+  const BuyFigures n = buy_figures(in, s, no_dram);
+  REQUIRE(n.infeasible);
+  CHECK(*n.infeasible ==
+        "--kv-offloading-size 384.00 GiB per GPU on 8 GPUs serving takes 3072.00 GiB of a server's DRAM, 1024.00 "
+        "GiB beyond the 2048.00 GiB installed (dgx.yaml: host_memory_bytes); more DRAM is not priced: no "
+        "dram_usd_per_gib in --prices");
+  // Two replicas (2 GPUs serving) take 768 GiB: the installed DRAM holds it, nothing is
+  // bought and no price is needed.
+  BuyInputs two = in;
+  two.replicas = 2;
+  const BuyFigures few = buy_figures(two, s, no_dram);
+  REQUIRE_FALSE(few.infeasible);
+  CHECK(few.dram_bought_bytes_per_server == 0);
+
+  // No maximum stated: the installed 2 TiB is the most, priced or not.
+  ServerSpec fixed = s;
+  fixed.host_memory_max_bytes = 0;
+  REQUIRE(buy_figures(in, fixed, site).infeasible);
+
+  // Beyond the maximum: 640 GiB per GPU > 4096 / 8 = 512 GiB.
+  in.host_kv.bytes_per_gpu = 640LL << 30;
+  const BuyFigures over = buy_figures(in, s, site);
+  REQUIRE(over.infeasible);
+  CHECK(*over.infeasible ==
+        "--kv-offloading-size 640.00 GiB per GPU (TP 1 x PP 1: 640.00 GiB per engine) is more than a GPU's share "
+        "of the server's DRAM, 512.00 GiB (dgx.yaml: host_memory_max_bytes 4096.00 GiB for 8 GPUs)");
+
+  // Within the installed share: nothing bought, $0 being the true cost of no DIMMs.
+  in.host_kv.bytes_per_gpu = 256LL << 30;
+  const BuyFigures within = buy_figures(in, s, site);
+  REQUIRE_FALSE(within.infeasible);
+  CHECK(within.dram_bought_bytes_per_server == 0);
+  CHECK(within.dram_capex_usd == 0.0);
+
+  // A price set in code is checked as the card's is: never 0 or negative.
+  SiteOptions zero = site;
+  zero.dram_usd_per_gib = 0;
+  CHECK_THROWS_AS(validate(zero), InputError);
+}
+
+TEST_CASE("a server file's host_memory_max_bytes is read") {
+  const ServerSpec b200 = io::load_server("b200");
+  CHECK(b200.host_memory_max_bytes == 2 * b200.host_memory_bytes);  // "2 TB ... (upgradable to 4 TB)"
+}
