@@ -143,7 +143,7 @@ TEST_CASE("Gemma-4: full layers of their own geometry without a V projection, ex
         "config.json: key 'num_kv_shared_layers': expected 0 (Gemma-4's KV-shared layers are not modelled), got 20");
 }
 
-TEST_CASE("OLMoE and GPT-NeoX: counted to the parameter; only Phi's untied LM head has a bias") {
+TEST_CASE("OLMoE and GPT-NeoX: counted to the parameter, and only Phi's untied LM head has a bias") {
   // OLMoE-1B-7B-0924 by hand: per layer q, k, v, o 4 x 2048^2 = 16,777,216 (no biases), q/k
   // RMSNorms over all heads 2 x 2048, 64 experts x 3 x 2048 x 1024 = 402,653,184, router
   // 2048 x 64 = 131,072, two norms 4,096: 419,569,664 x 16 = 6,713,114,624; embeddings and LM

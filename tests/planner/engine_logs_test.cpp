@@ -301,7 +301,7 @@ TEST_CASE("engine logs: vLLM start-ups with LoRA slots: the pool within 1 %, the
   CHECK(with_lora >= 2);
 }
 
-TEST_CASE("engine logs: vLLM's DCP pool is dcp times one GPU's tokens; the Kimi image's DCP-sized graph buffers explain the rest") {
+TEST_CASE("engine logs: vLLM's DCP pool is dcp times one GPU's tokens, and the Kimi image's DCP-sized graph buffers explain the rest") {
   // context_parallel.yaml: Kimi-K2.6 on 8 RTX PRO 6000 at DCP 1, 4 and 8, every other
   // setting the same. The absolute pool rests on inputs kvplan does not have (the GPU's
   // CUDA total is an estimate; the launch deducts CUDA graphs, VLLM_MEMORY_PROFILER_
