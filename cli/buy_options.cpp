@@ -44,11 +44,22 @@ double block_num(const YAML::Node& n, const std::string& where, const char* key,
 
 }  // namespace
 
-size::RentPrices parse_prices(const std::string& text, const std::string& file) {
+size::RentPrices parse_prices(const std::string& text, const std::string& file, bool rent) {
   const YAML::Node n = io::parse_yaml_mapping(text, file);
   only_keys(n, {"gpu", "provider", "source", "retrieved", "on_demand_usd_per_gpu_hour", "reserved", "spot",
                 "dram_usd_per_gib", "nvme_usd_per_tb"},
            "", file);
+  if (!rent) {
+    // Without a demand plan nothing rents: a rent price given would be silently unused.
+    std::string unused;
+    for (const char* key : {"on_demand_usd_per_gpu_hour", "reserved", "spot"})
+      if (n[key].IsDefined()) unused += (unused.empty() ? "" : ", ") + std::string(key);
+    if (!unused.empty())
+      throw InputError(file, unused,
+                       "only the KV tiers' prices (dram_usd_per_gib, nvme_usd_per_tb) in a --prices card with --buy "
+                       "and no --demand",
+                       "rent prices --buy does not use (add --demand to plan with them)");
+  }
   size::RentPrices p;
   p.file = file;
   p.gpu = io::req_str(n, "gpu", file);
@@ -56,7 +67,7 @@ size::RentPrices parse_prices(const std::string& text, const std::string& file) 
   // A price without its page and date cannot be checked or refreshed.
   io::req_str(n, "source", file);
   io::req_str(n, "retrieved", file);
-  p.on_demand_usd_per_gpu_hour = io::req_num(n, "on_demand_usd_per_gpu_hour", file, 1e-6, 1e4);
+  if (rent) p.on_demand_usd_per_gpu_hour = io::req_num(n, "on_demand_usd_per_gpu_hour", file, 1e-6, 1e4);
   if (const YAML::Node r = n["reserved"]; r.IsDefined()) {
     if (!r.IsSequence()) throw InputError(file, "reserved", "a list of {term_months, usd_per_gpu_hour}", "not a list");
     for (size_t i = 0; i < r.size(); ++i) {
@@ -125,7 +136,8 @@ void add_buy_options(po::options_description& desc) {
       ("growth-per-month", s(), "with --demand: demand growth per month, compounded (default 0; 0.05 = +5 %)")
       ("purchase-lead-months", s(), "with --demand: months from order to servers serving, rented meanwhile (default 0)")
       ("prices", s(), "with --demand: rent price files (one provider's on-demand, reserved terms and spot per GPU; "
-                      "docs/formats.md \"Rent prices\"), comma-separated")
+                      "docs/formats.md \"Rent prices\"), comma-separated; with --buy alone: cards giving only the "
+                      "KV tiers' DRAM and NVMe prices")
       ("availability", s(), "plan spare replicas: the replicas the rate needs are up this share of the time "
                             "(e.g. 0.999); needs --repair-hours")
       ("repair-hours", s(), "with --availability: hours a failed replica is out of service (no default)")
@@ -185,6 +197,31 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
   } else if (req.buy) {
     req.objective = size::Objective::tco;
   }
+  // With --demand a card prices renting and the KV tiers; with --buy alone, the tiers only.
+  const bool rent = vm.count("demand") > 0;
+  if (vm.count("prices") && !rent && !req.buy)
+    throw InputError("command line", "--prices", "--demand FILE.csv or --buy as well", "--prices alone");
+  if (vm.count("prices"))
+    for (const auto& name : split_list(vm["prices"].as<std::string>(), "--prices")) {
+      const std::string file = io::resolve("prices", name).string();
+      size::RentPrices p = parse_prices(io::read_file(file), file, rent);
+      for (const auto& earlier : req.prices)
+        if (earlier.gpu == p.gpu)
+          throw InputError("command line", "--prices", "one price file per GPU",
+                           "two for '" + p.gpu + "' (" + earlier.file + ", " + p.file + ")");
+      // The tiers' hardware is priced once for the whole purchase: cards that disagree
+      // would price the same DIMMs twice over.
+      const auto tier_price = [&](const std::optional<double>& v, std::optional<double>& site_v, const char* key) {
+        if (!v) return;
+        if (site_v && *site_v != *v)
+          throw InputError(file, key, "the same price as " + req.site.tier_prices_file, fmt::format("{:g}", *v));
+        site_v = v;
+        req.site.tier_prices_file = file;
+      };
+      tier_price(p.dram_usd_per_gib, req.site.dram_usd_per_gib, "dram_usd_per_gib");
+      tier_price(p.nvme_usd_per_tb, req.site.nvme_usd_per_tb, "nvme_usd_per_tb");
+      req.prices.push_back(std::move(p));
+    }
   if (vm.count("demand")) {
     size::DemandOptions d;
     d.curve = io::load_demand(vm["demand"].as<std::string>());
@@ -195,31 +232,11 @@ BuyRequest parse_buy_options(const po::variables_map& vm) {
     if (vm.count("purchase-lead-months"))
       d.purchase_lead_months =
           parse_int_option(vm["purchase-lead-months"].as<std::string>(), "--purchase-lead-months", 0);
-    if (vm.count("prices"))
-      for (const auto& name : split_list(vm["prices"].as<std::string>(), "--prices")) {
-        const std::string file = io::resolve("prices", name).string();
-        size::RentPrices p = parse_prices(io::read_file(file), file);
-        for (const auto& earlier : d.prices)
-          if (earlier.gpu == p.gpu)
-            throw InputError("command line", "--prices", "one price file per GPU",
-                             "two for '" + p.gpu + "' (" + earlier.file + ", " + p.file + ")");
-        // The tiers' hardware is priced once for the whole purchase: cards that disagree
-        // would price the same DIMMs twice over.
-        const auto tier_price = [&](const std::optional<double>& v, std::optional<double>& site_v, const char* key) {
-          if (!v) return;
-          if (site_v && *site_v != *v)
-            throw InputError(file, key, "the same price as " + req.site.tier_prices_file, fmt::format("{:g}", *v));
-          site_v = v;
-          req.site.tier_prices_file = file;
-        };
-        tier_price(p.dram_usd_per_gib, req.site.dram_usd_per_gib, "dram_usd_per_gib");
-        tier_price(p.nvme_usd_per_tb, req.site.nvme_usd_per_tb, "nvme_usd_per_tb");
-        d.prices.push_back(std::move(p));
-      }
+    d.prices = req.prices;
     size::validate(d);
     req.demand = std::move(d);
   } else {
-    for (const char* name : {"horizon-months", "growth-per-month", "purchase-lead-months", "prices"})
+    for (const char* name : {"horizon-months", "growth-per-month", "purchase-lead-months"})
       if (vm.count(name))
         throw InputError("command line", std::string("--") + name, "--demand FILE.csv as well",
                          std::string("--") + name + " alone");
@@ -262,10 +279,10 @@ void set_buy_options(const BuyRequest& req, const std::vector<GpuSpec>& gpus, si
     if (!given)
       if (auto s = io::find_server(g.name)) buy.servers.push_back(std::move(*s));
   }
+  for (const auto& p : req.prices)
+    if (std::none_of(gpus.begin(), gpus.end(), [&](const GpuSpec& g) { return g.name == p.gpu; }))
+      throw InputError(p.file, "gpu", "a GPU searched (--gpus)", "'" + p.gpu + "'");
   if (req.demand) {
-    for (const auto& p : req.demand->prices)
-      if (std::none_of(gpus.begin(), gpus.end(), [&](const GpuSpec& g) { return g.name == p.gpu; }))
-        throw InputError(p.file, "gpu", "a GPU searched (--gpus)", "'" + p.gpu + "'");
     opt.demand = req.demand;
     opt.demand->buy = buy;
   }

@@ -17,13 +17,16 @@ struct BuyRequest {
   size::Objective objective = size::Objective::rent;
   size::SiteOptions site;
   std::vector<ServerSpec> servers;   //!< --servers files; they override configs/servers per GPU
+  std::vector<size::RentPrices> prices;  //!< --prices cards (their tier prices are in site)
   std::optional<size::DemandOptions> demand;  //!< --demand and its horizon, growth and lead time
   std::optional<size::FailureOptions> failures;  //!< --availability, --repair-hours, --gpu-failures-per-year
 };
 
 //! One provider's rent prices for a GPU (docs/formats.md "Rent prices"); a missing or
 //! unknown key, a bad figure, or a price without its source and date is an InputError.
-size::RentPrices parse_prices(const std::string& text, const std::string& file);
+//! rent false (--buy without --demand): the card may give only the KV tiers' prices, and
+//! a rent price in it is an InputError rather than left unused.
+size::RentPrices parse_prices(const std::string& text, const std::string& file, bool rent);
 
 //! Adds --buy, --objective, the site options, --demand with its horizon options and
 //! --availability with the failure options.

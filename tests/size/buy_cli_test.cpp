@@ -155,24 +155,21 @@ TEST_CASE("size --buy: a host KV tier beyond a GPU's share of DRAM makes that op
   CHECK(bought >= 1);
 }
 
-TEST_CASE("size --buy --prices: DRAM beyond the installed and the disk tier's drives are a capex line") {
+namespace {
+
+// The DRAM and NVMe capex of each option bought at the tier flags of the two tests below,
+// worked by hand.
+void check_tier_capex(const nlohmann::json& buy) {
   // configs/servers/b200.yaml: 2 TiB installed, upgradable to 4 TiB, 8 GPUs. --kv-offloading-size
   // 384 GiB at TP 1 is 384 GiB per GPU: beyond the installed share (256 GiB), within the
-  // upgraded one (512 GiB). tests/data/prices/example-b200-tiers.yaml: $5/GiB, $100/TB.
+  // upgraded one (512 GiB). tests/data/prices/example-b200-tiers.yaml and
+  // example-b200-tiers-only.yaml: $5/GiB, $100/TB.
   // --kv-disk-size 2000 GiB at TP 1 is a 2000 x 2^30 byte drive per GPU serving. At
   // --rate 800 a server holds 6 or more GPUs serving: 6 x 384 = 2304 GiB > 2048.
-  const auto p = std::filesystem::temp_directory_path() / ("kvplan_buy_tiers." + std::to_string(getpid()) + ".csv");
-  std::ofstream(p) << "hour,model,requests_per_s\n0,llama-3-8b,20\n";
-  const std::string cmd = "size --model llama-3-8b --workload chat --gpus b200 --tp 1 --evaluator planner --buy "
-                          "--rate 800 --kv-offloading-size 384 --kv-disk-size 2000 --demand " + p.string() +
-                          " --horizon-months 1 --format json";
-  const Run priced = kvplan(cmd + " --prices tests/data/prices/example-b200-tiers.yaml");
-  REQUIRE(priced.code == 0);
-  const auto j = nlohmann::json::parse(priced.out).at("buy");
-  CHECK(j.at("site").at("dram_usd_per_gib") == 5);
-  CHECK(j.at("site").at("nvme_usd_per_tb") == 100);
+  CHECK(buy.at("site").at("dram_usd_per_gib") == 5);
+  CHECK(buy.at("site").at("nvme_usd_per_tb") == 100);
   int bought = 0, with_dram = 0;
-  for (const auto& o : j.at("options")) {
+  for (const auto& o : buy.at("options")) {
     if (!o.at("infeasible").is_null()) continue;
     ++bought;
     with_dram += o.at("dram_bought_bytes_per_server").get<int64_t>() > 0;
@@ -192,6 +189,20 @@ TEST_CASE("size --buy --prices: DRAM beyond the installed and the disk tier's dr
   }
   CHECK(bought >= 1);
   CHECK(with_dram >= 1);
+}
+
+}  // namespace
+
+TEST_CASE("size --buy --prices: DRAM beyond the installed and the disk tier's drives are a capex line") {
+  const auto p = std::filesystem::temp_directory_path() / ("kvplan_buy_tiers." + std::to_string(getpid()) + ".csv");
+  std::ofstream(p) << "hour,model,requests_per_s\n0,llama-3-8b,20\n";
+  const std::string cmd = "size --model llama-3-8b --workload chat --gpus b200 --tp 1 --evaluator planner --buy "
+                          "--rate 800 --kv-offloading-size 384 --kv-disk-size 2000 --demand " + p.string() +
+                          " --horizon-months 1 --format json";
+  const Run priced = kvplan(cmd + " --prices tests/data/prices/example-b200-tiers.yaml");
+  REQUIRE(priced.code == 0);
+  const auto j = nlohmann::json::parse(priced.out).at("buy");
+  check_tier_capex(j);
   // The text names the cost line and the card's prices.
   const std::string text_cmd = cmd.substr(0, cmd.find(" --format json"));
   const Run text = kvplan(text_cmd + " --prices tests/data/prices/example-b200-tiers.yaml");
@@ -227,4 +238,14 @@ TEST_CASE("size --buy --prices: DRAM beyond the installed and the disk tier's dr
   }
   CHECK(refused >= 1);
   std::filesystem::remove(p);
+}
+
+TEST_CASE("size --buy --prices without --demand: a tiers-only card prices the DRAM and the drives") {
+  // The flags of the test above, with no demand plan: tests/data/prices/example-b200-tiers-only.yaml
+  // gives the same $5/GiB and $100/TB and no rent price, so the capex lines are the same hand figures.
+  const Run r = kvplan("size --model llama-3-8b --workload chat --gpus b200 --tp 1 --evaluator planner --buy "
+                       "--rate 800 --kv-offloading-size 384 --kv-disk-size 2000 --format json "
+                       "--prices tests/data/prices/example-b200-tiers-only.yaml");
+  REQUIRE(r.code == 0);
+  check_tier_capex(nlohmann::json::parse(r.out).at("buy"));
 }
