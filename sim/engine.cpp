@@ -486,24 +486,9 @@ int64_t Engine::lookup(EngineRequest& r) {
   const int64_t hit = cache_.hits(r.content, max_blocks, block_size);
   // vLLM asks the connector for the blocks past the GPU cache's hit
   // (get_num_new_matched_tokens after get_computed_blocks).
-  if (remote_) {
-    // Block by block through the host tier, the disk and the store (LRU may have left a
-    // prompt's head in one and its tail in another).
-    const HostTier* disk = host_->below();
-    int64_t n = hit;
-    r.disk_hit_blocks = r.remote_hit_blocks = 0;
-    for (; n < max_blocks; ++n) {
-      const uint64_t k = PrefixCache::key(r.content, n, block_size);
-      if (k == 0) break;
-      if (host_->contains(k)) continue;
-      if (disk && disk->contains(k)) ++r.disk_hit_blocks;
-      else if (remote_->contains(k)) ++r.remote_hit_blocks;
-      else break;
-    }
-    r.host_hit_blocks = n - hit;
-  } else {
-    r.host_hit_blocks = host_ ? host_->hits(r.content, hit, max_blocks, block_size, &r.disk_hit_blocks) : 0;
-  }
+  r.host_hit_blocks =
+      host_ ? host_->hits(r.content, hit, max_blocks, block_size, &r.disk_hit_blocks, remote_.get(), &r.remote_hit_blocks)
+            : 0;
   r.cached = (hit + r.host_hit_blocks) * block_size;
   return r.cached;
 }

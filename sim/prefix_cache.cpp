@@ -45,19 +45,24 @@ void PrefixCache::evict(int64_t free_blocks) {
 }
 
 int64_t HostTier::hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size,
-                       int64_t* from_below) const {
-  int64_t n = from, below = 0;
+                       int64_t* from_below, const HostTier* store, int64_t* from_store) const {
+  int64_t n = from, below = 0, stored = 0;
   while (n < max_blocks) {
     const uint64_t k = PrefixCache::key(c, n, block_size);
     if (k == 0) break;
     if (!map_.contains(k)) {
       // LRU evicts a prompt's first blocks first, so its head may be below and its tail here.
-      if (!below_ || !below_->map_.contains(k)) break;
-      ++below;
+      if (below_ && below_->map_.contains(k))
+        ++below;
+      else if (store && store->map_.contains(k))
+        ++stored;
+      else
+        break;
     }
     ++n;
   }
   if (from_below) *from_below = below;
+  if (from_store) *from_store = stored;
   return n - from;
 }
 

@@ -63,10 +63,11 @@ class HostTier {
   //! Blocks the host tier evicts demote to a tier of `capacity_blocks` below it.
   void add_below(int64_t capacity_blocks) { below_ = std::make_unique<HostTier>(capacity_blocks); }
   const HostTier* below() const { return below_.get(); }
-  //! Consecutive blocks of the prompt in this tier or the one below from block `from`
-  //! (below `max_blocks`); `from_below` gets how many of them were found only below.
+  //! Consecutive blocks of the prompt in this tier, the one below or, last, a `store`
+  //! beyond them (the remote tier) from block `from` (below `max_blocks`); `from_below` and
+  //! `from_store` get how many of them were found only there.
   int64_t hits(const PromptContent& c, int64_t from, int64_t max_blocks, int64_t block_size,
-               int64_t* from_below = nullptr) const;
+               int64_t* from_below = nullptr, const HostTier* store = nullptr, int64_t* from_store = nullptr) const;
   //! Stores block `key` (nonzero), or marks it most recently used when it is there.
   void store(uint64_t key);
   void store_anonymous(int64_t blocks);
